@@ -1,0 +1,114 @@
+// Context, tensors and compiled graphs (spec/api.md §6–§8, §10–§12).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "webnn/graph.h"
+#include "webnn/status.h"
+
+namespace webnn {
+
+class Backend;
+class Context;
+struct Plan;
+
+// Backend storage with a logical shape and a byte capacity (spec/api.md §8, §12).
+class Tensor {
+ public:
+  DataType data_type() const { return data_type_; }
+  const std::vector<int64_t>& shape() const { return shape_; }
+  uint64_t element_count() const;
+  uint64_t byte_length() const;  // packed bytes of the logical shape
+  uint64_t capacity() const { return storage_.size(); }
+  bool readable() const { return readable_; }
+  bool writable() const { return writable_; }
+  bool exportable_to_gpu() const { return exportable_to_gpu_; }
+  bool destroyed() const { return destroyed_; }
+  const Context* owner() const { return owner_; }
+  uint8_t* data() { return storage_.data(); }
+  const uint8_t* data() const { return storage_.data(); }
+  void destroy();
+
+ private:
+  friend class Context;
+  DataType data_type_ = DataType::kFloat32;
+  std::vector<int64_t> shape_;
+  std::vector<uint8_t> storage_;
+  bool readable_ = false, writable_ = false, exportable_to_gpu_ = false, destroyed_ = false;
+  const Context* owner_ = nullptr;
+};
+
+// A graph compiled for one context's backend. Plans are cached per binding of its dynamic
+// dimensions.
+class CompiledGraph {
+ public:
+  ~CompiledGraph();
+  const Graph& graph() const { return graph_; }
+  const Context* owner() const { return owner_; }
+  std::vector<std::string> input_names() const;
+  std::vector<std::string> output_names() const;
+
+ private:
+  friend class Context;
+  Graph graph_;
+  const Context* owner_ = nullptr;
+  std::mutex mutex_;  // plans hold scratch buffers: one dispatch at a time per graph
+  std::map<std::vector<int64_t>, std::unique_ptr<Plan>> plans_;
+};
+
+// One operand argument's supported data types and ranks (WebNN MLOpSupportLimits).
+struct OperandSupport {
+  std::string name;  // WebNN camelCase argument name ("input", "recurrentWeight", "output")
+  std::vector<DataType> data_types;
+  int min_rank = 0;
+  int max_rank = 0;
+};
+struct OpSupport {
+  OpKind kind;
+  std::vector<OperandSupport> operands;
+};
+
+struct TensorBinding {
+  std::string name;
+  Tensor* tensor;
+};
+
+class Context {
+ public:
+  // power_preference: "default" | "high-performance" | "low-power"; backend: "auto" or a name.
+  static Expected<std::shared_ptr<Context>> create(const std::string& power_preference,
+                                                   bool accelerated, const std::string& backend);
+  static std::vector<std::string> backend_names();
+
+  bool accelerated() const;
+  const std::string& power_preference() const { return power_preference_; }
+  const char* backend_name() const;
+  const Backend& backend() const { return *backend_; }
+
+  Expected<std::shared_ptr<CompiledGraph>> compile(Graph graph) const;
+  Expected<std::shared_ptr<Tensor>> create_tensor(DataType data_type,
+                                                  const std::vector<int64_t>& shape, bool readable,
+                                                  bool writable, bool exportable_to_gpu) const;
+  // Destroyed / other context / not writable checks, run before any data conversion.
+  Status check_writable(const Tensor& tensor) const;
+  // `bytes` are packed values for `count` elements.
+  Status write_tensor(Tensor& tensor, const uint8_t* bytes, uint64_t nbytes, uint64_t count) const;
+  Expected<std::vector<uint8_t>> read_tensor(const Tensor& tensor) const;
+  Status resize_tensor(Tensor& tensor, const std::vector<int64_t>& shape) const;
+  Status set_tensor_capacity(Tensor& tensor, const std::vector<int64_t>& max_shape) const;
+  // Generated from the op schemas narrowed by this context's backend.
+  std::vector<OpSupport> op_support_limits() const;
+  Status dispatch(CompiledGraph& graph, const std::vector<TensorBinding>& inputs,
+                  const std::vector<TensorBinding>& outputs) const;
+
+ private:
+  Status check_tensor(const Tensor& tensor, const char* method) const;
+  const Backend* backend_ = nullptr;
+  std::string power_preference_;
+};
+
+}  // namespace webnn

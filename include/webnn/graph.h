@@ -1,0 +1,85 @@
+// The graph IR: operands (inputs, constants, intermediates) and operation nodes.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "webnn/options.h"
+#include "webnn/types.h"
+
+namespace webnn {
+
+enum class OpKind : uint8_t {
+#define WEBNN_OP(kind, spec, py, params, multi) k##kind,
+#include "webnn/op_table.def"
+#undef WEBNN_OP
+};
+
+inline constexpr int kOpCount = 0
+#define WEBNN_OP(kind, spec, py, params, multi) +1
+#include "webnn/op_table.def"
+#undef WEBNN_OP
+    ;
+static_assert(kOpCount == 100, "95 WebNN operations + 5 RustNN extensions");
+
+const char* op_spec_name(OpKind kind);    // "convTranspose2d"
+const char* op_python_name(OpKind kind);  // "conv_transpose2d"
+bool op_multi_output(OpKind kind);
+std::optional<OpKind> op_from_spec_name(std::string_view name);
+OpParams default_params(OpKind kind);  // the kind's params struct with spec defaults
+
+// Immutable byte storage of a constant (owned today; memory-mapped files later).
+class ConstantData {
+ public:
+  explicit ConstantData(std::vector<uint8_t> bytes) : bytes_(std::move(bytes)) {}
+  const uint8_t* data() const { return bytes_.data(); }
+  size_t size() const { return bytes_.size(); }
+
+ private:
+  std::vector<uint8_t> bytes_;
+};
+
+enum class OperandKind : uint8_t { kInput, kConstant, kOutput /* produced by a node */ };
+
+struct Operand {
+  OperandDesc desc;
+  OperandKind kind = OperandKind::kOutput;
+  std::string name;                              // inputs and named constants
+  std::shared_ptr<const ConstantData> constant;  // packed bytes (4-bit packed) for constants
+  int32_t producer = -1;                         // node index for kOutput
+};
+
+struct Node {
+  OpKind kind;
+  std::string label;
+  OpParams params;
+  std::vector<OperandId> outputs;
+
+  std::vector<OperandId> inputs() const {
+    std::vector<OperandId> ids;
+    for_each_operand(params, [&](OperandRef r) { ids.push_back(r.id); });
+    return ids;
+  }
+  template <class P>
+  const P& as() const {
+    return std::get<P>(params);
+  }
+};
+
+struct NamedOperand {
+  std::string name;
+  OperandId id;
+};
+
+// A validated graph. Nodes are in topological order (builder order).
+struct Graph {
+  std::vector<Operand> operands;
+  std::vector<Node> nodes;
+  std::vector<OperandId> inputs;       // in creation order
+  std::vector<NamedOperand> outputs;   // in the order given to build()
+
+  const OperandDesc& desc(OperandId id) const { return operands[id].desc; }
+};
+
+}  // namespace webnn

@@ -1,0 +1,44 @@
+// Conversions between Python/NumPy values and core types (spec/api.md §3, §4).
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "webnn/types.h"
+
+namespace webnn::py {
+
+namespace nb = nanobind;
+
+DataType parse_data_type(nb::handle value, const std::string& what);
+bool is_python_int(nb::handle value);  // int or NumPy integer, not bool
+int64_t to_int64(nb::handle value, const std::string& what, bool non_negative);
+double to_double(nb::handle value, const std::string& what);
+bool to_bool(nb::handle value, const std::string& what);
+std::string to_string(nb::handle value, const std::string& what);
+std::vector<nb::handle> to_sequence(nb::handle value, const std::string& what);
+
+// Graph shapes: ints >= 1 and, where allowed, dynamic-dimension dicts.
+Shape parse_shape(nb::handle value, const std::string& what, bool allow_dynamic);
+// Tensor shapes: static ints >= 0.
+std::vector<int64_t> parse_tensor_shape(nb::handle value, const std::string& what);
+nb::object dim_to_python(const Dim& d);
+nb::list shape_to_python(const Shape& shape);
+
+// A NumPy-compatible value adapted to a WebNN data type (packed bytes, C order).
+struct HostArray {
+  DataType data_type;
+  std::vector<int64_t> shape;
+  uint64_t count = 0;
+  std::vector<uint8_t> bytes;
+};
+// target == nullopt: the data type is inferred from the array (constant() rules).
+HostArray adapt_array(nb::handle value, std::optional<DataType> target, const std::string& what);
+// Packed bytes -> a new owning NumPy array of the carrier dtype.
+nb::object to_numpy(DataType data_type, const std::vector<int64_t>& shape,
+                    const std::vector<uint8_t>& packed);
+
+}  // namespace webnn::py

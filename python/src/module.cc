@@ -1,0 +1,444 @@
+// The _webnn extension module: ML, MLContext, MLGraphBuilder, MLOperand, MLGraph, MLTensor.
+// Conversion and argument checking only; all behaviour lives in the C++ core.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "convert.h"
+#include "errors.h"
+#include "objects.h"
+#include "op_binding.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace webnn::py {
+
+namespace {
+
+void no_direct_construction(const char* cls) {
+  throw_error(PyExc_TypeError, std::string(cls) + " cannot be instantiated directly");
+}
+
+TensorHandle& tensor_arg(nb::handle h, const char* method) {
+  if (!nb::isinstance<TensorHandle>(h)) {
+    throw_error(PyExc_TypeError, std::string(method) + ": tensor must be an MLTensor (got " +
+                                     nb::cast<std::string>(nb::type_name(h.type())) + ")");
+  }
+  return nb::cast<TensorHandle&>(h);
+}
+
+GraphHandle& graph_arg(nb::handle h, const char* method) {
+  if (!nb::isinstance<GraphHandle>(h)) {
+    throw_error(PyExc_TypeError, std::string(method) + ": graph must be an MLGraph (got " +
+                                     nb::cast<std::string>(nb::type_name(h.type())) + ")");
+  }
+  return nb::cast<GraphHandle&>(h);
+}
+
+std::vector<TensorBinding> bindings_arg(nb::handle h, const char* method, const char* which) {
+  if (!PyMapping_Check(h.ptr()) || PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())) {
+    throw_error(PyExc_TypeError, std::string(method) + ": " + which +
+                                     " must be a dict of name -> MLTensor");
+  }
+  std::vector<TensorBinding> out;
+  nb::object items = nb::borrow(h).attr("items")();
+  for (nb::handle item : items) {
+    nb::handle key = item[0], value = item[1];
+    std::string name = to_string(key, std::string(method) + ": " + which + " key");
+    out.push_back({name, tensor_arg(value, method).tensor.get()});
+  }
+  return out;
+}
+
+nb::dict descriptors(const Graph& g, bool inputs) {
+  nb::dict out;
+  auto add = [&](const std::string& name, const OperandDesc& d) {
+    nb::dict desc;
+    desc["shape"] = shape_to_python(d.shape);
+    desc["data_type"] = data_type_name(d.data_type);
+    out[nb::str(name.c_str())] = desc;
+  };
+  if (inputs) {
+    for (OperandId id : g.inputs) add(g.operands[id].name, g.desc(id));
+  } else {
+    for (const NamedOperand& o : g.outputs) add(o.name, g.desc(o.id));
+  }
+  return out;
+}
+
+std::vector<NamedOperand> outputs_arg(const BuilderHandle& self, nb::handle outputs,
+                                      const char* method) {
+  if (!PyMapping_Check(outputs.ptr()) || PyList_Check(outputs.ptr()) ||
+      PyTuple_Check(outputs.ptr())) {
+    throw_error(PyExc_TypeError,
+                std::string(method) + ": outputs must be a dict of name -> MLOperand");
+  }
+  std::vector<NamedOperand> out;
+  for (nb::handle item : nb::borrow(outputs).attr("items")()) {
+    std::string name = to_string(item[0], std::string(method) + ": output name");
+    out.push_back({name, operand_id(self, item[1], std::string(method) + ": output '" + name + "'")});
+  }
+  return out;
+}
+
+nb::dict rank_range(int lo, int hi) {
+  nb::dict r;
+  r["min"] = lo;
+  r["max"] = hi;
+  return r;
+}
+
+nb::dict support_entry(const std::vector<DataType>& types, int lo, int hi) {
+  nb::list names;
+  for (DataType t : types) names.append(data_type_name(t));
+  nb::dict e;
+  e["dataTypes"] = names;
+  e["rankRange"] = rank_range(lo, hi);
+  return e;
+}
+
+nb::dict op_support_limits(const Context& ctx) {
+  nb::dict out;
+  out["preferredInputLayout"] = "nchw";
+  out["maxTensorByteLength"] = nb::int_(int64_t{1} << 40);
+  std::vector<DataType> all = mask_to_list(kAllTypes);
+  const int max_rank = static_cast<int>(kMaxRank);
+  out["input"] = support_entry(all, 0, max_rank);
+  out["constant"] = support_entry(all, 0, max_rank);
+  out["output"] = support_entry(all, 0, max_rank);
+  for (const OpSupport& op : ctx.op_support_limits()) {
+    nb::dict entry;
+    for (const OperandSupport& s : op.operands) {
+      entry[nb::str(s.name.c_str())] = support_entry(s.data_types, s.min_rank, s.max_rank);
+    }
+    out[op_spec_name(op.kind)] = entry;
+  }
+  return out;
+}
+
+nb::dict compute(ContextHandle& self, GraphHandle& g, nb::handle inputs) {
+  if (!PyDict_Check(inputs.ptr())) {
+    throw_error(PyExc_TypeError, "compute: inputs must be a dict of name -> array");
+  }
+  const Graph& graph = g.graph->graph();
+  nb::dict in_dict = nb::borrow<nb::dict>(inputs);
+  std::vector<std::shared_ptr<Tensor>> keep;
+  std::vector<TensorBinding> in, out;
+  for (OperandId id : graph.inputs) {
+    const Operand& op = graph.operands[id];
+    if (!is_static_shape(op.desc.shape)) {
+      throw_error(PyExc_ValueError, "compute: input '" + op.name +
+                                        "' has dynamic dimensions; use resize_tensor + dispatch");
+    }
+    if (!in_dict.contains(op.name.c_str())) {
+      throw_error(PyExc_ValueError, "compute: Missing input '" + op.name + "'");
+    }
+    HostArray arr = adapt_array(in_dict[op.name.c_str()], op.desc.data_type,
+                                "compute: input '" + op.name + "'");
+    std::vector<int64_t> want = static_sizes(op.desc.shape);
+    if (arr.shape != want) {
+      throw_error(PyExc_ValueError, "compute: input '" + op.name + "' has shape " +
+                                        shape_to_string(arr.shape) + ", the graph expects " +
+                                        shape_to_string(want));
+    }
+    auto t = unwrap(self.context->create_tensor(op.desc.data_type, want, false, true, false));
+    check(self.context->write_tensor(*t, arr.bytes.data(), arr.bytes.size(), arr.count));
+    in.push_back({op.name, t.get()});
+    keep.push_back(t);
+  }
+  for (const NamedOperand& o : graph.outputs) {
+    const OperandDesc& d = graph.desc(o.id);
+    if (!is_static_shape(d.shape)) {
+      throw_error(PyExc_ValueError, "compute: output '" + o.name +
+                                        "' has dynamic dimensions; use resize_tensor + dispatch");
+    }
+    auto t = unwrap(self.context->create_tensor(d.data_type, static_sizes(d.shape), true, false,
+                                                false));
+    out.push_back({o.name, t.get()});
+    keep.push_back(t);
+  }
+  {
+    nb::gil_scoped_release release;
+    Status s = self.context->dispatch(*g.graph, in, out);
+    if (!s.is_ok()) {
+      nb::gil_scoped_acquire acquire;
+      throw_status(s);
+    }
+  }
+  nb::dict result;
+  for (const TensorBinding& b : out) {
+    result[b.name.c_str()] = to_numpy(b.tensor->data_type(), b.tensor->shape(),
+                                      unwrap(self.context->read_tensor(*b.tensor)));
+  }
+  return result;
+}
+
+}  // namespace
+
+}  // namespace webnn::py
+
+using namespace webnn;
+using namespace webnn::py;
+
+NB_MODULE(_webnn, m) {
+  m.doc() = "Native core of the webnn package (W3C WebNN API).";
+  m.attr("__version__") = "0.1.0";
+
+  m.def("backends", []() { return Context::backend_names(); },
+        "Names of the backends usable on this machine, in preference order.");
+
+  nb::class_<ContextHandle> context(m, "MLContext");
+  nb::class_<BuilderHandle> builder(m, "MLGraphBuilder");
+  nb::class_<OperandHandle> operand(m, "MLOperand");
+  nb::class_<GraphHandle> graph(m, "MLGraph");
+  nb::class_<TensorHandle> tensor(m, "MLTensor");
+
+  nb::class_<MLHandle>(m, "ML")
+      .def(nb::init<>())
+      .def(
+          "create_context",
+          [](const MLHandle&, nb::handle power_preference, nb::handle accelerated,
+             nb::handle backend) {
+            std::string pp = to_string(power_preference, "create_context: power_preference");
+            bool acc = to_bool(accelerated, "create_context: accelerated");
+            std::string be = to_string(backend, "create_context: backend");
+            return ContextHandle{unwrap(Context::create(pp, acc, be))};
+          },
+          "power_preference"_a = "default", "accelerated"_a = true, "backend"_a = "auto",
+          nb::sig("def create_context(self, power_preference: str = 'default', "
+                  "accelerated: bool = True, backend: str = 'auto') -> MLContext"));
+
+  context
+      .def("__init__", [](ContextHandle*) { no_direct_construction("MLContext"); })
+      .def_prop_ro("accelerated", [](const ContextHandle& c) { return c.context->accelerated(); })
+      .def_prop_ro("power_preference",
+                   [](const ContextHandle& c) { return c.context->power_preference(); })
+      .def_prop_ro("backend", [](const ContextHandle& c) { return c.context->backend_name(); })
+      .def_prop_ro("device_type", [](const ContextHandle& c) {
+        return c.context->accelerated() ? "gpu" : "cpu";
+      })
+      .def("create_graph_builder",
+           [](const ContextHandle& c) {
+             return BuilderHandle{c.context, std::make_shared<GraphBuilder>()};
+           })
+      .def(
+          "create_tensor",
+          [](const ContextHandle& c, nb::handle shape, nb::handle data_type, nb::handle readable,
+             nb::handle writable, nb::handle exportable_to_gpu) {
+            auto dims = parse_tensor_shape(shape, "create_tensor: shape");
+            DataType t = parse_data_type(data_type, "create_tensor");
+            return TensorHandle{c.context,
+                            unwrap(c.context->create_tensor(
+                                t, dims, to_bool(readable, "create_tensor: readable"),
+                                to_bool(writable, "create_tensor: writable"),
+                                to_bool(exportable_to_gpu, "create_tensor: exportable_to_gpu")))};
+          },
+          "shape"_a, "data_type"_a, "readable"_a = false, "writable"_a = false,
+          "exportable_to_gpu"_a = false,
+          nb::sig("def create_tensor(self, shape: collections.abc.Sequence[int], data_type: str, "
+                  "readable: bool = False, writable: bool = False, "
+                  "exportable_to_gpu: bool = False) -> MLTensor"))
+      .def(
+          "write_tensor",
+          [](const ContextHandle& c, nb::handle t, nb::handle data) {
+            TensorHandle& pt = tensor_arg(t, "write_tensor");
+            check(c.context->check_writable(*pt.tensor));
+            HostArray arr = adapt_array(data, pt.tensor->data_type(), "write_tensor");
+            check(c.context->write_tensor(*pt.tensor, arr.bytes.data(), arr.bytes.size(),
+                                          arr.count));
+          },
+          "tensor"_a, "data"_a,
+          nb::sig("def write_tensor(self, tensor: MLTensor, data: typing.Any) -> None"))
+      .def(
+          "read_tensor",
+          [](const ContextHandle& c, nb::handle t) {
+            TensorHandle& pt = tensor_arg(t, "read_tensor");
+            std::vector<uint8_t> bytes = unwrap(c.context->read_tensor(*pt.tensor));
+            return to_numpy(pt.tensor->data_type(), pt.tensor->shape(), bytes);
+          },
+          "tensor"_a, nb::sig("def read_tensor(self, tensor: MLTensor) -> numpy.ndarray"))
+      .def(
+          "resize_tensor",
+          [](const ContextHandle& c, nb::handle t, nb::handle shape) {
+            TensorHandle& pt = tensor_arg(t, "resize_tensor");
+            check(c.context->resize_tensor(*pt.tensor,
+                                           parse_tensor_shape(shape, "resize_tensor: shape")));
+          },
+          "tensor"_a, "shape"_a,
+          nb::sig("def resize_tensor(self, tensor: MLTensor, "
+                  "shape: collections.abc.Sequence[int]) -> None"))
+      .def(
+          "set_tensor_capacity",
+          [](const ContextHandle& c, nb::handle t, nb::handle shape) {
+            TensorHandle& pt = tensor_arg(t, "set_tensor_capacity");
+            check(c.context->set_tensor_capacity(
+                *pt.tensor, parse_tensor_shape(shape, "set_tensor_capacity: max_shape")));
+          },
+          "tensor"_a, "max_shape"_a,
+          nb::sig("def set_tensor_capacity(self, tensor: MLTensor, "
+                  "max_shape: collections.abc.Sequence[int]) -> None"))
+      .def(
+          "dispatch",
+          [](const ContextHandle& c, nb::handle g, nb::handle inputs, nb::handle outputs) {
+            GraphHandle& pg = graph_arg(g, "dispatch");
+            auto in = bindings_arg(inputs, "dispatch", "inputs");
+            auto out = bindings_arg(outputs, "dispatch", "outputs");
+            Status s;
+            {
+              nb::gil_scoped_release release;
+              s = c.context->dispatch(*pg.graph, in, out);
+            }
+            check(s);
+          },
+          "graph"_a, "inputs"_a, "outputs"_a,
+          nb::sig("def dispatch(self, graph: MLGraph, inputs: collections.abc.Mapping[str, "
+                  "MLTensor], outputs: collections.abc.Mapping[str, MLTensor]) -> None"))
+      .def(
+          "compute",
+          [](ContextHandle& c, nb::handle g, nb::handle inputs, nb::handle) {
+            return compute(c, graph_arg(g, "compute"), inputs);
+          },
+          "graph"_a, "inputs"_a, "outputs"_a = nb::none(),
+          nb::sig("def compute(self, graph: MLGraph, inputs: collections.abc.Mapping[str, "
+                  "typing.Any], outputs: typing.Any = None) -> dict[str, numpy.ndarray]"))
+      .def(
+          "load_graph",
+          [](const ContextHandle&, nb::handle) -> GraphHandle {
+            throw_error(PyExc_NotImplementedError,
+                        "load_graph: graph files are not supported by this build yet");
+          },
+          "path", nb::sig("def load_graph(self, path: str | os.PathLike) -> MLGraph"))
+      .def("op_support_limits", [](const ContextHandle& c) { return op_support_limits(*c.context); })
+      .def("__repr__", [](const ContextHandle& c) {
+        return std::string("MLContext(backend='") + c.context->backend_name() +
+               "', accelerated=" + (c.context->accelerated() ? "True" : "False") + ")";
+      });
+
+  builder.def("__init__", [](BuilderHandle*) {
+    throw_error(PyExc_RuntimeError,
+                "MLGraphBuilder cannot be instantiated directly; use "
+                "MLContext.create_graph_builder()");
+  });
+  builder
+      .def(
+          "input",
+          [](BuilderHandle& self, nb::handle name, nb::handle shape, nb::handle data_type) {
+            check_builder_usable(self);
+            std::string n = to_string(name, "input: name");
+            Shape s = parse_shape(shape, "input '" + n + "': shape", true);
+            DataType t = parse_data_type(data_type, "input '" + n + "'");
+            return OperandHandle{self.builder, unwrap(self.builder->input(n, s, t))};
+          },
+          "name"_a, "shape"_a, "data_type"_a,
+          nb::sig("def input(self, name: str, shape: collections.abc.Sequence[int | "
+                  "dict[str, typing.Any]], data_type: str) -> MLOperand"))
+      .def(
+          "constant",
+          [](BuilderHandle& self, nb::handle value, nb::handle shape, nb::handle data_type) {
+            check_builder_usable(self);
+            std::optional<DataType> t;
+            if (!data_type.is_none()) t = parse_data_type(data_type, "constant");
+            HostArray arr = adapt_array(value, t, "constant");
+            std::vector<int64_t> dims = arr.shape;
+            if (!shape.is_none()) {
+              Shape s = parse_shape(shape, "constant: shape", false);
+              dims = static_sizes(s);
+              uint64_t n = unwrap(element_count(dims));
+              if (n != arr.count) {
+                throw_error(PyExc_ValueError,
+                            "constant: shape " + shape_to_string(dims) + " has " +
+                                std::to_string(n) + " elements but the value has " +
+                                std::to_string(arr.count));
+              }
+            }
+            for (int64_t d : dims) {
+              if (d == 0) throw_error(PyExc_ValueError, "constant: empty arrays are not allowed");
+            }
+            OperandDesc desc{arr.data_type, to_shape(dims)};
+            return OperandHandle{self.builder, unwrap(self.builder->constant(desc, std::move(arr.bytes)))};
+          },
+          "value"_a, "shape"_a = nb::none(), "data_type"_a = nb::none(),
+          nb::sig("def constant(self, value: typing.Any, shape: collections.abc.Sequence[int] | "
+                  "None = None, data_type: str | None = None) -> MLOperand"))
+      .def(
+          "operand_shape",
+          [](BuilderHandle& self, nb::handle op) {
+            check_builder_usable(self);
+            OperandId id = operand_id(self, op, "operand_shape");
+            return shape_to_python(unwrap(self.builder->operand_desc(id)).shape);
+          },
+          "operand"_a, nb::sig("def operand_shape(self, operand: MLOperand) -> list[int | dict[str, typing.Any]]"))
+      .def(
+          "operand_data_type",
+          [](BuilderHandle& self, nb::handle op) {
+            check_builder_usable(self);
+            OperandId id = operand_id(self, op, "operand_data_type");
+            return std::string(data_type_name(unwrap(self.builder->operand_desc(id)).data_type));
+          },
+          "operand"_a, nb::sig("def operand_data_type(self, operand: MLOperand) -> str"))
+      .def(
+          "build",
+          [](BuilderHandle& self, nb::handle outputs) {
+            check_builder_usable(self);
+            auto outs = outputs_arg(self, outputs, "build");
+            Graph g = unwrap(self.builder->finish(outs));
+            return GraphHandle{self.context, unwrap(self.context->compile(std::move(g)))};
+          },
+          "outputs"_a,
+          nb::sig("def build(self, outputs: collections.abc.Mapping[str, MLOperand]) -> MLGraph"))
+      .def(
+          "save",
+          [](BuilderHandle& self, nb::handle outputs, nb::handle) {
+            check_builder_usable(self);
+            outputs_arg(self, outputs, "save");
+            throw_error(PyExc_NotImplementedError,
+                        "save: graph files are not supported by this build yet");
+          },
+          "outputs"_a, "path"_a,
+          nb::sig("def save(self, outputs: collections.abc.Mapping[str, MLOperand], "
+                  "path: str | os.PathLike) -> None"));
+  bind_operations(builder);
+
+  operand.def("__init__", [](OperandHandle*) { no_direct_construction("MLOperand"); })
+      .def("__repr__",
+           [](const OperandHandle& o) { return "MLOperand(id=" + std::to_string(o.id) + ")"; });
+
+  graph.def("__init__", [](GraphHandle*) { no_direct_construction("MLGraph"); })
+      .def_prop_ro("input_descriptors",
+                   [](const GraphHandle& g) { return descriptors(g.graph->graph(), true); })
+      .def_prop_ro("output_descriptors",
+                   [](const GraphHandle& g) { return descriptors(g.graph->graph(), false); })
+      .def_prop_ro("operand_count",
+                   [](const GraphHandle& g) { return g.graph->graph().operands.size(); })
+      .def_prop_ro("operation_count",
+                   [](const GraphHandle& g) { return g.graph->graph().nodes.size(); })
+      .def("get_input_names", [](const GraphHandle& g) { return g.graph->input_names(); })
+      .def("get_output_names", [](const GraphHandle& g) { return g.graph->output_names(); })
+      .def("__repr__", [](const GraphHandle& g) {
+        auto list = [](const std::vector<std::string>& names) {
+          std::string s = "[";
+          for (size_t i = 0; i < names.size(); ++i) s += (i ? ", '" : "'") + names[i] + "'";
+          return s + "]";
+        };
+        return "MLGraph(inputs=" + list(g.graph->input_names()) +
+               ", outputs=" + list(g.graph->output_names()) + ")";
+      });
+
+  tensor.def("__init__", [](TensorHandle*) { no_direct_construction("MLTensor"); })
+      .def_prop_ro("data_type",
+                   [](const TensorHandle& t) { return data_type_name(t.tensor->data_type()); })
+      .def_prop_ro("shape", [](const TensorHandle& t) { return t.tensor->shape(); })
+      .def_prop_ro("size", [](const TensorHandle& t) { return t.tensor->element_count(); })
+      .def_prop_ro("readable", [](const TensorHandle& t) { return t.tensor->readable(); })
+      .def_prop_ro("writable", [](const TensorHandle& t) { return t.tensor->writable(); })
+      .def_prop_ro("exportable_to_gpu",
+                   [](const TensorHandle& t) { return t.tensor->exportable_to_gpu(); })
+      .def("destroy", [](TensorHandle& t) { t.tensor->destroy(); })
+      .def("__repr__", [](const TensorHandle& t) {
+        return std::string("MLTensor(dtype='") + data_type_name(t.tensor->data_type()) +
+               "', shape=" + shape_to_string(t.tensor->shape()) +
+               ", readable=" + (t.tensor->readable() ? "True" : "False") +
+               ", writable=" + (t.tensor->writable() ? "True" : "False") + ")";
+      });
+}

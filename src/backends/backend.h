@@ -1,0 +1,35 @@
+// The backend interface: every backend compiles nodes into kernels through the same
+// compile/plan/dispatch path (src/runtime).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/kernel.h"
+
+namespace webnn {
+
+enum class DeviceKind { kCpu, kGpu, kNpu };
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const char* name() const = 0;
+  virtual DeviceKind device_kind() const = 0;
+  // Data types this backend executes for `field` of `kind` (a subset of the op's schema limit).
+  virtual DataTypeMask supported_types(OpKind kind, const char* field, DataTypeMask schema) const = 0;
+  virtual Expected<std::unique_ptr<Kernel>> compile(const Node& node) const = 0;
+};
+
+// Backends compiled into this build, in preference order. Immutable.
+const std::vector<const Backend*>& registered_backends();
+const Backend* find_backend(const std::string& name);
+
+// The reference kernel table (every op, every data type of its schema).
+const KernelTable& reference_kernels();
+const Backend& reference_backend();
+const Backend& cpu_backend();
+
+}  // namespace webnn

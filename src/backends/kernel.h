@@ -1,0 +1,72 @@
+// What a kernel sees at execution time: concrete shapes and raw buffers.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <vector>
+
+#include "webnn/graph.h"
+#include "webnn/status.h"
+
+namespace webnn {
+
+// A buffer with a concrete shape. 4-bit data is unpacked (one byte per element) for kernels;
+// data_type stays the logical type so kernels can tell int4 from int8.
+struct TensorView {
+  DataType data_type = DataType::kFloat32;
+  std::vector<int64_t> shape;
+  uint8_t* data = nullptr;
+  uint64_t count = 0;  // element count
+
+  template <class T>
+  T* as() const {
+    return reinterpret_cast<T*>(data);
+  }
+  size_t rank() const { return shape.size(); }
+};
+
+class KernelContext {
+ public:
+  KernelContext(const Node& node, std::vector<TensorView>& views) : node_(node), views_(views) {}
+
+  const Node& node() const { return node_; }
+  template <class P>
+  const P& params() const {
+    return node_.as<P>();
+  }
+  const TensorView& in(OperandRef r) const { return views_[r.id]; }
+  TensorView& out(size_t i = 0) { return views_[node_.outputs[i]]; }
+  size_t output_count() const { return node_.outputs.size(); }
+
+  template <class... Args>
+  Status error(const Args&... args) const {
+    std::string p = op_spec_name(node_.kind);
+    if (!node_.label.empty()) p += " '" + node_.label + "'";
+    return Status(ErrorKind::kRuntime, p + ": " + str_cat(args...));
+  }
+
+ private:
+  const Node& node_;
+  std::vector<TensorView>& views_;
+};
+
+// A compiled operation; may hold prepared state (packed weights) in later backends.
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual Status run(KernelContext& ctx) = 0;
+};
+
+using KernelFn = Status (*)(KernelContext&);
+using KernelTable = std::array<KernelFn, kOpCount>;
+
+class FunctionKernel final : public Kernel {
+ public:
+  explicit FunctionKernel(KernelFn fn) : fn_(fn) {}
+  Status run(KernelContext& ctx) override { return fn_(ctx); }
+
+ private:
+  KernelFn fn_;
+};
+
+}  // namespace webnn

@@ -1,0 +1,426 @@
+// Reference kernels: element-wise binary/unary ops, activations, softmax (spec/ops.md 3.1–3.4).
+#include <algorithm>
+#include <limits>
+
+#include "backends/reference/kernels.h"
+
+namespace webnn {
+
+namespace {
+
+template <class T>
+using Unsigned = std::make_unsigned_t<T>;
+
+// Integer arithmetic wraps like two's complement hardware instead of being undefined.
+template <class T>
+T int_binary(OpKind k, T a, T b) {
+  using U = Unsigned<T>;
+  switch (k) {
+    case OpKind::kAdd:
+      return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+    case OpKind::kSub:
+      return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+    case OpKind::kMul:
+      return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+    case OpKind::kDiv:
+      if (b == 0) return T(0);  // implementation-defined; never trap
+      if constexpr (std::is_signed_v<T>) {
+        if (a == std::numeric_limits<T>::min() && b == T(-1)) return a;
+      }
+      return static_cast<T>(a / b);
+    case OpKind::kMax:
+      return std::max(a, b);
+    case OpKind::kMin:
+      return std::min(a, b);
+    case OpKind::kPow: {
+      if constexpr (std::is_signed_v<T>) {
+        if (b < 0) {
+          // Truncated 1 / a^|b|: only |a| == 1 gives a non-zero result.
+          if (a == 1) return 1;
+          if (a == -1) return (b % 2 == 0) ? T(1) : T(-1);
+          return 0;
+        }
+      }
+      U result = 1, base = static_cast<U>(a);
+      for (U e = static_cast<U>(b); e; e >>= 1) {
+        if (e & 1) result *= base;
+        base *= base;
+      }
+      return static_cast<T>(result);
+    }
+    default:
+      return 0;
+  }
+}
+
+double float_binary(OpKind k, double a, double b) {
+  switch (k) {
+    case OpKind::kAdd:
+      return a + b;
+    case OpKind::kSub:
+      return a - b;
+    case OpKind::kMul:
+      return a * b;
+    case OpKind::kDiv:
+      return a / b;
+    case OpKind::kMax:
+      return (std::isnan(a) || std::isnan(b)) ? NAN : std::max(a, b);
+    case OpKind::kMin:
+      return (std::isnan(a) || std::isnan(b)) ? NAN : std::min(a, b);
+    case OpKind::kPow:
+      return std::pow(a, b);
+    default:
+      return 0;
+  }
+}
+
+template <class T>
+bool compare(OpKind k, T a, T b) {
+  switch (k) {
+    case OpKind::kEqual:
+      return a == b;
+    case OpKind::kNotEqual:
+      return a != b;
+    case OpKind::kGreater:
+      return a > b;
+    case OpKind::kGreaterOrEqual:
+      return a >= b;
+    case OpKind::kLesser:
+      return a < b;
+    case OpKind::kLesserOrEqual:
+      return a <= b;
+    case OpKind::kLogicalAnd:
+      return a != 0 && b != 0;
+    case OpKind::kLogicalOr:
+      return a != 0 || b != 0;
+    case OpKind::kLogicalXor:
+      return (a != 0) != (b != 0);
+    default:
+      return false;
+  }
+}
+
+// Applies f(a_value, b_value) -> Out over the broadcast of two views into `out`.
+template <class In, class Out, class F>
+void broadcast_binary(const TensorView& a, const TensorView& b, TensorView& out, F&& f) {
+  auto sa = broadcast_strides(a.shape, out.shape);
+  auto sb = broadcast_strides(b.shape, out.shape);
+  const In* pa = a.as<In>();
+  const In* pb = b.as<In>();
+  Out* po = out.as<Out>();
+  for_each_index(out.shape, [&](int64_t flat, const std::vector<int64_t>& idx) {
+    po[flat] = f(pa[dot_index(idx, sa)], pb[dot_index(idx, sb)]);
+  });
+}
+
+Status run_binary(KernelContext& ctx) {
+  const auto& p = ctx.params<BinaryParams>();
+  OpKind k = ctx.node().kind;
+  const TensorView& a = ctx.in(p.a);
+  dispatch_type(a.data_type, [&](auto tag) {
+    using T = decltype(tag);
+    broadcast_binary<T, T>(a, ctx.in(p.b), ctx.out(), [k](T x, T y) -> T {
+      if constexpr (kIsFloat<T>) {
+        return static_cast<T>(float_binary(k, to_double(x), to_double(y)));
+      } else {
+        return int_binary<T>(k, x, y);
+      }
+    });
+  });
+  return Status::ok();
+}
+
+Status run_predicate(KernelContext& ctx) {
+  const auto& p = ctx.params<BinaryParams>();
+  OpKind k = ctx.node().kind;
+  const TensorView& a = ctx.in(p.a);
+  dispatch_type(a.data_type, [&](auto tag) {
+    using T = decltype(tag);
+    broadcast_binary<T, uint8_t>(a, ctx.in(p.b), ctx.out(), [k](T x, T y) -> uint8_t {
+      if constexpr (kIsFloat<T>) {
+        return compare<double>(k, to_double(x), to_double(y)) ? 1 : 0;
+      } else {
+        return compare<T>(k, x, y) ? 1 : 0;
+      }
+    });
+  });
+  return Status::ok();
+}
+
+Status run_logical_not(KernelContext& ctx) {
+  const TensorView& a = ctx.in(ctx.params<LogicalNotParams>().a);
+  TensorView& out = ctx.out();
+  for (uint64_t i = 0; i < a.count; ++i) out.as<uint8_t>()[i] = a.as<uint8_t>()[i] == 0 ? 1 : 0;
+  return Status::ok();
+}
+
+Status run_classify(KernelContext& ctx) {
+  const TensorView& x = ctx.in(ctx.params<UnaryParams>().input);
+  bool nan = ctx.node().kind == OpKind::kIsNaN;
+  uint8_t* out = ctx.out().as<uint8_t>();
+  dispatch_float(x.data_type, [&](auto tag) {
+    using T = decltype(tag);
+    for (uint64_t i = 0; i < x.count; ++i) {
+      double v = to_double(x.as<T>()[i]);
+      out[i] = (nan ? std::isnan(v) : std::isinf(v)) ? 1 : 0;
+    }
+  });
+  return Status::ok();
+}
+
+double erf_gelu(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
+
+double softplus(double x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
+
+double float_unary(OpKind k, double x) {
+  switch (k) {
+    case OpKind::kAbs:
+      return std::fabs(x);
+    case OpKind::kCeil:
+      return std::ceil(x);
+    case OpKind::kCos:
+      return std::cos(x);
+    case OpKind::kErf:
+      return std::erf(x);
+    case OpKind::kExp:
+      return std::exp(x);
+    case OpKind::kFloor:
+      return std::floor(x);
+    case OpKind::kLog:
+      return std::log(x);
+    case OpKind::kNeg:
+      return -x;
+    case OpKind::kReciprocal:
+      return 1.0 / x;
+    case OpKind::kRoundEven:
+      return std::nearbyint(x);  // default rounding mode: to nearest, ties to even
+    case OpKind::kSin:
+      return std::sin(x);
+    case OpKind::kSign:
+      return std::isnan(x) ? x : (x > 0) - (x < 0);
+    case OpKind::kSqrt:
+      return std::sqrt(x);
+    case OpKind::kTan:
+      return std::tan(x);
+    case OpKind::kRelu:
+      return std::isnan(x) ? x : std::max(0.0, x);
+    case OpKind::kSigmoid:
+      return 1.0 / (1.0 + std::exp(-x));
+    case OpKind::kTanh:
+      return std::tanh(x);
+    case OpKind::kSoftplus:
+      return softplus(x);
+    case OpKind::kSoftsign:
+      return x / (1.0 + std::fabs(x));
+    case OpKind::kGelu:
+      return erf_gelu(x);
+    default:
+      return x;
+  }
+}
+
+template <class T>
+T int_unary(OpKind k, T x) {
+  using U = Unsigned<T>;
+  switch (k) {
+    case OpKind::kAbs:
+      return x < 0 ? static_cast<T>(U(0) - static_cast<U>(x)) : x;
+    case OpKind::kNeg:
+      return static_cast<T>(U(0) - static_cast<U>(x));
+    case OpKind::kSign:
+      return static_cast<T>((x > 0) - (x < 0));
+    case OpKind::kRelu:
+      return x > 0 ? x : T(0);
+    default:
+      return x;
+  }
+}
+
+// Applies a double -> double function element-wise to a float tensor.
+template <class F>
+void map_float(const TensorView& x, TensorView& out, F&& f) {
+  dispatch_float(x.data_type, [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = x.as<T>();
+    T* o = out.as<T>();
+    for (uint64_t i = 0; i < x.count; ++i) o[i] = static_cast<T>(f(to_double(in[i])));
+  });
+}
+
+Status run_unary(KernelContext& ctx) {
+  const TensorView& x = ctx.in(ctx.params<UnaryParams>().input);
+  TensorView& out = ctx.out();
+  OpKind k = ctx.node().kind;
+  if (k == OpKind::kIdentity) {
+    std::memcpy(out.data, x.data, x.count * element_size(unpacked_type(x.data_type)));
+    return Status::ok();
+  }
+  dispatch_type(x.data_type, [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = x.as<T>();
+    T* o = out.as<T>();
+    for (uint64_t i = 0; i < x.count; ++i) {
+      if constexpr (kIsFloat<T>) {
+        o[i] = static_cast<T>(float_unary(k, to_double(in[i])));
+      } else {
+        o[i] = int_unary<T>(k, in[i]);
+      }
+    }
+  });
+  return Status::ok();
+}
+
+template <class P, class F>
+Status run_parametric(KernelContext& ctx, F&& f) {
+  const auto& p = ctx.params<P>();
+  map_float(ctx.in(p.input), ctx.out(), [&](double x) { return f(p, x); });
+  return Status::ok();
+}
+
+Status run_hard_swish(KernelContext& ctx) {
+  return run_parametric<HardSwishParams>(ctx, [](const HardSwishParams& p, double x) {
+    return x * std::max(0.0, std::min(1.0, p.alpha * x + p.beta));
+  });
+}
+
+Status run_elu(KernelContext& ctx) {
+  return run_parametric<EluParams>(
+      ctx, [](const EluParams& p, double x) { return x > 0 ? x : p.alpha * std::expm1(x); });
+}
+
+Status run_leaky_relu(KernelContext& ctx) {
+  return run_parametric<LeakyReluParams>(
+      ctx, [](const LeakyReluParams& p, double x) { return x >= 0 ? x : p.alpha * x; });
+}
+
+Status run_hard_sigmoid(KernelContext& ctx) {
+  return run_parametric<HardSigmoidParams>(ctx, [](const HardSigmoidParams& p, double x) {
+    return std::max(0.0, std::min(1.0, p.alpha * x + p.beta));
+  });
+}
+
+Status run_linear(KernelContext& ctx) {
+  return run_parametric<LinearParams>(
+      ctx, [](const LinearParams& p, double x) { return p.alpha * x + p.beta; });
+}
+
+Status run_prelu(KernelContext& ctx) {
+  const auto& p = ctx.params<PreluParams>();
+  const TensorView& x = ctx.in(p.input);
+  dispatch_type(x.data_type, [&](auto tag) {
+    using T = decltype(tag);
+    broadcast_binary<T, T>(x, ctx.in(p.slope), ctx.out(), [](T v, T s) -> T {
+      if constexpr (kIsFloat<T>) {
+        double d = to_double(v);
+        return static_cast<T>(d >= 0 ? d : to_double(s) * d);
+      } else {
+        return v >= 0 ? v : int_binary<T>(OpKind::kMul, s, v);
+      }
+    });
+  });
+  return Status::ok();
+}
+
+// A clamp bound cast to T (spec: coefficients are cast to the input data type).
+template <class T>
+T bound_in_type(const Scalar& s) {
+  if constexpr (kIsFloat<T>) {
+    return static_cast<T>(s.as_double());
+  } else {
+    constexpr auto lo = std::numeric_limits<T>::min();
+    constexpr auto hi = std::numeric_limits<T>::max();
+    switch (s.kind) {
+      case Scalar::Kind::kInt:
+        if constexpr (std::is_signed_v<T>) {
+          return s.i < static_cast<int64_t>(lo) ? lo : s.i > static_cast<int64_t>(hi) ? hi : T(s.i);
+        } else {
+          return s.i < 0 ? lo : static_cast<uint64_t>(s.i) > hi ? hi : T(s.i);
+        }
+      case Scalar::Kind::kUint:
+        return s.u > static_cast<uint64_t>(hi) ? hi : T(s.u);
+      case Scalar::Kind::kFloat:
+        return saturate_cast<T>(s.f);
+    }
+    return T(0);
+  }
+}
+
+Status run_clamp(KernelContext& ctx) {
+  const auto& p = ctx.params<ClampParams>();
+  const TensorView& x = ctx.in(p.input);
+  dispatch_type(x.data_type, [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = x.as<T>();
+    T* o = ctx.out().as<T>();
+    for (uint64_t i = 0; i < x.count; ++i) {
+      T v = in[i];
+      if (p.min_value && v < bound_in_type<T>(*p.min_value)) v = bound_in_type<T>(*p.min_value);
+      if (p.max_value && v > bound_in_type<T>(*p.max_value)) v = bound_in_type<T>(*p.max_value);
+      o[i] = v;
+    }
+  });
+  return Status::ok();
+}
+
+Status run_softmax(KernelContext& ctx) {
+  const auto& p = ctx.params<SoftmaxParams>();
+  const TensorView& x = ctx.in(p.input);
+  int64_t outer = 1, axis_len = x.shape[p.axis], inner = 1;
+  for (int64_t i = 0; i < p.axis; ++i) outer *= x.shape[i];
+  for (size_t i = p.axis + 1; i < x.rank(); ++i) inner *= x.shape[i];
+  dispatch_float(x.data_type, [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = x.as<T>();
+    T* o = ctx.out().as<T>();
+    std::vector<double> e(axis_len);
+    for (int64_t a = 0; a < outer; ++a) {
+      for (int64_t c = 0; c < inner; ++c) {
+        int64_t base = a * axis_len * inner + c;
+        double m = -INFINITY;
+        for (int64_t k = 0; k < axis_len; ++k) m = std::max(m, to_double(in[base + k * inner]));
+        double sum = 0;
+        for (int64_t k = 0; k < axis_len; ++k) {
+          e[k] = std::exp(to_double(in[base + k * inner]) - m);
+          sum += e[k];
+        }
+        for (int64_t k = 0; k < axis_len; ++k) o[base + k * inner] = static_cast<T>(e[k] / sum);
+      }
+    }
+  });
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_reference_elementwise(KernelTable& t) {
+  auto set = [&](OpKind k, KernelFn fn) { t[static_cast<int>(k)] = fn; };
+  for (OpKind k : {OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv, OpKind::kMax,
+                   OpKind::kMin, OpKind::kPow}) {
+    set(k, run_binary);
+  }
+  for (OpKind k : {OpKind::kEqual, OpKind::kNotEqual, OpKind::kGreater, OpKind::kGreaterOrEqual,
+                   OpKind::kLesser, OpKind::kLesserOrEqual, OpKind::kLogicalAnd,
+                   OpKind::kLogicalOr, OpKind::kLogicalXor}) {
+    set(k, run_predicate);
+  }
+  set(OpKind::kLogicalNot, run_logical_not);
+  set(OpKind::kIsNaN, run_classify);
+  set(OpKind::kIsInfinite, run_classify);
+  for (OpKind k : {OpKind::kAbs, OpKind::kCeil, OpKind::kCos, OpKind::kErf, OpKind::kExp,
+                   OpKind::kFloor, OpKind::kIdentity, OpKind::kLog, OpKind::kNeg,
+                   OpKind::kReciprocal, OpKind::kRoundEven, OpKind::kSin, OpKind::kSign,
+                   OpKind::kSqrt, OpKind::kTan, OpKind::kRelu, OpKind::kSigmoid, OpKind::kTanh,
+                   OpKind::kSoftplus, OpKind::kSoftsign, OpKind::kGelu}) {
+    set(k, run_unary);
+  }
+  set(OpKind::kHardSwish, run_hard_swish);
+  set(OpKind::kElu, run_elu);
+  set(OpKind::kLeakyRelu, run_leaky_relu);
+  set(OpKind::kHardSigmoid, run_hard_sigmoid);
+  set(OpKind::kLinear, run_linear);
+  set(OpKind::kPrelu, run_prelu);
+  set(OpKind::kClamp, run_clamp);
+  set(OpKind::kSoftmax, run_softmax);
+}
+
+}  // namespace webnn

@@ -1,0 +1,343 @@
+#include "webnn/context.h"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+#include "backends/backend.h"
+#include "runtime/plan.h"
+
+namespace webnn {
+
+uint64_t Tensor::element_count() const {
+  uint64_t n = 1;
+  for (int64_t d : shape_) n *= static_cast<uint64_t>(d);
+  return n;
+}
+
+uint64_t Tensor::byte_length() const {
+  auto bytes = storage_bytes(data_type_, element_count());
+  return bytes ? *bytes : 0;
+}
+
+void Tensor::destroy() {
+  destroyed_ = true;
+  std::vector<uint8_t>().swap(storage_);
+}
+
+CompiledGraph::~CompiledGraph() = default;
+
+std::vector<std::string> CompiledGraph::input_names() const {
+  std::vector<std::string> names;
+  for (OperandId id : graph_.inputs) names.push_back(graph_.operands[id].name);
+  return names;
+}
+
+std::vector<std::string> CompiledGraph::output_names() const {
+  std::vector<std::string> names;
+  for (const NamedOperand& o : graph_.outputs) names.push_back(o.name);
+  return names;
+}
+
+std::vector<std::string> Context::backend_names() {
+  std::vector<std::string> names;
+  for (const Backend* b : registered_backends()) names.push_back(b->name());
+  return names;
+}
+
+Expected<std::shared_ptr<Context>> Context::create(const std::string& power_preference,
+                                                   bool accelerated, const std::string& backend) {
+  if (power_preference != "default" && power_preference != "high-performance" &&
+      power_preference != "low-power") {
+    return make_error(ErrorKind::kValue, "create_context: power_preference must be one of ",
+                      "'default', 'high-performance', 'low-power' (got '", power_preference, "')");
+  }
+  std::vector<const Backend*> candidates;
+  if (backend == "auto") {
+    candidates = registered_backends();
+  } else if (const Backend* b = find_backend(backend)) {
+    candidates = {b};
+  } else {
+    std::string names = "'auto'";
+    for (const std::string& n : backend_names()) names += ", '" + n + "'";
+    return make_error(ErrorKind::kValue, "create_context: unknown backend '", backend,
+                      "' (accepted: ", names, ")");
+  }
+  // spec/api.md §6.2: GPU for default/high-performance, NPU for default/low-power, else CPU.
+  auto first_of = [&](DeviceKind kind) -> const Backend* {
+    for (const Backend* b : candidates) {
+      if (b->device_kind() == kind) return b;
+    }
+    return nullptr;
+  };
+  const Backend* chosen = nullptr;
+  if (accelerated && power_preference != "low-power") chosen = first_of(DeviceKind::kGpu);
+  if (!chosen && accelerated && power_preference != "high-performance") {
+    chosen = first_of(DeviceKind::kNpu);
+  }
+  if (!chosen) chosen = first_of(DeviceKind::kCpu);
+  if (!chosen) {
+    return make_error(ErrorKind::kRuntime, "create_context: No backend available for '", backend,
+                      "'");
+  }
+  auto ctx = std::make_shared<Context>();
+  ctx->backend_ = chosen;
+  ctx->power_preference_ = power_preference;
+  return ctx;
+}
+
+bool Context::accelerated() const { return backend_->device_kind() != DeviceKind::kCpu; }
+const char* Context::backend_name() const { return backend_->name(); }
+
+Expected<std::shared_ptr<CompiledGraph>> Context::compile(Graph graph) const {
+  auto compiled = std::make_shared<CompiledGraph>();
+  compiled->graph_ = std::move(graph);
+  compiled->owner_ = this;
+  bool is_static = true;
+  for (const Operand& op : compiled->graph_.operands) {
+    if (!is_static_shape(op.desc.shape)) is_static = false;
+  }
+  if (is_static) {
+    // Static graphs get their only plan now so compile errors surface at build().
+    std::vector<OperandDesc> descs;
+    for (const Operand& op : compiled->graph_.operands) descs.push_back(op.desc);
+    auto plan = build_plan(compiled->graph_, *backend_, std::move(descs));
+    if (!plan) return Status(ErrorKind::kNotSupported, plan.status().message());
+    compiled->plans_[{}] = std::move(*plan);
+  } else {
+    for (const Node& node : compiled->graph_.nodes) {
+      auto kernel = backend_->compile(node);
+      if (!kernel) return Status(ErrorKind::kNotSupported, kernel.status().message());
+    }
+  }
+  return compiled;
+}
+
+Status Context::check_tensor(const Tensor& tensor, const char* method) const {
+  if (tensor.destroyed()) {
+    return make_error(ErrorKind::kState, method, ": tensor has been destroyed");
+  }
+  if (tensor.owner() != this) {
+    return make_error(ErrorKind::kRuntime, method, ": tensor belongs to another context");
+  }
+  return Status::ok();
+}
+
+namespace {
+
+Status check_tensor_shape(const std::vector<int64_t>& shape, const char* method) {
+  if (shape.size() > kMaxRank) {
+    return make_error(ErrorKind::kValue, method, ": rank ", shape.size(), " exceeds ", kMaxRank);
+  }
+  for (int64_t d : shape) {
+    if (d < 0) return make_error(ErrorKind::kOverflow, method, ": negative dimension ", d);
+    if (d > kMaxDimension) {
+      return make_error(ErrorKind::kValue, method, ": dimension ", d, " is out of range");
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Expected<std::shared_ptr<Tensor>> Context::create_tensor(DataType data_type,
+                                                         const std::vector<int64_t>& shape,
+                                                         bool readable, bool writable,
+                                                         bool exportable_to_gpu) const {
+  WEBNN_RETURN_IF_ERROR(check_tensor_shape(shape, "create_tensor"));
+  WEBNN_ASSIGN_OR_RETURN(uint64_t count, element_count(shape));
+  WEBNN_ASSIGN_OR_RETURN(uint64_t bytes, storage_bytes(data_type, count));
+  auto t = std::make_shared<Tensor>();
+  t->data_type_ = data_type;
+  t->shape_ = shape;
+  t->storage_.assign(bytes, 0);
+  t->readable_ = readable;
+  t->writable_ = writable;
+  t->exportable_to_gpu_ = exportable_to_gpu;
+  t->owner_ = this;
+  return t;
+}
+
+Status Context::check_writable(const Tensor& tensor) const {
+  WEBNN_RETURN_IF_ERROR(check_tensor(tensor, "write_tensor"));
+  if (!tensor.writable()) {
+    return make_error(ErrorKind::kRuntime, "write_tensor: tensor is not writable");
+  }
+  return Status::ok();
+}
+
+Status Context::write_tensor(Tensor& tensor, const uint8_t* bytes, uint64_t nbytes,
+                             uint64_t count) const {
+  WEBNN_RETURN_IF_ERROR(check_writable(tensor));
+  if (count != tensor.element_count() || nbytes != tensor.byte_length()) {
+    return make_error(ErrorKind::kValue, "write_tensor: Shape mismatch: data has ", count,
+                      " elements, tensor shape ", shape_to_string(tensor.shape()), " has ",
+                      tensor.element_count());
+  }
+  std::memcpy(tensor.data(), bytes, nbytes);
+  return Status::ok();
+}
+
+Expected<std::vector<uint8_t>> Context::read_tensor(const Tensor& tensor) const {
+  WEBNN_RETURN_IF_ERROR(check_tensor(tensor, "read_tensor"));
+  if (!tensor.readable()) {
+    return make_error(ErrorKind::kRuntime, "read_tensor: tensor is not readable");
+  }
+  return std::vector<uint8_t>(tensor.data(), tensor.data() + tensor.byte_length());
+}
+
+Status Context::resize_tensor(Tensor& tensor, const std::vector<int64_t>& shape) const {
+  WEBNN_RETURN_IF_ERROR(check_tensor(tensor, "resize_tensor"));
+  WEBNN_RETURN_IF_ERROR(check_tensor_shape(shape, "resize_tensor"));
+  WEBNN_ASSIGN_OR_RETURN(uint64_t count, element_count(shape));
+  WEBNN_ASSIGN_OR_RETURN(uint64_t bytes, storage_bytes(tensor.data_type(), count));
+  uint64_t old_bytes = tensor.byte_length();
+  if (bytes > tensor.capacity()) tensor.storage_.resize(bytes, 0);
+  // Newly exposed bytes read as zero, even when they were used before a shrink.
+  if (bytes > old_bytes) std::memset(tensor.data() + old_bytes, 0, bytes - old_bytes);
+  tensor.shape_ = shape;
+  return Status::ok();
+}
+
+Status Context::set_tensor_capacity(Tensor& tensor, const std::vector<int64_t>& max_shape) const {
+  WEBNN_RETURN_IF_ERROR(check_tensor(tensor, "set_tensor_capacity"));
+  WEBNN_RETURN_IF_ERROR(check_tensor_shape(max_shape, "set_tensor_capacity"));
+  WEBNN_ASSIGN_OR_RETURN(uint64_t count, element_count(max_shape));
+  WEBNN_ASSIGN_OR_RETURN(uint64_t bytes, storage_bytes(tensor.data_type(), count));
+  if (bytes > tensor.capacity()) tensor.storage_.resize(bytes, 0);
+  return Status::ok();
+}
+
+namespace {
+
+// Binds the dynamic dimensions of the graph inputs/outputs from the tensors' shapes
+// (spec/api.md §11.5) and checks static dims and ranks.
+Status bind_dims(const Graph& graph, const std::vector<std::pair<OperandId, const Tensor*>>& all,
+                 DimBindings& bindings) {
+  for (const auto& [id, tensor] : all) {
+    const Operand& op = graph.operands[id];
+    const Shape& want = op.desc.shape;
+    const std::vector<int64_t>& got = tensor->shape();
+    std::string what = op.kind == OperandKind::kInput ? "input '" + op.name + "'" : "output";
+    if (want.size() != got.size()) {
+      return make_error(ErrorKind::kRuntime, "dispatch: ", what, " expects rank ", want.size(),
+                        " (shape ", shape_to_string(want), "), tensor has shape ",
+                        shape_to_string(got));
+    }
+    for (size_t i = 0; i < want.size(); ++i) {
+      const Dim& d = want[i];
+      if (d.is_static()) continue;
+      if (got[i] > d.value) {
+        return make_error(ErrorKind::kRuntime, "dispatch: dynamic dimension '", d.name,
+                          "' bound to ", got[i], " exceeds its maxSize ", d.value);
+      }
+      auto [it, inserted] = bindings.emplace(d.name, got[i]);
+      if (!inserted && it->second != got[i]) {
+        return make_error(ErrorKind::kRuntime, "dispatch: dynamic dimension '", d.name,
+                          "' is bound to ", it->second, " but ", what, " has ", got[i]);
+      }
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status Context::dispatch(CompiledGraph& compiled, const std::vector<TensorBinding>& inputs,
+                         const std::vector<TensorBinding>& outputs) const {
+  const Graph& graph = compiled.graph();
+  if (compiled.owner() != this) {
+    return make_error(ErrorKind::kRuntime, "dispatch: graph belongs to another context");
+  }
+  std::set<const Tensor*> seen;
+  for (const auto* list : {&inputs, &outputs}) {
+    for (const TensorBinding& b : *list) {
+      WEBNN_RETURN_IF_ERROR(check_tensor(*b.tensor, "dispatch"));
+      if (!seen.insert(b.tensor).second) {
+        return make_error(ErrorKind::kRuntime, "dispatch: tensor bound to '", b.name,
+                          "' is used more than once");
+      }
+    }
+  }
+  // Match names exactly: no missing, no extra.
+  std::vector<std::pair<OperandId, const Tensor*>> bound;
+  std::vector<std::pair<OperandId, Tensor*>> in_bound, out_bound;
+  if (inputs.size() != graph.inputs.size()) {
+    return make_error(ErrorKind::kRuntime, "dispatch: graph has ", graph.inputs.size(),
+                      " inputs, ", inputs.size(), " were given");
+  }
+  for (const TensorBinding& b : inputs) {
+    auto it = std::find_if(graph.inputs.begin(), graph.inputs.end(),
+                           [&](OperandId id) { return graph.operands[id].name == b.name; });
+    if (it == graph.inputs.end()) {
+      return make_error(ErrorKind::kRuntime, "dispatch: graph has no input named '", b.name, "'");
+    }
+    in_bound.emplace_back(*it, b.tensor);
+  }
+  if (outputs.size() != graph.outputs.size()) {
+    return make_error(ErrorKind::kRuntime, "dispatch: graph has ", graph.outputs.size(),
+                      " outputs, ", outputs.size(), " were given");
+  }
+  for (const TensorBinding& b : outputs) {
+    auto it = std::find_if(graph.outputs.begin(), graph.outputs.end(),
+                           [&](const NamedOperand& o) { return o.name == b.name; });
+    if (it == graph.outputs.end()) {
+      return make_error(ErrorKind::kRuntime, "dispatch: graph has no output named '", b.name,
+                        "'");
+    }
+    out_bound.emplace_back(it->id, b.tensor);
+  }
+  for (const auto* list : {&in_bound, &out_bound}) {
+    for (const auto& [id, tensor] : *list) {
+      DataType want = graph.operands[id].desc.data_type;
+      if (tensor->data_type() != want) {
+        return make_error(ErrorKind::kRuntime, "dispatch: tensor data type ",
+                          data_type_name(tensor->data_type()), " does not match the graph's ",
+                          data_type_name(want));
+      }
+      bound.emplace_back(id, tensor);
+    }
+  }
+  DimBindings bindings;
+  WEBNN_RETURN_IF_ERROR(bind_dims(graph, bound, bindings));
+
+  std::lock_guard<std::mutex> lock(compiled.mutex_);
+  std::vector<int64_t> key;
+  for (const auto& [name, size] : bindings) key.push_back(size);
+  auto it = compiled.plans_.find(key);
+  if (it == compiled.plans_.end()) {
+    WEBNN_ASSIGN_OR_RETURN(std::vector<OperandDesc> descs, infer_concrete(graph, bindings));
+    auto plan = build_plan(graph, *backend_, std::move(descs));
+    if (!plan) return Status(ErrorKind::kRuntime, plan.status().message());
+    it = compiled.plans_.emplace(key, std::move(*plan)).first;
+  }
+  Plan& plan = *it->second;
+  for (const auto& [id, tensor] : out_bound) {
+    if (to_shape(tensor->shape()) != plan.descs[id].shape) {
+      return make_error(ErrorKind::kRuntime, "dispatch: output tensor shape ",
+                        shape_to_string(tensor->shape()), " does not match the graph output ",
+                        shape_to_string(plan.descs[id].shape));
+    }
+  }
+  for (const auto& [id, tensor] : in_bound) {
+    TensorView& v = plan.views[id];
+    if (!v.data) continue;  // declared but unused by any node
+    if (is_4bit(tensor->data_type())) {
+      unpack_4bit(tensor->data(), v.count, tensor->data_type() == DataType::kInt4, v.data);
+    } else {
+      std::memcpy(v.data, tensor->data(), tensor->byte_length());
+    }
+  }
+  WEBNN_RETURN_IF_ERROR(run_plan(plan, graph));
+  for (const auto& [id, tensor] : out_bound) {
+    const TensorView& v = plan.views[id];
+    if (is_4bit(tensor->data_type())) {
+      pack_4bit(v.data, v.count, tensor->data());
+    } else {
+      std::memcpy(tensor->data(), v.data, tensor->byte_length());
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace webnn

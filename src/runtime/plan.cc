@@ -1,0 +1,98 @@
+#include "runtime/plan.h"
+
+#include <cstring>
+
+#include "ops/infer.h"
+
+namespace webnn {
+
+namespace {
+
+Dim bind_dim(const Dim& d, const DimBindings& bindings) {
+  if (d.is_static()) return d;
+  auto it = bindings.find(d.name);
+  return it == bindings.end() ? d : Dim(it->second);
+}
+
+Shape bind_shape(const Shape& s, const DimBindings& bindings) {
+  Shape out;
+  for (const Dim& d : s) out.push_back(bind_dim(d, bindings));
+  return out;
+}
+
+// User-named dims inside op arguments (reshape/expand new_shape, slice sizes) bind too.
+OpParams bind_params(const OpParams& params, const DimBindings& bindings) {
+  OpParams out = params;
+  if (auto* p = std::get_if<NewShapeParams>(&out)) p->new_shape = bind_shape(p->new_shape, bindings);
+  if (auto* p = std::get_if<SliceParams>(&out)) p->sizes = bind_shape(p->sizes, bindings);
+  return out;
+}
+
+}  // namespace
+
+Expected<std::vector<OperandDesc>> infer_concrete(const Graph& graph, const DimBindings& bindings) {
+  std::vector<OperandDesc> descs(graph.operands.size());
+  for (size_t i = 0; i < graph.operands.size(); ++i) {
+    descs[i] = graph.operands[i].desc;
+    descs[i].shape = bind_shape(descs[i].shape, bindings);
+  }
+  if (bindings.empty()) return descs;
+  for (const Node& node : graph.nodes) {
+    Node bound{node.kind, node.label, bind_params(node.params, bindings), node.outputs};
+    auto lookup = [&descs](OperandId id) -> const OperandDesc& { return descs[id]; };
+    auto outs = infer_node(bound, lookup);
+    if (!outs) return Status(ErrorKind::kRuntime, outs.status().message());
+    for (size_t k = 0; k < node.outputs.size(); ++k) descs[node.outputs[k]] = (*outs)[k];
+  }
+  return descs;
+}
+
+Expected<std::unique_ptr<Plan>> build_plan(const Graph& graph, const Backend& backend,
+                                           std::vector<OperandDesc> descs) {
+  auto plan = std::make_unique<Plan>();
+  plan->descs = std::move(descs);
+  size_t n = graph.operands.size();
+  plan->storage.resize(n);
+  plan->views.resize(n);
+  std::vector<bool> used(n, false);
+  for (const Node& node : graph.nodes) {
+    for (OperandId id : node.inputs()) used[id] = true;
+    for (OperandId id : node.outputs) used[id] = true;
+  }
+  for (size_t id = 0; id < n; ++id) {
+    if (!used[id]) continue;
+    const OperandDesc& d = plan->descs[id];
+    TensorView& v = plan->views[id];
+    v.data_type = d.data_type;
+    v.shape = static_sizes(d.shape);
+    WEBNN_ASSIGN_OR_RETURN(v.count, element_count(v.shape));
+    WEBNN_ASSIGN_OR_RETURN(uint64_t bytes,
+                           storage_bytes(unpacked_type(d.data_type), v.count));
+    plan->storage[id].assign(bytes == 0 ? 1 : bytes, 0);
+    v.data = plan->storage[id].data();
+    const Operand& op = graph.operands[id];
+    if (op.kind == OperandKind::kConstant) {
+      if (!op.constant) return make_error(ErrorKind::kInternal, "constant without data");
+      if (is_4bit(d.data_type)) {
+        unpack_4bit(op.constant->data(), v.count, d.data_type == DataType::kInt4, v.data);
+      } else {
+        std::memcpy(v.data, op.constant->data(), bytes);
+      }
+    }
+  }
+  for (const Node& node : graph.nodes) {
+    WEBNN_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> k, backend.compile(node));
+    plan->kernels.push_back(std::move(k));
+  }
+  return plan;
+}
+
+Status run_plan(Plan& plan, const Graph& graph) {
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    KernelContext ctx(graph.nodes[i], plan.views);
+    WEBNN_RETURN_IF_ERROR(plan.kernels[i]->run(ctx));
+  }
+  return Status::ok();
+}
+
+}  // namespace webnn

@@ -1,0 +1,31 @@
+// An execution plan: a graph with every shape concrete, buffers allocated and kernels
+// compiled by one backend. Built once per binding of dynamic dimensions.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+#include "webnn/graph.h"
+
+namespace webnn {
+
+struct Plan {
+  std::vector<OperandDesc> descs;  // concrete descriptors, by operand id
+  std::vector<std::vector<uint8_t>> storage;
+  std::vector<TensorView> views;   // by operand id; unused operands have no data
+  std::vector<std::unique_ptr<Kernel>> kernels;  // by node index
+};
+
+// Dynamic dimension bindings: name -> bound size.
+using DimBindings = std::map<std::string, int64_t>;
+
+// Concrete descriptors of every operand with `bindings` substituted (re-runs Infer).
+Expected<std::vector<OperandDesc>> infer_concrete(const Graph& graph, const DimBindings& bindings);
+Expected<std::unique_ptr<Plan>> build_plan(const Graph& graph, const Backend& backend,
+                                           std::vector<OperandDesc> descs);
+Status run_plan(Plan& plan, const Graph& graph);
+
+}  // namespace webnn

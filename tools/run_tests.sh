@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Sets everything up on a fresh machine and runs the whole test suite (C++ and Python).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# GoogleTest is the one dependency PyPI does not carry.
+if ! [ -f /usr/include/gtest/gtest.h ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq libgtest-dev
+fi
+
+python3 -m venv .venv
+. .venv/bin/activate
+python -m pip install -q --upgrade pip
+python -m pip install -q ".[test]"
+
+# C++ library and its GoogleTest suite, built on their own with CMake.
+cmake -S . -B build/cpp -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake --build build/cpp
+ctest --test-dir build/cpp --output-on-failure -j 2
+
+# Python API, WPT conformance on every backend, generated stub check.
+python -m pytest tests/python -q -p no:cacheprovider
