@@ -1,0 +1,13 @@
+"""Helpers for samples_<family>.py (see test_support_limits.py)."""
+
+import numpy as np
+
+SAMPLES = {}
+
+
+def const(builder, shape, data_type, values=None):
+    """A constant of `data_type` with small values valid for every type (0..3 by default)."""
+    count = int(np.prod(shape)) if shape else 1
+    if values is None:
+        values = np.arange(count) % 4
+    return builder.constant(np.asarray(values).reshape(shape), shape=shape, data_type=data_type)
