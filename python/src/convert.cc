@@ -1,5 +1,6 @@
 #include "convert.h"
 
+#include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -296,22 +297,21 @@ HostArray adapt_array(nb::handle value, std::optional<DataType> target, const st
 
 nb::object to_numpy(DataType data_type, const std::vector<int64_t>& shape,
                     const std::vector<uint8_t>& packed) {
-  nb::module_ np = numpy();
   uint64_t count = 1;
   for (int64_t d : shape) count *= static_cast<uint64_t>(d);
   nb::list shape_list;
   for (int64_t d : shape) shape_list.append(d);
   nb::tuple py_shape = nb::steal<nb::tuple>(PyList_AsTuple(shape_list.ptr()));
+  // A fresh owning array; the host is little-endian, so bytes copy straight in.
+  nb::object arr = numpy().attr("empty")(py_shape, result_dtype(data_type));
+  if (count == 0) return arr;
+  auto* dst = static_cast<uint8_t*>(nb::cast<nb::ndarray<>>(arr).data());
   if (is_4bit(data_type)) {
-    std::vector<uint8_t> unpacked(count);
-    unpack_4bit(packed.data(), count, data_type == DataType::kInt4, unpacked.data());
-    nb::bytes raw(unpacked.data(), unpacked.size());
-    return np.attr("frombuffer")(raw, result_dtype(data_type)).attr("reshape")(py_shape).attr(
-        "copy")();
+    unpack_4bit(packed.data(), count, data_type == DataType::kInt4, dst);
+  } else {
+    std::memcpy(dst, packed.data(), packed.size());
   }
-  nb::bytes raw(packed.data(), packed.size());
-  nb::object arr = np.attr("frombuffer")(raw, carrier_dtype(data_type));
-  return arr.attr("astype")(result_dtype(data_type)).attr("reshape")(py_shape);
+  return arr;
 }
 
 }  // namespace webnn::py

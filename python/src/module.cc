@@ -308,7 +308,7 @@ NB_MODULE(_webnn, m) {
             throw_error(PyExc_NotImplementedError,
                         "load_graph: graph files are not supported by this build yet");
           },
-          "path", nb::sig("def load_graph(self, path: str | os.PathLike) -> MLGraph"))
+          "path"_a, nb::sig("def load_graph(self, path: str | os.PathLike) -> MLGraph"))
       .def("op_support_limits", [](const ContextHandle& c) { return op_support_limits(*c.context); })
       .def("__repr__", [](const ContextHandle& c) {
         return std::string("MLContext(backend='") + c.context->backend_name() +

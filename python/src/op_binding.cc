@@ -174,6 +174,13 @@ nb::object call_operation(BuilderHandle& self, OpKind kind, nb::args args, nb::k
   std::map<std::string, nb::handle> values;
   std::string label;
   size_t positional = 0;
+  // pywebnn's pad(input, padding, mode, value): a str third argument is the mode.
+  if (kind == OpKind::kPad && args.size() >= 3 && PyUnicode_Check(args[2].ptr())) {
+    if (args.size() > 4) throw_error(PyExc_TypeError, "pad() takes at most 4 positional arguments");
+    values["mode"] = args[2];
+    if (args.size() == 4) values["value"] = args[3];
+    args = nb::steal<nb::args>(PyTuple_GetSlice(args.ptr(), 0, 2));
+  }
   for (nb::handle a : args) {
     while (positional < fields.size() && (fields[positional].flags & kKeywordOnly)) ++positional;
     if (positional >= fields.size()) {

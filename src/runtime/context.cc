@@ -226,7 +226,13 @@ Status bind_dims(const Graph& graph, const std::vector<std::pair<OperandId, cons
     }
     for (size_t i = 0; i < want.size(); ++i) {
       const Dim& d = want[i];
-      if (d.is_static()) continue;
+      if (d.is_static()) {
+        if (got[i] != d.value) {
+          return make_error(ErrorKind::kRuntime, "dispatch: ", what, " expects shape ",
+                            shape_to_string(want), ", tensor has shape ", shape_to_string(got));
+        }
+        continue;
+      }
       if (got[i] > d.value) {
         return make_error(ErrorKind::kRuntime, "dispatch: dynamic dimension '", d.name,
                           "' bound to ", got[i], " exceeds its maxSize ", d.value);
