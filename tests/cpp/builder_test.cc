@@ -1,0 +1,67 @@
+// GraphBuilder: inputs, constants, generic limit checks, pruning at build, consumption.
+#include <gtest/gtest.h>
+
+#include "webnn/builder.h"
+
+namespace webnn {
+namespace {
+
+TEST(BuilderTest, InputValidation) {
+  GraphBuilder b;
+  ASSERT_TRUE(b.input("x", {2, 3}, DataType::kFloat32).has_value());
+  auto dup = b.input("x", {2}, DataType::kFloat32);
+  ASSERT_FALSE(dup.has_value());
+  EXPECT_EQ(dup.status().kind(), ErrorKind::kValue);
+  EXPECT_NE(dup.status().message().find("duplicate"), std::string::npos);
+  EXPECT_FALSE(b.input("", {2}, DataType::kFloat32).has_value());
+  EXPECT_FALSE(b.input("z", {0}, DataType::kFloat32).has_value());
+  EXPECT_FALSE(b.input("z", Shape(9, Dim(1)), DataType::kFloat32).has_value());
+  EXPECT_TRUE(b.input("d", {Dim("batch", 4)}, DataType::kFloat32).has_value());
+  EXPECT_FALSE(b.input("e", {Dim("batch", 5)}, DataType::kFloat32).has_value());
+  EXPECT_FALSE(b.input("f", {Dim("not valid", 5)}, DataType::kFloat32).has_value());
+}
+
+TEST(BuilderTest, ConstantByteLengthMustMatch) {
+  GraphBuilder b;
+  EXPECT_TRUE(b.constant({DataType::kFloat32, {2}}, std::vector<uint8_t>(8)).has_value());
+  EXPECT_FALSE(b.constant({DataType::kFloat32, {2}}, std::vector<uint8_t>(7)).has_value());
+  EXPECT_TRUE(b.constant({DataType::kInt4, {3}}, std::vector<uint8_t>(2)).has_value());
+  EXPECT_FALSE(b.constant({DataType::kFloat32, {Dim("n", 2)}}, std::vector<uint8_t>(8))
+                   .has_value());
+}
+
+TEST(BuilderTest, LimitsAreCheckedBeforeInfer) {
+  GraphBuilder b;
+  OperandId i = *b.input("i", {2}, DataType::kInt32);
+  auto r = b.add_op(OpKind::kSigmoid, UnaryParams{OperandRef{i}}, "act");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.status().kind(), ErrorKind::kValue);
+  EXPECT_EQ(r.status().message().rfind("sigmoid 'act': input data type int32", 0), 0u)
+      << r.status().message();
+  auto bad = b.add_op(OpKind::kRelu, UnaryParams{OperandRef{42}});
+  EXPECT_FALSE(bad.has_value());
+}
+
+TEST(BuilderTest, ExtractPrunesAndFinishConsumes) {
+  GraphBuilder b;
+  OperandId x = *b.input("x", {2}, DataType::kFloat32);
+  OperandId unused = *b.input("unused", {2}, DataType::kFloat32);
+  b.add_op(OpKind::kNeg, UnaryParams{OperandRef{unused}});
+  OperandId y = (*b.add_op(OpKind::kRelu, UnaryParams{OperandRef{x}}))[0];
+  auto g = b.extract({{"y", y}});
+  ASSERT_TRUE(g.has_value());
+  EXPECT_EQ(g->nodes.size(), 1u);
+  EXPECT_EQ(g->inputs, std::vector<OperandId>{x});
+  EXPECT_FALSE(b.extract({{"x", x}}).has_value());  // inputs cannot be outputs
+  EXPECT_FALSE(b.extract({}).has_value());
+  EXPECT_FALSE(b.built());
+  ASSERT_TRUE(b.finish({{"y", y}}).has_value());
+  EXPECT_TRUE(b.built());
+  auto after = b.input("z", {1}, DataType::kFloat32);
+  ASSERT_FALSE(after.has_value());
+  EXPECT_EQ(after.status().kind(), ErrorKind::kState);
+  EXPECT_NE(after.status().message().find("already"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace webnn
