@@ -4,7 +4,6 @@ conv2d(3->8, 3x3, pad 1) + bias -> relu -> max_pool2d(2x2) -> reshape -> gemm ->
 """
 
 import numpy as np
-
 import webnn
 
 rng = np.random.default_rng(0)

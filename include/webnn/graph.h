@@ -76,8 +76,8 @@ struct NamedOperand {
 struct Graph {
   std::vector<Operand> operands;
   std::vector<Node> nodes;
-  std::vector<OperandId> inputs;       // in creation order
-  std::vector<NamedOperand> outputs;   // in the order given to build()
+  std::vector<OperandId> inputs;      // in creation order
+  std::vector<NamedOperand> outputs;  // in the order given to build()
 
   const OperandDesc& desc(OperandId id) const { return operands[id].desc; }
 };

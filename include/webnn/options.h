@@ -37,8 +37,9 @@ struct Scalar {
   static Scalar from_int(int64_t v) { return Scalar{Kind::kInt, 0, v, 0}; }
   static Scalar from_uint(uint64_t v) { return Scalar{Kind::kUint, 0, 0, v}; }
   double as_double() const {
-    return kind == Kind::kFloat ? f : kind == Kind::kInt ? static_cast<double>(i)
-                                                         : static_cast<double>(u);
+    return kind == Kind::kFloat ? f
+           : kind == Kind::kInt ? static_cast<double>(i)
+                                : static_cast<double>(u);
   }
   bool operator==(const Scalar&) const = default;
 };
@@ -69,20 +70,30 @@ using OptScalar = std::optional<Scalar>;
 
 struct BinaryParams {
   OperandRef a, b;
-  template <class V> void visit(V& v) { v("a", a, kRequired); v("b", b, kRequired); }
+  template <class V>
+  void visit(V& v) {
+    v("a", a, kRequired);
+    v("b", b, kRequired);
+  }
   WEBNN_PARAMS_EQ(BinaryParams);
 };
 
 struct UnaryParams {
   OperandRef input;
-  template <class V> void visit(V& v) { v("input", input, kRequired, "x"); }
+  template <class V>
+  void visit(V& v) {
+    v("input", input, kRequired, "x");
+  }
   WEBNN_PARAMS_EQ(UnaryParams);
 };
 
 // logicalNot names its operand `a` in WebNN.
 struct LogicalNotParams {
   OperandRef a;
-  template <class V> void visit(V& v) { v("a", a, kRequired, "input"); }
+  template <class V>
+  void visit(V& v) {
+    v("a", a, kRequired, "input");
+  }
   WEBNN_PARAMS_EQ(LogicalNotParams);
 };
 
@@ -90,7 +101,8 @@ struct LogicalNotParams {
 struct HardSwishParams {
   OperandRef input;
   double alpha = 1.0 / 6.0, beta = 0.5;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("alpha", alpha, kKeywordOnly);
     v("beta", beta, kKeywordOnly);
@@ -101,21 +113,30 @@ struct HardSwishParams {
 struct EluParams {
   OperandRef input;
   double alpha = 1.0;
-  template <class V> void visit(V& v) { v("input", input, kRequired, "x"); v("alpha", alpha); }
+  template <class V>
+  void visit(V& v) {
+    v("input", input, kRequired, "x");
+    v("alpha", alpha);
+  }
   WEBNN_PARAMS_EQ(EluParams);
 };
 
 struct LeakyReluParams {
   OperandRef input;
   double alpha = 0.01;
-  template <class V> void visit(V& v) { v("input", input, kRequired, "x"); v("alpha", alpha); }
+  template <class V>
+  void visit(V& v) {
+    v("input", input, kRequired, "x");
+    v("alpha", alpha);
+  }
   WEBNN_PARAMS_EQ(LeakyReluParams);
 };
 
 struct HardSigmoidParams {
   OperandRef input;
   double alpha = 0.2, beta = 0.5;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("alpha", alpha);
     v("beta", beta);
@@ -126,7 +147,8 @@ struct HardSigmoidParams {
 struct LinearParams {
   OperandRef input;
   double alpha = 1.0, beta = 0.0;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("alpha", alpha);
     v("beta", beta);
@@ -136,7 +158,8 @@ struct LinearParams {
 
 struct PreluParams {
   OperandRef input, slope;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("slope", slope, kRequired);
   }
@@ -146,7 +169,8 @@ struct PreluParams {
 struct ClampParams {
   OperandRef input;
   OptScalar min_value, max_value;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("min_value", min_value);
     v("max_value", max_value);
@@ -157,7 +181,8 @@ struct ClampParams {
 struct SoftmaxParams {
   OperandRef input;
   int64_t axis = 0;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("axis", axis, kRequired | kUnsigned);
   }
@@ -168,7 +193,8 @@ struct ReduceParams {
   OperandRef input;
   OptIntList axes;
   bool keep_dimensions = false;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("axes", axes, kUnsigned);
     v("keep_dimensions", keep_dimensions);
@@ -181,7 +207,8 @@ struct ArgMinMaxParams {
   int64_t axis = 0;
   bool keep_dimensions = false;
   DataType output_data_type = DataType::kInt32;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("axis", axis, kRequired | kUnsigned);
     v("keep_dimensions", keep_dimensions);
@@ -194,7 +221,8 @@ struct CumulativeSumParams {
   OperandRef input;
   int64_t axis = 0;
   bool exclusive = false, reversed = false;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("axis", axis, kRequired | kUnsigned);
     v("exclusive", exclusive);
@@ -206,7 +234,8 @@ struct CumulativeSumParams {
 struct CastParams {
   OperandRef input;
   DataType data_type = DataType::kFloat32;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("data_type", data_type, kRequired);
   }
@@ -216,7 +245,8 @@ struct CastParams {
 struct ConcatParams {
   OperandList inputs;
   int64_t axis = 0;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("inputs", inputs, kRequired);
     v("axis", axis, kRequired | kUnsigned);
   }
@@ -227,7 +257,8 @@ struct ConcatParams {
 struct NewShapeParams {
   OperandRef input;
   Shape new_shape;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("new_shape", new_shape, kRequired);
   }
@@ -239,7 +270,8 @@ struct SliceParams {
   IntList starts;
   Shape sizes;
   OptIntList strides;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("starts", starts, kRequired | kUnsigned);
     v("sizes", sizes, kRequired);
@@ -252,7 +284,8 @@ struct SplitParams {
   OperandRef input;
   Splits splits;
   int64_t axis = 0;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("splits", splits, kRequired);
     v("axis", axis, kUnsigned);
@@ -263,7 +296,8 @@ struct SplitParams {
 struct TileParams {
   OperandRef input;
   IntList repetitions;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("repetitions", repetitions, kRequired | kUnsigned);
   }
@@ -273,7 +307,8 @@ struct TileParams {
 struct TransposeParams {
   OperandRef input;
   OptIntList permutation;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("permutation", permutation, kUnsigned);
   }
@@ -286,7 +321,8 @@ struct PadParams {
   OptIntList ending_padding;
   std::string mode = "constant";
   Scalar value = Scalar::from_int(0);
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("beginning_padding", beginning_padding, kRequired | kUnsigned);
     v("ending_padding", ending_padding, kUnsigned);
@@ -300,7 +336,8 @@ struct PadParams {
 struct AxesParams {
   OperandRef input;
   OptIntList axes;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("axes", axes, kUnsigned);
   }
@@ -310,7 +347,8 @@ struct AxesParams {
 struct UnsqueezeParams {
   OperandRef input;
   IntList axes;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("axes", axes, kRequired | kUnsigned);
   }
@@ -321,7 +359,8 @@ struct TriangularParams {
   OperandRef input;
   bool upper = true;
   int64_t diagonal = 0;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("upper", upper);
     v("diagonal", diagonal);
@@ -333,7 +372,8 @@ struct TriangularParams {
 struct GatherParams {
   OperandRef input, indices;
   int64_t axis = 0;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("indices", indices, kRequired);
     v("axis", axis, kUnsigned);
@@ -343,7 +383,8 @@ struct GatherParams {
 
 struct GatherNdParams {
   OperandRef input, indices;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("indices", indices, kRequired);
   }
@@ -353,7 +394,8 @@ struct GatherNdParams {
 struct ScatterElementsParams {
   OperandRef input, indices, updates;
   int64_t axis = 0;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("indices", indices, kRequired);
     v("updates", updates, kRequired);
@@ -364,7 +406,8 @@ struct ScatterElementsParams {
 
 struct ScatterNdParams {
   OperandRef input, indices, updates;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("indices", indices, kRequired);
     v("updates", updates, kRequired);
@@ -374,7 +417,8 @@ struct ScatterNdParams {
 
 struct WhereParams {
   OperandRef condition, true_value, false_value;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("condition", condition, kRequired);
     v("true_value", true_value, kRequired);
     v("false_value", false_value, kRequired);
@@ -386,7 +430,8 @@ struct GemmParams {
   OperandRef a, b, c;
   double alpha = 1.0, beta = 1.0;
   bool a_transpose = false, b_transpose = false;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("a", a, kRequired);
     v("b", b, kRequired);
     v("c", c);
@@ -404,7 +449,8 @@ struct Conv2dParams {
   int64_t groups = 1;
   std::string input_layout = "nchw", filter_layout = "oihw";
   OperandRef bias;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("filter", filter, kRequired);
     v("strides", strides, kUnsigned);
@@ -424,7 +470,8 @@ struct ConvTranspose2dParams {
   int64_t groups = 1;
   std::string input_layout = "nchw", filter_layout = "iohw";
   OperandRef bias;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("filter", filter, kRequired);
     v("strides", strides, kUnsigned);
@@ -445,7 +492,8 @@ struct Pool2dParams {
   OptIntList window_dimensions, strides, dilations, padding;
   std::string layout = "nchw", output_shape_rounding = "floor";
   OptIntList output_sizes;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("window_dimensions", window_dimensions, kUnsigned);
     v("strides", strides, kUnsigned);
@@ -461,7 +509,8 @@ struct Pool2dParams {
 struct GlobalPoolParams {
   OperandRef input;
   std::string layout = "nchw";
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("layout", layout);
   }
@@ -474,7 +523,8 @@ struct Resample2dParams {
   OptDoubleList scales;
   std::string mode = "nearest-neighbor";
   OptIntList axes;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("sizes", sizes, kUnsigned);
     v("scales", scales);
@@ -488,7 +538,8 @@ struct BatchNormalizationParams {
   OperandRef input, mean, variance, scale, bias;
   double epsilon = 1e-5;
   int64_t axis = 1;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("mean", mean, kRequired);
     v("variance", variance, kRequired);
@@ -504,7 +555,8 @@ struct InstanceNormalizationParams {
   OperandRef input, scale, bias;
   double epsilon = 1e-5;
   std::string layout = "nchw";
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("scale", scale);
     v("bias", bias);
@@ -518,7 +570,8 @@ struct LayerNormalizationParams {
   OperandRef input, scale, bias;
   double epsilon = 1e-5;
   OptIntList axes;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("scale", scale);
     v("bias", bias);
@@ -531,7 +584,8 @@ struct LayerNormalizationParams {
 // quantizeLinear and dequantizeLinear.
 struct QuantizeParams {
   OperandRef input, scale, zero_point;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("scale", scale, kRequired);
     v("zero_point", zero_point);
@@ -546,7 +600,8 @@ struct GruParams {
   bool reset_after = true, return_sequence = false;
   std::string direction = "forward", layout = "zrn";
   OptStringList activations;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("weight", weight, kRequired);
     v("recurrent_weight", recurrent_weight, kRequired);
@@ -571,7 +626,8 @@ struct GruCellParams {
   bool reset_after = true;
   std::string layout = "zrn";
   OptStringList activations;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("weight", weight, kRequired);
     v("recurrent_weight", recurrent_weight, kRequired);
@@ -593,7 +649,8 @@ struct LstmParams {
   bool return_sequence = false;
   std::string direction = "forward", layout = "iofg";
   OptStringList activations;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("weight", weight, kRequired);
     v("recurrent_weight", recurrent_weight, kRequired);
@@ -618,7 +675,8 @@ struct LstmCellParams {
   OperandRef bias, recurrent_bias, peephole_weight;
   std::string layout = "iofg";
   OptStringList activations;
-  template <class V> void visit(V& v) {
+  template <class V>
+  void visit(V& v) {
     v("input", input, kRequired, "x");
     v("weight", weight, kRequired);
     v("recurrent_weight", recurrent_weight, kRequired);
@@ -637,17 +695,20 @@ struct LstmCellParams {
 #undef WEBNN_PARAMS_EQ
 
 // Every params struct, in one list (expanded into OpParams and the bindings).
-#define WEBNN_PARAMS_TYPES(X)                                                               \
-  X(BinaryParams) X(UnaryParams) X(LogicalNotParams) X(HardSwishParams) X(EluParams)        \
-  X(LeakyReluParams) X(HardSigmoidParams) X(LinearParams) X(PreluParams) X(ClampParams)     \
-  X(SoftmaxParams) X(ReduceParams) X(ArgMinMaxParams) X(CumulativeSumParams) X(CastParams)  \
-  X(ConcatParams) X(NewShapeParams) X(SliceParams) X(SplitParams) X(TileParams)             \
-  X(TransposeParams) X(PadParams) X(AxesParams) X(UnsqueezeParams) X(TriangularParams)      \
-  X(GatherParams) X(GatherNdParams) X(ScatterElementsParams) X(ScatterNdParams)            \
-  X(WhereParams) X(GemmParams) X(Conv2dParams) X(ConvTranspose2dParams) X(Pool2dParams)     \
-  X(GlobalPoolParams) X(Resample2dParams) X(BatchNormalizationParams)                      \
-  X(InstanceNormalizationParams) X(LayerNormalizationParams) X(QuantizeParams)             \
-  X(GruParams) X(GruCellParams) X(LstmParams) X(LstmCellParams)
+#define WEBNN_PARAMS_TYPES(X)                                                                     \
+  X(BinaryParams)                                                                                 \
+  X(UnaryParams) X(LogicalNotParams) X(HardSwishParams) X(EluParams) X(LeakyReluParams)           \
+      X(HardSigmoidParams) X(LinearParams) X(PreluParams) X(ClampParams) X(SoftmaxParams)         \
+          X(ReduceParams) X(ArgMinMaxParams) X(CumulativeSumParams) X(CastParams) X(ConcatParams) \
+              X(NewShapeParams) X(SliceParams) X(SplitParams) X(TileParams) X(TransposeParams)    \
+                  X(PadParams) X(AxesParams) X(UnsqueezeParams) X(TriangularParams)               \
+                      X(GatherParams) X(GatherNdParams) X(ScatterElementsParams)                  \
+                          X(ScatterNdParams) X(WhereParams) X(GemmParams) X(Conv2dParams)         \
+                              X(ConvTranspose2dParams) X(Pool2dParams) X(GlobalPoolParams)        \
+                                  X(Resample2dParams) X(BatchNormalizationParams)                 \
+                                      X(InstanceNormalizationParams) X(LayerNormalizationParams)  \
+                                          X(QuantizeParams) X(GruParams) X(GruCellParams)         \
+                                              X(LstmParams) X(LstmCellParams)
 
 #define WEBNN_PARAMS_VARIANT_ENTRY(T) T,
 using OpParams = std::variant<WEBNN_PARAMS_TYPES(WEBNN_PARAMS_VARIANT_ENTRY) std::monostate>;

@@ -54,7 +54,7 @@ Status make_error(ErrorKind kind, const Args&... args) {
 template <class T>
 class [[nodiscard]] Expected {
  public:
-  Expected(T value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Expected(T value) : value_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
   Expected(Status status) : value_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
 
   bool has_value() const { return value_.index() == 0; }
@@ -75,9 +75,9 @@ class [[nodiscard]] Expected {
 #define WEBNN_CONCAT_INNER(a, b) a##b
 #define WEBNN_CONCAT(a, b) WEBNN_CONCAT_INNER(a, b)
 
-#define WEBNN_RETURN_IF_ERROR(expr)           \
-  do {                                        \
-    ::webnn::Status webnn_status_ = (expr);   \
+#define WEBNN_RETURN_IF_ERROR(expr)                   \
+  do {                                                \
+    ::webnn::Status webnn_status_ = (expr);           \
     if (!webnn_status_.is_ok()) return webnn_status_; \
   } while (0)
 
@@ -90,9 +90,9 @@ class [[nodiscard]] Expected {
   WEBNN_ASSIGN_OR_RETURN_IMPL(WEBNN_CONCAT(webnn_expected_, __LINE__), lhs, expr)
 
 // Internal invariant: aborts. Never reached by user input.
-#define WEBNN_CHECK(cond)                                                        \
-  do {                                                                           \
-    if (!(cond)) ::webnn::check_failed(#cond, __FILE__, __LINE__);               \
+#define WEBNN_CHECK(cond)                                          \
+  do {                                                             \
+    if (!(cond)) ::webnn::check_failed(#cond, __FILE__, __LINE__); \
   } while (0)
 
 [[noreturn]] void check_failed(const char* condition, const char* file, int line);

@@ -70,7 +70,8 @@ std::string py_type_name(nb::handle h) { return nb::cast<std::string>(nb::type_n
 
 DataType parse_data_type(nb::handle value, const std::string& what) {
   if (!PyUnicode_Check(value.ptr())) {
-    throw_error(PyExc_TypeError, what + ": data type must be a str (got " + py_type_name(value) + ")");
+    throw_error(PyExc_TypeError,
+                what + ": data type must be a str (got " + py_type_name(value) + ")");
   }
   std::string name = nb::cast<std::string>(value);
   auto t = webnn::parse_data_type(name);
@@ -99,15 +100,16 @@ int64_t to_int64(nb::handle value, const std::string& what, bool non_negative) {
   int overflow = 0;
   long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
   if (overflow < 0 && non_negative) {
-    throw_error(PyExc_OverflowError, what + " must be non-negative (got " +
-                                         nb::cast<std::string>(nb::str(value)) + ")");
+    throw_error(PyExc_OverflowError,
+                what + " must be non-negative (got " + nb::cast<std::string>(nb::str(value)) + ")");
   }
   if (overflow != 0) {
-    throw_error(PyExc_OverflowError,
-                what + " is out of the 64-bit range (got " + nb::cast<std::string>(nb::str(value)) + ")");
+    throw_error(PyExc_OverflowError, what + " is out of the 64-bit range (got " +
+                                         nb::cast<std::string>(nb::str(value)) + ")");
   }
   if (non_negative && v < 0) {
-    throw_error(PyExc_OverflowError, what + " must be non-negative (got " + std::to_string(v) + ")");
+    throw_error(PyExc_OverflowError,
+                what + " must be non-negative (got " + std::to_string(v) + ")");
   }
   return v;
 }
@@ -138,7 +140,8 @@ std::string to_string(nb::handle value, const std::string& what) {
 
 std::vector<nb::handle> to_sequence(nb::handle value, const std::string& what) {
   if (!(PyList_Check(value.ptr()) || PyTuple_Check(value.ptr()))) {
-    throw_error(PyExc_TypeError, what + " must be a list or tuple (got " + py_type_name(value) + ")");
+    throw_error(PyExc_TypeError,
+                what + " must be a list or tuple (got " + py_type_name(value) + ")");
   }
   std::vector<nb::handle> out;
   for (nb::handle item : value) out.push_back(item);
@@ -277,9 +280,8 @@ HostArray adapt_array(nb::handle value, std::optional<DataType> target, const st
       if (values[i] < lo || values[i] > hi) {
         throw_error(PyExc_ValueError, what + ": value " + std::to_string(values[i]) +
                                           " at flat index " + std::to_string(i) +
-                                          " is out of range for " + data_type_name(*target) +
-                                          " [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                                          "]");
+                                          " is out of range for " + data_type_name(*target) + " [" +
+                                          std::to_string(lo) + ", " + std::to_string(hi) + "]");
       }
       unpacked[i] = static_cast<uint8_t>(values[i]);
     }
@@ -287,8 +289,7 @@ HostArray adapt_array(nb::handle value, std::optional<DataType> target, const st
     pack_4bit(unpacked.data(), out.count, out.bytes.data());
     return out;
   }
-  nb::object converted =
-      np.attr("ascontiguousarray")(arr.attr("astype")(carrier_dtype(*target)));
+  nb::object converted = np.attr("ascontiguousarray")(arr.attr("astype")(carrier_dtype(*target)));
   nb::bytes raw = nb::cast<nb::bytes>(converted.attr("tobytes")());
   out.bytes.assign(reinterpret_cast<const uint8_t*>(raw.c_str()),
                    reinterpret_cast<const uint8_t*>(raw.c_str()) + raw.size());

@@ -38,8 +38,8 @@ GraphHandle& graph_arg(nb::handle h, const char* method) {
 
 std::vector<TensorBinding> bindings_arg(nb::handle h, const char* method, const char* which) {
   if (!PyMapping_Check(h.ptr()) || PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())) {
-    throw_error(PyExc_TypeError, std::string(method) + ": " + which +
-                                     " must be a dict of name -> MLTensor");
+    throw_error(PyExc_TypeError,
+                std::string(method) + ": " + which + " must be a dict of name -> MLTensor");
   }
   std::vector<TensorBinding> out;
   nb::object items = nb::borrow(h).attr("items")();
@@ -77,7 +77,8 @@ std::vector<NamedOperand> outputs_arg(const BuilderHandle& self, nb::handle outp
   std::vector<NamedOperand> out;
   for (nb::handle item : nb::borrow(outputs).attr("items")()) {
     std::string name = to_string(item[0], std::string(method) + ": output name");
-    out.push_back({name, operand_id(self, item[1], std::string(method) + ": output '" + name + "'")});
+    out.push_back(
+        {name, operand_id(self, item[1], std::string(method) + ": output '" + name + "'")});
   }
   return out;
 }
@@ -153,8 +154,8 @@ nb::dict compute(ContextHandle& self, GraphHandle& g, nb::handle inputs) {
       throw_error(PyExc_ValueError, "compute: output '" + o.name +
                                         "' has dynamic dimensions; use resize_tensor + dispatch");
     }
-    auto t = unwrap(self.context->create_tensor(d.data_type, static_sizes(d.shape), true, false,
-                                                false));
+    auto t =
+        unwrap(self.context->create_tensor(d.data_type, static_sizes(d.shape), true, false, false));
     out.push_back({o.name, t.get()});
     keep.push_back(t);
   }
@@ -185,8 +186,9 @@ NB_MODULE(_webnn, m) {
   m.doc() = "Native core of the webnn package (W3C WebNN API).";
   m.attr("__version__") = "0.1.0";
 
-  m.def("backends", []() { return Context::backend_names(); },
-        "Names of the backends usable on this machine, in preference order.");
+  m.def(
+      "backends", []() { return Context::backend_names(); },
+      "Names of the backends usable on this machine, in preference order.");
 
   nb::class_<ContextHandle> context(m, "MLContext");
   nb::class_<BuilderHandle> builder(m, "MLGraphBuilder");
@@ -209,15 +211,13 @@ NB_MODULE(_webnn, m) {
           nb::sig("def create_context(self, power_preference: str = 'default', "
                   "accelerated: bool = True, backend: str = 'auto') -> MLContext"));
 
-  context
-      .def("__init__", [](ContextHandle*) { no_direct_construction("MLContext"); })
+  context.def("__init__", [](ContextHandle*) { no_direct_construction("MLContext"); })
       .def_prop_ro("accelerated", [](const ContextHandle& c) { return c.context->accelerated(); })
       .def_prop_ro("power_preference",
                    [](const ContextHandle& c) { return c.context->power_preference(); })
       .def_prop_ro("backend", [](const ContextHandle& c) { return c.context->backend_name(); })
-      .def_prop_ro("device_type", [](const ContextHandle& c) {
-        return c.context->accelerated() ? "gpu" : "cpu";
-      })
+      .def_prop_ro("device_type",
+                   [](const ContextHandle& c) { return c.context->accelerated() ? "gpu" : "cpu"; })
       .def("create_graph_builder",
            [](const ContextHandle& c) {
              return BuilderHandle{c.context, std::make_shared<GraphBuilder>()};
@@ -228,11 +228,11 @@ NB_MODULE(_webnn, m) {
              nb::handle writable, nb::handle exportable_to_gpu) {
             auto dims = parse_tensor_shape(shape, "create_tensor: shape");
             DataType t = parse_data_type(data_type, "create_tensor");
-            return TensorHandle{c.context,
-                            unwrap(c.context->create_tensor(
-                                t, dims, to_bool(readable, "create_tensor: readable"),
-                                to_bool(writable, "create_tensor: writable"),
-                                to_bool(exportable_to_gpu, "create_tensor: exportable_to_gpu")))};
+            return TensorHandle{
+                c.context, unwrap(c.context->create_tensor(
+                               t, dims, to_bool(readable, "create_tensor: readable"),
+                               to_bool(writable, "create_tensor: writable"),
+                               to_bool(exportable_to_gpu, "create_tensor: exportable_to_gpu")))};
           },
           "shape"_a, "data_type"_a, "readable"_a = false, "writable"_a = false,
           "exportable_to_gpu"_a = false,
@@ -245,8 +245,8 @@ NB_MODULE(_webnn, m) {
             TensorHandle& pt = tensor_arg(t, "write_tensor");
             check(c.context->check_writable(*pt.tensor));
             HostArray arr = adapt_array(data, pt.tensor->data_type(), "write_tensor");
-            check(c.context->write_tensor(*pt.tensor, arr.bytes.data(), arr.bytes.size(),
-                                          arr.count));
+            check(
+                c.context->write_tensor(*pt.tensor, arr.bytes.data(), arr.bytes.size(), arr.count));
           },
           "tensor"_a, "data"_a,
           nb::sig("def write_tensor(self, tensor: MLTensor, data: typing.Any) -> None"))
@@ -309,7 +309,8 @@ NB_MODULE(_webnn, m) {
                         "load_graph: graph files are not supported by this build yet");
           },
           "path"_a, nb::sig("def load_graph(self, path: str | os.PathLike) -> MLGraph"))
-      .def("op_support_limits", [](const ContextHandle& c) { return op_support_limits(*c.context); })
+      .def("op_support_limits",
+           [](const ContextHandle& c) { return op_support_limits(*c.context); })
       .def("__repr__", [](const ContextHandle& c) {
         return std::string("MLContext(backend='") + c.context->backend_name() +
                "', accelerated=" + (c.context->accelerated() ? "True" : "False") + ")";
@@ -346,17 +347,18 @@ NB_MODULE(_webnn, m) {
               dims = static_sizes(s);
               uint64_t n = unwrap(element_count(dims));
               if (n != arr.count) {
-                throw_error(PyExc_ValueError,
-                            "constant: shape " + shape_to_string(dims) + " has " +
-                                std::to_string(n) + " elements but the value has " +
-                                std::to_string(arr.count));
+                throw_error(PyExc_ValueError, "constant: shape " + shape_to_string(dims) + " has " +
+                                                  std::to_string(n) +
+                                                  " elements but the value has " +
+                                                  std::to_string(arr.count));
               }
             }
             for (int64_t d : dims) {
               if (d == 0) throw_error(PyExc_ValueError, "constant: empty arrays are not allowed");
             }
             OperandDesc desc{arr.data_type, to_shape(dims)};
-            return OperandHandle{self.builder, unwrap(self.builder->constant(desc, std::move(arr.bytes)))};
+            return OperandHandle{self.builder,
+                                 unwrap(self.builder->constant(desc, std::move(arr.bytes)))};
           },
           "value"_a, "shape"_a = nb::none(), "data_type"_a = nb::none(),
           nb::sig("def constant(self, value: typing.Any, shape: collections.abc.Sequence[int] | "
@@ -368,7 +370,9 @@ NB_MODULE(_webnn, m) {
             OperandId id = operand_id(self, op, "operand_shape");
             return shape_to_python(unwrap(self.builder->operand_desc(id)).shape);
           },
-          "operand"_a, nb::sig("def operand_shape(self, operand: MLOperand) -> list[int | dict[str, typing.Any]]"))
+          "operand"_a,
+          nb::sig(
+              "def operand_shape(self, operand: MLOperand) -> list[int | dict[str, typing.Any]]"))
       .def(
           "operand_data_type",
           [](BuilderHandle& self, nb::handle op) {

@@ -203,7 +203,8 @@ nb::object call_operation(BuilderHandle& self, OpKind kind, nb::args args, nb::k
       throw_error(PyExc_TypeError, op + "() got an unexpected keyword argument '" + k + "'");
     }
     if (values.count(field->name)) {
-      throw_error(PyExc_TypeError, op + "() got multiple values for argument '" + field->name + "'");
+      throw_error(PyExc_TypeError,
+                  op + "() got multiple values for argument '" + field->name + "'");
     }
     values[field->name] = value;
   }

@@ -4,6 +4,7 @@ The classes are implemented in the ``_webnn`` extension module; this package onl
 re-exports them (plus the pure-Python helpers).
 """
 
+from ._async import AsyncMLContext
 from ._webnn import (
     ML,
     MLContext,
@@ -14,16 +15,15 @@ from ._webnn import (
     __version__,
     backends,
 )
-from ._async import AsyncMLContext
 
 __all__ = [
     "ML",
+    "AsyncMLContext",
     "MLContext",
     "MLGraph",
     "MLGraphBuilder",
     "MLOperand",
     "MLTensor",
-    "AsyncMLContext",
     "__version__",
     "backends",
 ]

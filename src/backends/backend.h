@@ -19,7 +19,8 @@ class Backend {
   virtual const char* name() const = 0;
   virtual DeviceKind device_kind() const = 0;
   // Data types this backend executes for `field` of `kind` (a subset of the op's schema limit).
-  virtual DataTypeMask supported_types(OpKind kind, const char* field, DataTypeMask schema) const = 0;
+  virtual DataTypeMask supported_types(OpKind kind, const char* field,
+                                       DataTypeMask schema) const = 0;
   virtual Expected<std::unique_ptr<Kernel>> compile(const Node& node) const = 0;
 };
 

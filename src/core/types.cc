@@ -7,7 +7,7 @@ namespace webnn {
 
 namespace {
 constexpr const char* kNames[kDataTypeCount] = {"float32", "float16", "int32", "uint32", "int64",
-                                                "uint64",  "int8",    "uint8", "int4",  "uint4"};
+                                                "uint64",  "int8",    "uint8", "int4",   "uint4"};
 }
 
 void check_failed(const char* condition, const char* file, int line) {

@@ -110,10 +110,10 @@ void register_elementwise_schemas(SchemaTable& t) {
     set(t, k, infer_same_as_input<UnaryParams>,
         {{"input", kSignedNumeric}, {"output", kSignedNumeric}});
   }
-  for (OpKind k : {OpKind::kCeil, OpKind::kCos, OpKind::kErf, OpKind::kExp, OpKind::kFloor,
-                   OpKind::kLog, OpKind::kReciprocal, OpKind::kRoundEven, OpKind::kSin,
-                   OpKind::kSqrt, OpKind::kTan, OpKind::kSigmoid, OpKind::kTanh,
-                   OpKind::kSoftplus, OpKind::kSoftsign, OpKind::kGelu}) {
+  for (OpKind k :
+       {OpKind::kCeil, OpKind::kCos, OpKind::kErf, OpKind::kExp, OpKind::kFloor, OpKind::kLog,
+        OpKind::kReciprocal, OpKind::kRoundEven, OpKind::kSin, OpKind::kSqrt, OpKind::kTan,
+        OpKind::kSigmoid, OpKind::kTanh, OpKind::kSoftplus, OpKind::kSoftsign, OpKind::kGelu}) {
     set(t, k, infer_same_as_input<UnaryParams>, {{"input", kFloatTypes}, {"output", kFloatTypes}});
   }
   set(t, OpKind::kIdentity, infer_same_as_input<UnaryParams>,
@@ -127,8 +127,7 @@ void register_elementwise_schemas(SchemaTable& t) {
   set(t, OpKind::kPrelu, infer_prelu,
       {{"input", kSignedNumeric}, {"slope", kSignedNumeric}, {"output", kSignedNumeric}});
   set(t, OpKind::kClamp, infer_clamp, {{"input", kByteTypes}, {"output", kByteTypes}});
-  set(t, OpKind::kSoftmax, infer_softmax,
-      {{"input", kFloatTypes, 1}, {"output", kFloatTypes, 1}});
+  set(t, OpKind::kSoftmax, infer_softmax, {{"input", kFloatTypes, 1}, {"output", kFloatTypes, 1}});
 }
 
 }  // namespace webnn

@@ -49,7 +49,7 @@ std::optional<OpKind> op_from_spec_name(std::string_view name) {
 OpParams default_params(OpKind kind) {
   switch (kind) {
 #define WEBNN_OP(kind, spec, py, params, multi) \
-  case OpKind::k##kind:                        \
+  case OpKind::k##kind:                         \
     return params{};
 #include "webnn/op_table.def"
 #undef WEBNN_OP
@@ -88,8 +88,8 @@ Status check_limit(const InferContext& ctx, const char* field, const OperandLimi
   }
   int rank = static_cast<int>(d.rank());
   if (rank < limit->min_rank || rank > limit->max_rank) {
-    return ctx.error(field, " rank must be in [", limit->min_rank, ", ", limit->max_rank,
-                     "] (got ", rank, ", shape ", shape_to_string(d.shape), ")");
+    return ctx.error(field, " rank must be in [", limit->min_rank, ", ", limit->max_rank, "] (got ",
+                     rank, ", shape ", shape_to_string(d.shape), ")");
   }
   return Status::ok();
 }

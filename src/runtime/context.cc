@@ -269,8 +269,8 @@ Status Context::dispatch(CompiledGraph& compiled, const std::vector<TensorBindin
   std::vector<std::pair<OperandId, const Tensor*>> bound;
   std::vector<std::pair<OperandId, Tensor*>> in_bound, out_bound;
   if (inputs.size() != graph.inputs.size()) {
-    return make_error(ErrorKind::kRuntime, "dispatch: graph has ", graph.inputs.size(),
-                      " inputs, ", inputs.size(), " were given");
+    return make_error(ErrorKind::kRuntime, "dispatch: graph has ", graph.inputs.size(), " inputs, ",
+                      inputs.size(), " were given");
   }
   for (const TensorBinding& b : inputs) {
     auto it = std::find_if(graph.inputs.begin(), graph.inputs.end(),
@@ -288,8 +288,7 @@ Status Context::dispatch(CompiledGraph& compiled, const std::vector<TensorBindin
     auto it = std::find_if(graph.outputs.begin(), graph.outputs.end(),
                            [&](const NamedOperand& o) { return o.name == b.name; });
     if (it == graph.outputs.end()) {
-      return make_error(ErrorKind::kRuntime, "dispatch: graph has no output named '", b.name,
-                        "'");
+      return make_error(ErrorKind::kRuntime, "dispatch: graph has no output named '", b.name, "'");
     }
     out_bound.emplace_back(it->id, b.tensor);
   }

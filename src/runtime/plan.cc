@@ -23,7 +23,8 @@ Shape bind_shape(const Shape& s, const DimBindings& bindings) {
 // User-named dims inside op arguments (reshape/expand new_shape, slice sizes) bind too.
 OpParams bind_params(const OpParams& params, const DimBindings& bindings) {
   OpParams out = params;
-  if (auto* p = std::get_if<NewShapeParams>(&out)) p->new_shape = bind_shape(p->new_shape, bindings);
+  if (auto* p = std::get_if<NewShapeParams>(&out))
+    p->new_shape = bind_shape(p->new_shape, bindings);
   if (auto* p = std::get_if<SliceParams>(&out)) p->sizes = bind_shape(p->sizes, bindings);
   return out;
 }
@@ -66,8 +67,7 @@ Expected<std::unique_ptr<Plan>> build_plan(const Graph& graph, const Backend& ba
     v.data_type = d.data_type;
     v.shape = static_sizes(d.shape);
     WEBNN_ASSIGN_OR_RETURN(v.count, element_count(v.shape));
-    WEBNN_ASSIGN_OR_RETURN(uint64_t bytes,
-                           storage_bytes(unpacked_type(d.data_type), v.count));
+    WEBNN_ASSIGN_OR_RETURN(uint64_t bytes, storage_bytes(unpacked_type(d.data_type), v.count));
     plan->storage[id].assign(bytes == 0 ? 1 : bytes, 0);
     v.data = plan->storage[id].data();
     const Operand& op = graph.operands[id];

@@ -15,7 +15,7 @@ namespace webnn {
 struct Plan {
   std::vector<OperandDesc> descs;  // concrete descriptors, by operand id
   std::vector<std::vector<uint8_t>> storage;
-  std::vector<TensorView> views;   // by operand id; unused operands have no data
+  std::vector<TensorView> views;                 // by operand id; unused operands have no data
   std::vector<std::unique_ptr<Kernel>> kernels;  // by node index
 };
 

@@ -1,7 +1,7 @@
 // GraphBuilder: inputs, constants, generic limit checks, pruning at build, consumption.
-#include <gtest/gtest.h>
-
 #include "webnn/builder.h"
+
+#include <gtest/gtest.h>
 
 namespace webnn {
 namespace {
@@ -26,8 +26,8 @@ TEST(BuilderTest, ConstantByteLengthMustMatch) {
   EXPECT_TRUE(b.constant({DataType::kFloat32, {2}}, std::vector<uint8_t>(8)).has_value());
   EXPECT_FALSE(b.constant({DataType::kFloat32, {2}}, std::vector<uint8_t>(7)).has_value());
   EXPECT_TRUE(b.constant({DataType::kInt4, {3}}, std::vector<uint8_t>(2)).has_value());
-  EXPECT_FALSE(b.constant({DataType::kFloat32, {Dim("n", 2)}}, std::vector<uint8_t>(8))
-                   .has_value());
+  EXPECT_FALSE(
+      b.constant({DataType::kFloat32, {Dim("n", 2)}}, std::vector<uint8_t>(8)).has_value());
 }
 
 TEST(BuilderTest, LimitsAreCheckedBeforeInfer) {

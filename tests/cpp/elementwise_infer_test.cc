@@ -36,8 +36,7 @@ TEST(BroadcastTest, DynamicDimensions) {
 
 TEST(ElementwiseInferTest, PredicatesProduceUint8) {
   EXPECT_EQ(binary(OpKind::kGreater, {2}, {2})->data_type, DataType::kUint8);
-  EXPECT_EQ(binary(OpKind::kLogicalAnd, {2}, {2}, DataType::kUint8)->data_type,
-            DataType::kUint8);
+  EXPECT_EQ(binary(OpKind::kLogicalAnd, {2}, {2}, DataType::kUint8)->data_type, DataType::kUint8);
   EXPECT_FALSE(binary(OpKind::kLogicalAnd, {2}, {2}, DataType::kFloat32).has_value());
 }
 
@@ -62,9 +61,9 @@ TEST(ElementwiseInferTest, ClampBoundsAndSoftmaxAxis) {
   auto r = b.add_op(OpKind::kClamp, bad, "c");
   ASSERT_FALSE(r.has_value());
   EXPECT_NE(r.status().message().find("clamp 'c': min_value"), std::string::npos);
-  EXPECT_TRUE(b.add_op(OpKind::kClamp, ClampParams{{x}, Scalar::from_int(1),
-                                                    Scalar::from_uint(1ULL << 63)})
-                  .has_value());
+  EXPECT_TRUE(
+      b.add_op(OpKind::kClamp, ClampParams{{x}, Scalar::from_int(1), Scalar::from_uint(1ULL << 63)})
+          .has_value());
   EXPECT_TRUE(b.add_op(OpKind::kSoftmax, SoftmaxParams{{x}, 1}).has_value());
   EXPECT_FALSE(b.add_op(OpKind::kSoftmax, SoftmaxParams{{x}, 2}).has_value());
   OperandId s = *b.input("s", {}, DataType::kFloat32);

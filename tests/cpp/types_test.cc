@@ -1,8 +1,8 @@
+#include "webnn/types.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
-
-#include "webnn/types.h"
 
 namespace webnn {
 namespace {

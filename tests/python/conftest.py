@@ -13,12 +13,12 @@ def pytest_terminal_summary(terminalreporter):
     counts = {"passed": 0, "failed": 0, "skipped": 0}
     for outcome in counts:
         for report in terminalreporter.stats.get(outcome, []):
-            if "test_wpt_case" in getattr(report, "nodeid", "") and report.when in (
-                "call",
-                "setup",
+            is_wpt = "test_wpt_case" in getattr(report, "nodeid", "")
+            # Skips are reported at setup, passes and failures at call.
+            if is_wpt and (
+                report.when == "call" or (outcome == "skipped" and report.when == "setup")
             ):
-                if outcome == "skipped" or report.when == "call":
-                    counts[outcome] += 1
+                counts[outcome] += 1
     total = sum(counts.values())
     if total:
         terminalreporter.write_line(

@@ -21,8 +21,16 @@ def simple_graph(ctx, shape=(2, 3)):
 
 
 def test_module_exports():
-    for name in ("ML", "MLContext", "MLGraphBuilder", "MLOperand", "MLGraph", "MLTensor",
-                 "AsyncMLContext", "backends"):
+    for name in (
+        "ML",
+        "MLContext",
+        "MLGraphBuilder",
+        "MLOperand",
+        "MLGraph",
+        "MLTensor",
+        "AsyncMLContext",
+        "backends",
+    ):
         assert hasattr(webnn, name)
     assert isinstance(webnn.__version__, str) and webnn.__version__.count(".") == 2
     assert webnn.backends()[:2] == ["cpu", "reference"]
@@ -77,8 +85,13 @@ def test_contexts_are_independent():
 
 def test_create_tensor_properties(ctx):
     t = ctx.create_tensor([2, 3], "float16", readable=True)
-    assert (t.data_type, t.shape, t.size, t.readable, t.writable) == ("float16", [2, 3], 6,
-                                                                     True, False)
+    assert (t.data_type, t.shape, t.size, t.readable, t.writable) == (
+        "float16",
+        [2, 3],
+        6,
+        True,
+        False,
+    )
     assert t.exportable_to_gpu is False
     assert repr(t) == "MLTensor(dtype='float16', shape=[2,3], readable=True, writable=False)"
     np.testing.assert_array_equal(ctx.read_tensor(t), np.zeros((2, 3), np.float16))
@@ -107,9 +120,18 @@ def test_create_tensor_errors(ctx):
 
 @pytest.mark.parametrize(
     "data_type,carrier",
-    [("float32", np.float32), ("float16", np.float16), ("int32", np.int32),
-     ("uint32", np.uint32), ("int64", np.int64), ("uint64", np.uint64), ("int8", np.int8),
-     ("uint8", np.uint8), ("int4", np.int8), ("uint4", np.uint8)],
+    [
+        ("float32", np.float32),
+        ("float16", np.float16),
+        ("int32", np.int32),
+        ("uint32", np.uint32),
+        ("int64", np.int64),
+        ("uint64", np.uint64),
+        ("int8", np.int8),
+        ("uint8", np.uint8),
+        ("int4", np.int8),
+        ("uint4", np.uint8),
+    ],
 )
 def test_write_read_round_trip_every_type(ctx, data_type, carrier):
     t = ctx.create_tensor([3, 3], data_type, readable=True, writable=True)
@@ -164,8 +186,12 @@ def test_destroy(ctx):
     t = ctx.create_tensor([2], "float32", readable=True, writable=True)
     t.destroy()
     t.destroy()  # second destroy is a no-op
-    for call in (lambda: ctx.read_tensor(t), lambda: ctx.write_tensor(t, [1, 2]),
-                 lambda: ctx.resize_tensor(t, [3]), lambda: ctx.set_tensor_capacity(t, [4])):
+    for call in (
+        lambda: ctx.read_tensor(t),
+        lambda: ctx.write_tensor(t, [1, 2]),
+        lambda: ctx.resize_tensor(t, [3]),
+        lambda: ctx.set_tensor_capacity(t, [4]),
+    ):
         with pytest.raises(RuntimeError, match="destroyed"):
             call()
     g = simple_graph(ctx)
@@ -252,10 +278,17 @@ def test_input_errors(ctx):
 
 @pytest.mark.parametrize(
     "value,data_type,want_type",
-    [(np.zeros(3, np.float32), None, "float32"), ([1.5, 2.5], None, "float32"),
-     (np.array([1, 2], np.uint64), None, "uint64"), ([True, False], None, "uint8"),
-     ([1, 2], None, "int64"), ([1.5, 2.5], "float16", "float16"), ([-8, 7], "int4", "int4"),
-     (3, None, "int64"), (np.float16(2), None, "float16")],
+    [
+        (np.zeros(3, np.float32), None, "float32"),
+        ([1.5, 2.5], None, "float32"),
+        (np.array([1, 2], np.uint64), None, "uint64"),
+        ([True, False], None, "uint8"),
+        ([1, 2], None, "int64"),
+        ([1.5, 2.5], "float16", "float16"),
+        ([-8, 7], "int4", "int4"),
+        (3, None, "int64"),
+        (np.float16(2), None, "float16"),
+    ],
 )
 def test_constant_type_inference(ctx, value, data_type, want_type):
     b = ctx.create_graph_builder()
@@ -263,8 +296,10 @@ def test_constant_type_inference(ctx, value, data_type, want_type):
     assert b.operand_data_type(c) == want_type
     assert b.operand_shape(c) == list(np.asarray(value).shape)
     g = b.build({"out": b.identity(c)})
-    np.testing.assert_array_equal(ctx.compute(g, {})["out"], np.asarray(value).astype(
-        {"int4": np.int8}.get(want_type, want_type)))
+    np.testing.assert_array_equal(
+        ctx.compute(g, {})["out"],
+        np.asarray(value).astype({"int4": np.int8}.get(want_type, want_type)),
+    )
 
 
 def test_constant_shape_and_errors(ctx):
@@ -348,9 +383,14 @@ def test_build_consumes_builder(ctx):
     y = b.relu(x)
     g = b.build({"y": y, "y2": y})
     assert g.get_output_names() == ["y", "y2"]
-    for call in (lambda: b.input("z", [1], "float32"), lambda: b.constant([1.0]),
-                 lambda: b.relu(x), lambda: b.operand_shape(y),
-                 lambda: b.operand_data_type(y), lambda: b.build({"y": y})):
+    for call in (
+        lambda: b.input("z", [1], "float32"),
+        lambda: b.constant([1.0]),
+        lambda: b.relu(x),
+        lambda: b.operand_shape(y),
+        lambda: b.operand_data_type(y),
+        lambda: b.build({"y": y}),
+    ):
         with pytest.raises(RuntimeError, match="already"):
             call()
 
@@ -466,8 +506,11 @@ def test_dispatch_binds_dynamic_dimensions(ctx):
     with pytest.raises(RuntimeError, match="maxSize"):
         ctx.dispatch(g, {"x": too_big}, {"y": ctx.create_tensor([5, 2], "float32")})
     with pytest.raises(RuntimeError):
-        ctx.dispatch(g, {"x": ctx.create_tensor([2, 3], "float32")},
-                     {"y": ctx.create_tensor([3, 2], "float32")})
+        ctx.dispatch(
+            g,
+            {"x": ctx.create_tensor([2, 3], "float32")},
+            {"y": ctx.create_tensor([3, 2], "float32")},
+        )
 
 
 def test_dispatch_checks_consistent_dynamic_sizes(ctx):
@@ -475,9 +518,11 @@ def test_dispatch_checks_consistent_dynamic_sizes(ctx):
     n = {"name": "n", "maxSize": 8}
     g = b.build({"s": b.add(b.input("a", [n], "float32"), b.input("b", [n], "float32"))})
     with pytest.raises(RuntimeError, match="'n'"):
-        ctx.dispatch(g, {"a": ctx.create_tensor([2], "float32"),
-                         "b": ctx.create_tensor([3], "float32")},
-                     {"s": ctx.create_tensor([2], "float32")})
+        ctx.dispatch(
+            g,
+            {"a": ctx.create_tensor([2], "float32"), "b": ctx.create_tensor([3], "float32")},
+            {"s": ctx.create_tensor([2], "float32")},
+        )
 
 
 def test_compute(ctx):

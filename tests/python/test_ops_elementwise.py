@@ -16,8 +16,10 @@ def ctx(request):
 
 def run(ctx, build, **feeds):
     b = ctx.create_graph_builder()
-    inputs = {name: b.input(name, list(np.shape(v)), str(np.asarray(v).dtype))
-              for name, v in feeds.items()}
+    inputs = {
+        name: b.input(name, list(np.shape(v)), str(np.asarray(v).dtype))
+        for name, v in feeds.items()
+    }
     graph = b.build({"out": build(b, **inputs)})
     return ctx.compute(graph, feeds)["out"]
 
@@ -31,8 +33,12 @@ def test_integer_binary_wraps_like_numpy(ctx, op, dtype):
     info = np.iinfo(dtype)
     a = np.array([info.max, info.min, 3, 0, 7], dtype=dtype)
     b = np.array([1, 1, 2, 5, info.max], dtype=dtype)
-    want = getattr(np, {"add": "add", "sub": "subtract", "mul": "multiply", "max": "maximum",
-                        "min": "minimum"}[op])(a, b)
+    want = getattr(
+        np,
+        {"add": "add", "sub": "subtract", "mul": "multiply", "max": "maximum", "min": "minimum"}[
+            op
+        ],
+    )(a, b)
     got = run(ctx, lambda bb, a, b: getattr(bb, op)(a, b), a=a, b=b)
     assert got.dtype == dtype
     np.testing.assert_array_equal(got, want)
@@ -58,16 +64,24 @@ def test_int64_values_are_exact(ctx):
     a = np.array([2**62 + 1, -(2**62) - 3], dtype=np.int64)
     b = np.array([2**62, 1], dtype=np.int64)
     np.testing.assert_array_equal(run(ctx, lambda bb, a, b: bb.sub(a, b), a=a, b=b), a - b)
-    np.testing.assert_array_equal(run(ctx, lambda bb, a, b: bb.greater(a, b), a=a, b=b),
-                                  (a > b).astype(np.uint8))
+    np.testing.assert_array_equal(
+        run(ctx, lambda bb, a, b: bb.greater(a, b), a=a, b=b), (a > b).astype(np.uint8)
+    )
     u = np.array([2**64 - 1, 2**63], dtype=np.uint64)
     np.testing.assert_array_equal(run(ctx, lambda bb, u: bb.identity(u), u=u), u)
 
 
-@pytest.mark.parametrize("op,fn", [("equal", np.equal), ("not_equal", np.not_equal),
-                                   ("greater", np.greater),
-                                   ("greater_or_equal", np.greater_equal),
-                                   ("lesser", np.less), ("lesser_or_equal", np.less_equal)])
+@pytest.mark.parametrize(
+    "op,fn",
+    [
+        ("equal", np.equal),
+        ("not_equal", np.not_equal),
+        ("greater", np.greater),
+        ("greater_or_equal", np.greater_equal),
+        ("lesser", np.less),
+        ("lesser_or_equal", np.less_equal),
+    ],
+)
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.uint64])
 def test_comparisons_broadcast(ctx, op, fn, dtype):
     a = RNG.integers(0, 4, (2, 3, 4)).astype(dtype)
@@ -80,8 +94,11 @@ def test_comparisons_broadcast(ctx, op, fn, dtype):
 def test_logical_ops_treat_nonzero_as_true(ctx):
     a = np.array([0, 1, 2, 255, 0], dtype=np.uint8)
     b = np.array([0, 0, 7, 1, 9], dtype=np.uint8)
-    for op, fn in [("logical_and", np.logical_and), ("logical_or", np.logical_or),
-                   ("logical_xor", np.logical_xor)]:
+    for op, fn in [
+        ("logical_and", np.logical_and),
+        ("logical_or", np.logical_or),
+        ("logical_xor", np.logical_xor),
+    ]:
         got = run(ctx, lambda bb, a, b, op=op: getattr(bb, op)(a, b), a=a, b=b)
         np.testing.assert_array_equal(got, fn(a, b).astype(np.uint8))
     got = run(ctx, lambda bb, a: bb.logical_not(a), a=a)
@@ -93,10 +110,12 @@ def test_logical_ops_treat_nonzero_as_true(ctx):
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_classification(ctx, dtype):
     x = np.array([np.nan, np.inf, -np.inf, 0.0, -1.5, 65504], dtype=dtype)
-    np.testing.assert_array_equal(run(ctx, lambda b, x: b.is_nan(x), x=x),
-                                  np.isnan(x).astype(np.uint8))
-    np.testing.assert_array_equal(run(ctx, lambda b, x: b.is_infinite(x), x=x),
-                                  np.isinf(x).astype(np.uint8))
+    np.testing.assert_array_equal(
+        run(ctx, lambda b, x: b.is_nan(x), x=x), np.isnan(x).astype(np.uint8)
+    )
+    np.testing.assert_array_equal(
+        run(ctx, lambda b, x: b.is_infinite(x), x=x), np.isinf(x).astype(np.uint8)
+    )
 
 
 def test_round_even_and_sign(ctx):
@@ -123,17 +142,26 @@ def test_activations_match_formulas(ctx, dtype):
         "hard_swish": (lambda b, x: b.hard_swish(x), xd * np.clip(xd + 3, 0, 6) / 6),
         "elu": (lambda b, x: b.elu(x, alpha=0.5), np.where(xd > 0, xd, 0.5 * np.expm1(xd))),
         "leaky_relu": (lambda b, x: b.leaky_relu(x), np.where(xd >= 0, xd, 0.01 * xd)),
-        "hard_sigmoid": (lambda b, x: b.hard_sigmoid(x, alpha=0.3, beta=0.4),
-                         np.clip(0.3 * xd + 0.4, 0, 1)),
+        "hard_sigmoid": (
+            lambda b, x: b.hard_sigmoid(x, alpha=0.3, beta=0.4),
+            np.clip(0.3 * xd + 0.4, 0, 1),
+        ),
         "linear": (lambda b, x: b.linear(x, 2.0, -1.0), 2 * xd - 1),
-        "hard_swish_compat": (lambda b, x: b.hard_swish(x, alpha=0.25, beta=0.25),
-                              xd * np.clip(0.25 * xd + 0.25, 0, 1)),
+        "hard_swish_compat": (
+            lambda b, x: b.hard_swish(x, alpha=0.25, beta=0.25),
+            xd * np.clip(0.25 * xd + 0.25, 0, 1),
+        ),
     }
     for name, (build, want) in cases.items():
         got = run(ctx, build, x=x)
         assert got.dtype == dtype, name
-        np.testing.assert_allclose(got, want.astype(dtype), rtol=2e-3 if dtype == np.float16
-                                   else 1e-6, atol=1e-6, err_msg=name)
+        np.testing.assert_allclose(
+            got,
+            want.astype(dtype),
+            rtol=2e-3 if dtype == np.float16 else 1e-6,
+            atol=1e-6,
+            err_msg=name,
+        )
 
 
 def test_prelu_broadcasts_slope(ctx):
@@ -172,8 +200,15 @@ def test_softmax_any_axis(ctx, axis):
 
 def test_unary_math_float16_rounds_once(ctx):
     x = np.array([0.1, 0.7, 1.3, 2.9, 10.0], np.float16)
-    for op, fn in [("exp", np.exp), ("log", np.log), ("sqrt", np.sqrt), ("tanh", np.tanh),
-                   ("reciprocal", np.reciprocal), ("cos", np.cos), ("sin", np.sin)]:
+    for op, fn in [
+        ("exp", np.exp),
+        ("log", np.log),
+        ("sqrt", np.sqrt),
+        ("tanh", np.tanh),
+        ("reciprocal", np.reciprocal),
+        ("cos", np.cos),
+        ("sin", np.sin),
+    ]:
         got = run(ctx, lambda b, x, op=op: getattr(b, op)(x), x=x)
         np.testing.assert_array_equal(got, fn(x.astype(np.float64)).astype(np.float16), op)
 

@@ -31,7 +31,5 @@ def test_stub_lists_every_operation():
     for name in limits:
         if name in ("preferredInputLayout", "maxTensorByteLength", "input", "constant", "output"):
             continue
-        method = next(
-            m for m in dir(webnn.MLGraphBuilder) if m.replace("_", "") == name.lower()
-        )
+        method = next(m for m in dir(webnn.MLGraphBuilder) if m.replace("_", "") == name.lower())
         assert f"def {method}(self" in stub

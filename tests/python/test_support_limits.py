@@ -14,12 +14,21 @@ types (others get consistent defaults) and returns the operation's output operan
 import importlib
 from pathlib import Path
 
-import numpy as np
 import pytest
 import webnn
 
-ALL_TYPES = ["float32", "float16", "int32", "uint32", "int64", "uint64", "int8", "uint8",
-             "int4", "uint4"]
+ALL_TYPES = [
+    "float32",
+    "float16",
+    "int32",
+    "uint32",
+    "int64",
+    "uint64",
+    "int8",
+    "uint8",
+    "int4",
+    "uint4",
+]
 
 
 def _samples():

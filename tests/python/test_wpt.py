@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 import webnn
-
 from wpt_runner import check_case, load_cases
 
 SKIPS = json.loads((Path(__file__).parent / "wpt_skips.json").read_text())

@@ -77,8 +77,10 @@ def to_array(tensor):
 def _resolve(value, operands):
     if isinstance(value, str) and value in operands:
         return operands[value]
-    if isinstance(value, list) and value and all(
-        isinstance(v, str) and v in operands for v in value
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(v, str) and v in operands for v in value)
     ):
         return [operands[v] for v in value]
     if isinstance(value, list):

@@ -399,18 +399,19 @@ void register_reference_elementwise(KernelTable& t) {
     set(k, run_binary);
   }
   for (OpKind k : {OpKind::kEqual, OpKind::kNotEqual, OpKind::kGreater, OpKind::kGreaterOrEqual,
-                   OpKind::kLesser, OpKind::kLesserOrEqual, OpKind::kLogicalAnd,
-                   OpKind::kLogicalOr, OpKind::kLogicalXor}) {
+                   OpKind::kLesser, OpKind::kLesserOrEqual, OpKind::kLogicalAnd, OpKind::kLogicalOr,
+                   OpKind::kLogicalXor}) {
     set(k, run_predicate);
   }
   set(OpKind::kLogicalNot, run_logical_not);
   set(OpKind::kIsNaN, run_classify);
   set(OpKind::kIsInfinite, run_classify);
-  for (OpKind k : {OpKind::kAbs, OpKind::kCeil, OpKind::kCos, OpKind::kErf, OpKind::kExp,
-                   OpKind::kFloor, OpKind::kIdentity, OpKind::kLog, OpKind::kNeg,
-                   OpKind::kReciprocal, OpKind::kRoundEven, OpKind::kSin, OpKind::kSign,
-                   OpKind::kSqrt, OpKind::kTan, OpKind::kRelu, OpKind::kSigmoid, OpKind::kTanh,
-                   OpKind::kSoftplus, OpKind::kSoftsign, OpKind::kGelu}) {
+  for (OpKind k : {OpKind::kAbs,     OpKind::kCeil,       OpKind::kCos,       OpKind::kErf,
+                   OpKind::kExp,     OpKind::kFloor,      OpKind::kIdentity,  OpKind::kLog,
+                   OpKind::kNeg,     OpKind::kReciprocal, OpKind::kRoundEven, OpKind::kSin,
+                   OpKind::kSign,    OpKind::kSqrt,       OpKind::kTan,       OpKind::kRelu,
+                   OpKind::kSigmoid, OpKind::kTanh,       OpKind::kSoftplus,  OpKind::kSoftsign,
+                   OpKind::kGelu}) {
     set(k, run_unary);
   }
   set(OpKind::kHardSwish, run_hard_swish);

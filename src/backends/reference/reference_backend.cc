@@ -29,8 +29,7 @@ class ReferenceBackend final : public Backend {
   Expected<std::unique_ptr<Kernel>> compile(const Node& node) const override {
     KernelFn fn = reference_kernels()[static_cast<int>(node.kind)];
     if (!fn) {
-      return make_error(ErrorKind::kNotSupported, op_spec_name(node.kind),
-                        ": no reference kernel");
+      return make_error(ErrorKind::kNotSupported, op_spec_name(node.kind), ": no reference kernel");
     }
     return std::unique_ptr<Kernel>(std::make_unique<FunctionKernel>(fn));
   }
