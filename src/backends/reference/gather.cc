@@ -18,13 +18,28 @@ int64_t product(const std::vector<int64_t>& shape, size_t begin, size_t end) {
 }
 
 // Index value i into an axis of size n: [-n, n) maps onto [0, n); the rest is clamped.
+// Callers make sure n > 0 before any element is accessed.
 int64_t normalize_index(int64_t i, int64_t n) {
   if (i < 0) i += n;
-  return std::clamp<int64_t>(i, 0, n - 1);
+  return std::clamp<int64_t>(i, 0, std::max<int64_t>(n - 1, 0));
+}
+
+// A dynamic dimension may be bound to 0 at dispatch: indexing into an empty axis has no
+// element to read or write, so a non-empty result is an error instead of a clamp.
+Status check_indexed_axes(KernelContext& ctx, const std::vector<int64_t>& shape, size_t begin,
+                          size_t end, uint64_t accesses) {
+  for (size_t d = begin; d < end; ++d) {
+    if (shape[d] == 0 && accesses > 0) {
+      return ctx.error("cannot index into axis ", d, " of size 0 (input shape ",
+                       shape_to_string(shape), ")");
+    }
+  }
+  return Status::ok();
 }
 
 void copy_elements(uint8_t* dst, int64_t dst_index, const uint8_t* src, int64_t src_index,
                    int64_t count, size_t element) {
+  if (count <= 0) return;  // empty tensors may have no buffer at all
   std::memmove(dst + dst_index * element, src + src_index * element,
                static_cast<size_t>(count) * element);
 }
@@ -40,6 +55,7 @@ Status run_gather(KernelContext& ctx) {
   const int64_t axis_size = in.shape[axis];
   const int64_t inner = product(in.shape, axis + 1, in.rank());
   const auto count = static_cast<int64_t>(indices.count);
+  WEBNN_RETURN_IF_ERROR(check_indexed_axes(ctx, in.shape, axis, axis + 1, out.count));
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t j = 0; j < count; ++j) {
       int64_t i = normalize_index(read_index(indices, j), axis_size);
@@ -58,6 +74,7 @@ Status run_gather_elements(KernelContext& ctx) {
   const size_t element = element_size(in.data_type);
   const auto axis = static_cast<size_t>(p.axis);
   const std::vector<int64_t> strides = strides_of(in.shape);
+  WEBNN_RETURN_IF_ERROR(check_indexed_axes(ctx, in.shape, axis, axis + 1, indices.count));
   for_each_index(indices.shape, [&](int64_t flat, const std::vector<int64_t>& idx) {
     int64_t src = 0;
     for (size_t d = 0; d < idx.size(); ++d) {
@@ -78,6 +95,7 @@ Status run_scatter_elements(KernelContext& ctx) {
   const size_t element = element_size(in.data_type);
   const auto axis = static_cast<size_t>(p.axis);
   const std::vector<int64_t> strides = strides_of(in.shape);
+  WEBNN_RETURN_IF_ERROR(check_indexed_axes(ctx, in.shape, axis, axis + 1, indices.count));
   copy_elements(out.data, 0, in.data, 0, static_cast<int64_t>(in.count), element);
   // Row-major order makes the last duplicate win.
   for_each_index(indices.shape, [&](int64_t flat, const std::vector<int64_t>& idx) {
@@ -114,7 +132,9 @@ Status run_gather_nd(KernelContext& ctx) {
   const TensorView& indices = ctx.in(p.indices);
   TensorView& out = ctx.out();
   const size_t element = element_size(in.data_type);
-  const int64_t slice = product(in.shape, static_cast<size_t>(indices.shape.back()), in.rank());
+  const auto k = static_cast<size_t>(indices.shape.back());
+  const int64_t slice = product(in.shape, k, in.rank());
+  WEBNN_RETURN_IF_ERROR(check_indexed_axes(ctx, in.shape, 0, k, out.count));
   for_each_nd_tuple(in, indices, [&](int64_t t, int64_t offset) {
     copy_elements(out.data, t * slice, in.data, offset, slice, element);
   });
@@ -128,7 +148,9 @@ Status run_scatter_nd(KernelContext& ctx) {
   const TensorView& updates = ctx.in(p.updates);
   TensorView& out = ctx.out();
   const size_t element = element_size(in.data_type);
-  const int64_t slice = product(in.shape, static_cast<size_t>(indices.shape.back()), in.rank());
+  const auto k = static_cast<size_t>(indices.shape.back());
+  const int64_t slice = product(in.shape, k, in.rank());
+  WEBNN_RETURN_IF_ERROR(check_indexed_axes(ctx, in.shape, 0, k, updates.count));
   copy_elements(out.data, 0, in.data, 0, static_cast<int64_t>(in.count), element);
   // Tuples are applied in order, so the last duplicate wins.
   for_each_nd_tuple(in, indices, [&](int64_t t, int64_t offset) {
