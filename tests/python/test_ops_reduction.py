@@ -382,3 +382,58 @@ def test_cumulative_sum_rejections(ctx):
         b.cumulative_sum(x, 0, exclusive="no")
     with pytest.raises(ValueError, match="rank"):
         b.cumulative_sum(b.input("s", [], "float32"), 0)
+
+
+EMPTY_REFERENCES = {
+    "reduce_sum": lambda x: np.sum(x, axis=0),
+    "reduce_l1": lambda x: np.sum(np.abs(x), axis=0),
+    "reduce_l2": lambda x: np.sqrt(np.sum(x * x, axis=0)),
+    "reduce_product": lambda x: np.prod(x, axis=0),
+    "reduce_max": lambda x: np.max(x, axis=0, initial=-np.inf),
+    "reduce_min": lambda x: np.min(x, axis=0, initial=np.inf),
+    "reduce_log_sum": lambda x: np.log(np.sum(x, axis=0)),
+    "reduce_log_sum_exp": lambda x: np.log(np.sum(np.exp(x), axis=0)),
+    "reduce_mean": lambda x: np.sum(x, axis=0) / 0.0,
+}
+
+
+@pytest.mark.parametrize("op", sorted(EMPTY_REFERENCES))
+def test_reducing_a_dynamic_axis_bound_to_zero(ctx, op):
+    """An empty reduction yields the operation's identity (and never reads out of bounds)."""
+    b = ctx.create_graph_builder()
+    x = b.input("x", [{"name": "n", "maxSize": 4}, 3], "float32")
+    graph = b.build({"y": getattr(b, op)(x, axes=[0])})
+    xt = ctx.create_tensor([0, 3], "float32", writable=True)
+    yt = ctx.create_tensor([3], "float32", readable=True)
+    ctx.dispatch(graph, {"x": xt}, {"y": yt})
+    with np.errstate(divide="ignore", invalid="ignore"):
+        want = EMPTY_REFERENCES[op](np.zeros((0, 3), np.float64)).astype(np.float32)
+    np.testing.assert_array_equal(ctx.read_tensor(yt), want)
+
+
+@pytest.mark.parametrize("op", ["arg_min", "arg_max"])
+def test_arg_over_a_dynamic_axis_bound_to_zero_fails(ctx, op):
+    b = ctx.create_graph_builder()
+    x = b.input("x", [{"name": "n", "maxSize": 4}, 3], "int32")
+    graph = b.build({"y": getattr(b, op)(x, 0)})
+    xt = ctx.create_tensor([0, 3], "int32", writable=True)
+    yt = ctx.create_tensor([3], "int32", readable=True)
+    with pytest.raises(RuntimeError, match="size 0"):
+        ctx.dispatch(graph, {"x": xt}, {"y": yt})
+
+
+@pytest.mark.parametrize("op,reference", [
+    ("reduce_max", lambda x: np.max(x, axis=0, initial=np.iinfo(np.int32).min)),
+    ("reduce_min", lambda x: np.min(x, axis=0, initial=np.iinfo(np.int32).max)),
+    ("reduce_sum", lambda x: np.sum(x, axis=0)),
+    ("reduce_product", lambda x: np.prod(x, axis=0)),
+])
+def test_integer_reduction_of_empty_axis(ctx, op, reference):
+    b = ctx.create_graph_builder()
+    x = b.input("x", [{"name": "n", "maxSize": 4}, 2], "int32")
+    graph = b.build({"y": getattr(b, op)(x, axes=[0])})
+    xt = ctx.create_tensor([0, 2], "int32", writable=True)
+    yt = ctx.create_tensor([2], "int32", readable=True)
+    ctx.dispatch(graph, {"x": xt}, {"y": yt})
+    np.testing.assert_array_equal(ctx.read_tensor(yt),
+                                  reference(np.zeros((0, 2), np.int32)).astype(np.int32))

@@ -82,7 +82,25 @@ double sum_of_squares(const std::vector<double>& v) {
   return s;
 }
 
+// A dynamic dimension bound to 0 at dispatch can leave nothing to reduce: the result is then
+// the operation's identity (max of nothing = -inf, mean of nothing = NaN).
 double float_reduce(OpKind k, const std::vector<double>& v) {
+  if (v.empty()) {
+    switch (k) {
+      case OpKind::kReduceMean:
+        return NAN;
+      case OpKind::kReduceLogSum:
+      case OpKind::kReduceLogSumExp:
+      case OpKind::kReduceMax:
+        return -INFINITY;
+      case OpKind::kReduceMin:
+        return INFINITY;
+      case OpKind::kReduceProduct:
+        return 1;
+      default:
+        return 0;
+    }
+  }
   switch (k) {
     case OpKind::kReduceSum:
       return sum_of(v);
@@ -147,9 +165,9 @@ T int_reduce(OpKind k, const std::vector<T>& v) {
       for (T x : v) acc = static_cast<U>(acc * static_cast<U>(x));
       return static_cast<T>(acc);
     case OpKind::kReduceMax:
-      return *std::max_element(v.begin(), v.end());
+      return v.empty() ? std::numeric_limits<T>::lowest() : *std::max_element(v.begin(), v.end());
     case OpKind::kReduceMin:
-      return *std::min_element(v.begin(), v.end());
+      return v.empty() ? std::numeric_limits<T>::max() : *std::min_element(v.begin(), v.end());
     default:
       return 0;
   }
@@ -206,6 +224,9 @@ Status run_arg_min_max(KernelContext& ctx) {
   TensorView& out = ctx.out();
   const bool is_max = ctx.node().kind == OpKind::kArgMax;
   const AxisSplit s = split_at(x.shape, p.axis);
+  if (s.len == 0 && out.count > 0) {
+    return ctx.error("axis ", p.axis, " has size 0: there is no index to return");
+  }
   dispatch_type(x.data_type, [&](auto tag) {
     using T = decltype(tag);
     const T* in = x.as<T>();
