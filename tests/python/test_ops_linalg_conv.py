@@ -520,3 +520,33 @@ def test_conv_transpose2d_rejects_dynamic_channels(context):
     w = b.input("w", [4, 4, 3, 3], "float32")
     with pytest.raises(ValueError, match="dynamic"):
         b.conv_transpose2d(x, w)
+
+
+def test_dynamic_batch_runs_at_a_smaller_size(context):
+    # The kernels must take the batch from the bound tensors, not from maxSize.
+    rng = _rng(11)
+    x = _data([3, 2, 4, 4], "float32", rng).astype(np.float32)
+    w = _data([2, 3, 2, 2], "float32", rng).astype(np.float32)
+    m = _data([3, 2, 3], "float32", rng).astype(np.float32)
+    k = _data([3, 2], "float32", rng).astype(np.float32)
+    b = _builder(context)
+    xi = b.input("x", [DYN, 2, 4, 4], "float32")
+    mi = b.input("m", [DYN, 2, 3], "float32")
+    conv = b.conv2d(xi, b.constant(_to_layout(w, "iohw", "oihw").copy(), shape=[3, 2, 2, 2],
+                                   data_type="float32"), strides=[2, 2])
+    convt = b.conv_transpose2d(xi, b.constant(w, shape=[2, 3, 2, 2], data_type="float32"))
+    mm = b.matmul(mi, b.constant(k, shape=[3, 2], data_type="float32"))
+    graph = b.build({"conv": conv, "convt": convt, "mm": mm})
+    tensors = {"x": context.create_tensor([3, 2, 4, 4], "float32", writable=True),
+               "m": context.create_tensor([3, 2, 3], "float32", writable=True)}
+    context.write_tensor(tensors["x"], x)
+    context.write_tensor(tensors["m"], m)
+    outs = {"conv": context.create_tensor([3, 3, 2, 2], "float32", readable=True),
+            "convt": context.create_tensor([3, 3, 5, 5], "float32", readable=True),
+            "mm": context.create_tensor([3, 2, 2], "float32", readable=True)}
+    context.dispatch(graph, tensors, outs)
+    x64, w64 = x.astype(np.float64), w.astype(np.float64)
+    _check(context.read_tensor(outs["conv"]),
+           _conv2d_ref(x64, _to_layout(w64, "iohw", "oihw"), strides=(2, 2)), "float32")
+    _check(context.read_tensor(outs["convt"]), _conv_transpose2d_ref(x64, w64), "float32")
+    _check(context.read_tensor(outs["mm"]), m.astype(np.float64) @ k, "float32")
