@@ -1,4 +1,5 @@
 // Infer for conv2d and convTranspose2d (spec/ops.md 3.9, §1.4 conv output sizes).
+#include <initializer_list>
 #include <string>
 
 #include "ops/infer.h"
@@ -102,7 +103,7 @@ Status check_groups(const InferContext& ctx, int64_t groups) {
   return Status::ok();
 }
 
-const char* kSpatial[2] = {"height", "width"};
+constexpr const char* kSpatial[2] = {"height", "width"};
 
 InferResult infer_conv2d(const InferContext& ctx) {
   const auto& p = ctx.params<Conv2dParams>();
