@@ -53,6 +53,7 @@ Expected<PoolSize> pool_output_size(const InferContext& ctx, const char* axis, i
                      " does not fit the input ", axis, " ", in, " plus padding ", begin, " + ",
                      end);
   }
+  // The window fits, so both roundings give at least 1.
   I128 span = padded - effective_window;
   I128 lo = span / stride + 1;
   I128 hi = (span + stride - 1) / stride + 1;
@@ -83,10 +84,8 @@ InferResult infer_pool2d(const InferContext& ctx) {
   WEBNN_ASSIGN_OR_RETURN(IntList dilations, positive_pair(ctx, p.dilations, "dilations", {1, 1}));
   IntList padding = p.padding.value_or(IntList{0, 0, 0, 0});
   if (padding.size() != 4) {
-    return ctx.error(
-        "padding must have 4 entries [begin_height, end_height, begin_width, "
-        "end_width] (got ",
-        padding.size(), ")");
+    return ctx.error("padding must have 4 entries [begin_h, end_h, begin_w, end_w] (got ",
+                     padding.size(), ")");
   }
   WEBNN_ASSIGN_OR_RETURN(PoolSize oh, pool_output_size(ctx, "height", height, window[0], padding[0],
                                                        padding[1], strides[0], dilations[0]));
@@ -110,9 +109,6 @@ InferResult infer_pool2d(const InferContext& ctx) {
     }
     out_h = sizes[0];
     out_w = sizes[1];
-  }
-  if (out_h < 1 || out_w < 1) {
-    return ctx.error("output sizes [", out_h, ", ", out_w, "] must be at least 1");
   }
   Shape shape = in.shape;  // the batch axis passes through, static or dynamic
   shape[layout.h] = Dim(out_h);
