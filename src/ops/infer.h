@@ -75,8 +75,11 @@ void register_normalization_schemas(SchemaTable& t);
 void register_quantization_schemas(SchemaTable& t);
 void register_recurrent_schemas(SchemaTable& t);
 
-// Runs the generic limit checks (data types, ranks) and then the op's Infer.
-InferResult infer_node(const Node& node, const InferContext::Lookup& lookup);
+// Runs the generic limit checks (data types, ranks) and then the op's Infer. At dispatch
+// (`bound_sizes`), dynamic dimensions bound to 0 are legal (spec/api.md §11.5), so output
+// dimensions may be 0 there; at build time every dimension must be valid (>= 1).
+InferResult infer_node(const Node& node, const InferContext::Lookup& lookup,
+                       bool bound_sizes = false);
 
 // ---- shared rules -------------------------------------------------------------------------
 

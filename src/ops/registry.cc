@@ -112,7 +112,7 @@ struct LimitChecker {
 
 }  // namespace
 
-InferResult infer_node(const Node& node, const InferContext::Lookup& lookup) {
+InferResult infer_node(const Node& node, const InferContext::Lookup& lookup, bool bound_sizes) {
   InferContext ctx(node, lookup);
   const OpSchema& schema = op_schema(node.kind);
   if (!schema.infer) {
@@ -128,7 +128,7 @@ InferResult infer_node(const Node& node, const InferContext::Lookup& lookup) {
       return ctx.error("output rank ", d.rank(), " exceeds the maximum of ", kMaxRank);
     }
     for (const Dim& dim : d.shape) {
-      if (dim.value < 1 || dim.value > kMaxDimension) {
+      if (dim.value < (bound_sizes ? 0 : 1) || dim.value > kMaxDimension) {
         return ctx.error("output dimension ", dim.value, " is not a valid dimension (shape ",
                          shape_to_string(d.shape), ")");
       }

@@ -41,7 +41,7 @@ Expected<std::vector<OperandDesc>> infer_concrete(const Graph& graph, const DimB
   for (const Node& node : graph.nodes) {
     Node bound{node.kind, node.label, bind_params(node.params, bindings), node.outputs};
     auto lookup = [&descs](OperandId id) -> const OperandDesc& { return descs[id]; };
-    auto outs = infer_node(bound, lookup);
+    auto outs = infer_node(bound, lookup, /*bound_sizes=*/true);
     if (!outs) return Status(ErrorKind::kRuntime, outs.status().message());
     for (size_t k = 0; k < node.outputs.size(); ++k) descs[node.outputs[k]] = (*outs)[k];
   }
