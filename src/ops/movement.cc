@@ -238,7 +238,7 @@ InferResult infer_slice(const InferContext& ctx) {
                        stride);
     }
     // Bounds use maxSize for dynamic dims (api.md §11.3); dispatch re-checks bound sizes.
-    if (start > dim.value || start + size.value > dim.value) {
+    if (start > dim.value || size.value > dim.value - start) {
       return ctx.error("starts[", i, "] ", start, " + sizes[", i, "] ", dim_to_string(size),
                        " exceeds the input size ", dim_to_string(dim), " on axis ", i);
     }

@@ -581,7 +581,8 @@ def test_dynamic_concat_and_shape_dispatch(ctx):
     past = b.input("past", [dyn("past", 8), 2], "float32")
     new = b.input("new", [1, 2], "float32")
     cat = b.concat([past, new], 0)
-    graph = b.build({"cat": cat, "shape": b.shape(cat), "pad": b.pad(past, [1, 0], [0, 0])})
+    graph = b.build({"cat": cat, "shape": b.shape(cat), "pad": b.pad(past, [1, 0], [0, 0]),
+                     "tile": b.tile(past, [2, 1])})
     for n in (1, 3, 8):
         p = sample([n, 2], np.float32)
         q = np.full([1, 2], -1, np.float32)
@@ -592,7 +593,23 @@ def test_dynamic_concat_and_shape_dispatch(ctx):
         tc = ctx.create_tensor([n + 1, 2], "float32", readable=True)
         ts = ctx.create_tensor([2], "int64", readable=True)
         tpad = ctx.create_tensor([n + 1, 2], "float32", readable=True)
-        ctx.dispatch(graph, {"past": tp, "new": tq}, {"cat": tc, "shape": ts, "pad": tpad})
+        ttile = ctx.create_tensor([2 * n, 2], "float32", readable=True)
+        ctx.dispatch(graph, {"past": tp, "new": tq},
+                     {"cat": tc, "shape": ts, "pad": tpad, "tile": ttile})
         assert_same(ctx.read_tensor(tc), np.concatenate([p, q]))
         assert_same(ctx.read_tensor(ts), np.array([n + 1, 2], np.int64))
         assert_same(ctx.read_tensor(tpad), np.pad(p, [(1, 0), (0, 0)]))
+        assert_same(ctx.read_tensor(ttile), np.tile(p, [2, 1]))
+
+
+def test_dynamic_slice_size_binds_at_dispatch(ctx):
+    b = builder(ctx)
+    x = b.input("x", [6, 2], "int32")
+    graph = b.build({"y": b.slice(x, [1, 0], [dyn("m", 5), 2])})
+    a = sample([6, 2], np.int32)
+    tx = ctx.create_tensor([6, 2], "int32", writable=True)
+    ctx.write_tensor(tx, a)
+    for m in (1, 4, 5):
+        ty = ctx.create_tensor([m, 2], "int32", readable=True)
+        ctx.dispatch(graph, {"x": tx}, {"y": ty})
+        assert_same(ctx.read_tensor(ty), a[1:1 + m])
