@@ -16,7 +16,12 @@ namespace webnn {
 class InferContext {
  public:
   using Lookup = std::function<const OperandDesc&(OperandId)>;
-  InferContext(const Node& node, Lookup lookup) : node_(node), lookup_(std::move(lookup)) {}
+  InferContext(const Node& node, Lookup lookup, bool bound_sizes = false)
+      : node_(node), lookup_(std::move(lookup)), bound_sizes_(bound_sizes) {}
+
+  // True when re-inferring at dispatch with dynamic dimensions bound to real sizes (which
+  // may be 0); false while building, where every dimension must be >= 1.
+  bool bound_sizes() const { return bound_sizes_; }
 
   const Node& node() const { return node_; }
   OpKind kind() const { return node_.kind; }
@@ -40,6 +45,7 @@ class InferContext {
  private:
   const Node& node_;
   Lookup lookup_;
+  bool bound_sizes_ = false;
 };
 
 using InferResult = Expected<std::vector<OperandDesc>>;

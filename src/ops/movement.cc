@@ -105,10 +105,6 @@ Status check_dim_limit(const InferContext& ctx, int64_t value, const char* what,
   return Status::ok();
 }
 
-// During dispatch, dynamic dims arrive bound to concrete sizes (possibly 0) and the node
-// carries its outputs; at build time the node being added has none yet.
-bool at_dispatch(const InferContext& ctx) { return !ctx.node().outputs.empty(); }
-
 InferResult one(OperandDesc d) { return std::vector<OperandDesc>{std::move(d)}; }
 
 InferResult infer_cast(const InferContext& ctx) {
@@ -192,7 +188,7 @@ InferResult infer_reshape(const InferContext& ctx) {
   const auto& p = ctx.params<NewShapeParams>();
   const OperandDesc& in = ctx.desc(p.input);
   for (size_t i = 0; i < p.new_shape.size(); ++i) {
-    if (p.new_shape[i].value < 1 && !at_dispatch(ctx)) {
+    if (p.new_shape[i].value < 1 && !ctx.bound_sizes()) {
       return ctx.error("new_shape[", i, "] ", p.new_shape[i].value,
                        " is not a valid dimension (must be >= 1)");
     }
@@ -226,7 +222,7 @@ InferResult infer_slice(const InferContext& ctx) {
     const int64_t start = p.starts[i];
     const int64_t stride = p.strides ? (*p.strides)[i] : 1;
     if (stride < 1) return ctx.error("strides[", i, "] ", stride, " must be at least 1");
-    if (size.value < 1 && !at_dispatch(ctx)) {
+    if (size.value < 1 && !ctx.bound_sizes()) {
       return ctx.error("sizes[", i, "] ", size.value, " must be at least 1");
     }
     if (stride != 1 && dim.is_dynamic()) {

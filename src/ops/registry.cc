@@ -113,7 +113,7 @@ struct LimitChecker {
 }  // namespace
 
 InferResult infer_node(const Node& node, const InferContext::Lookup& lookup, bool bound_sizes) {
-  InferContext ctx(node, lookup);
+  InferContext ctx(node, lookup, bound_sizes);
   const OpSchema& schema = op_schema(node.kind);
   if (!schema.infer) {
     return ctx.error_of(ErrorKind::kNotSupported, "operation is not implemented");
