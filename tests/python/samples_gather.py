@@ -32,22 +32,32 @@ def _gather_nd(b, dtypes):
 def _scatter_elements(b, dtypes):
     t = _data_type(dtypes, "input", "updates")
     indices = const(b, [1, 2], dtypes.get("indices", "int32"), [2, 0])
-    return b.scatter_elements(const(b, [3, 2], dtypes.get("input", t)), indices,
-                              const(b, [1, 2], dtypes.get("updates", t), [3, 1]), axis=0)
+    return b.scatter_elements(
+        const(b, [3, 2], dtypes.get("input", t)),
+        indices,
+        const(b, [1, 2], dtypes.get("updates", t), [3, 1]),
+        axis=0,
+    )
 
 
 def _scatter_nd(b, dtypes):
     t = _data_type(dtypes, "input", "updates")
     indices = const(b, [2, 1], dtypes.get("indices", "int32"), [2, 0])
-    return b.scatter_nd(const(b, [3, 2], dtypes.get("input", t)), indices,
-                        const(b, [2, 2], dtypes.get("updates", t), [3, 1, 2, 0]))
+    return b.scatter_nd(
+        const(b, [3, 2], dtypes.get("input", t)),
+        indices,
+        const(b, [2, 2], dtypes.get("updates", t), [3, 1, 2, 0]),
+    )
 
 
 def _where(b, dtypes):
     t = _data_type(dtypes, "trueValue", "falseValue")
     condition = const(b, [2, 1], dtypes.get("condition", "uint8"), [1, 0])
-    return b.where(condition, const(b, [2, 3], dtypes.get("trueValue", t)),
-                   const(b, [3], dtypes.get("falseValue", t)))
+    return b.where(
+        condition,
+        const(b, [2, 3], dtypes.get("trueValue", t)),
+        const(b, [3], dtypes.get("falseValue", t)),
+    )
 
 
 SAMPLES = {

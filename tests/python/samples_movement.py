@@ -8,8 +8,7 @@ def _type(dtypes, name="input"):
 
 
 def _cast(b, dtypes):
-    return b.cast(const(b, [2, 3], dtypes.get("input", "float32")),
-                  dtypes.get("output", "float32"))
+    return b.cast(const(b, [2, 3], dtypes.get("input", "float32")), dtypes.get("output", "float32"))
 
 
 def _concat(b, dtypes):

@@ -53,8 +53,9 @@ def _quantize_linear(b, dtypes):
     return b.quantize_linear(
         const(b, [2, 4], requested if field == "input" else floats),
         const(b, [1, 2], requested if field == "scale" else floats, [0.5, 2.0]),
-        zero_point=const(b, [1, 2], requested if field in ("zeroPoint", "output") else "int8",
-                         [1, 2]),
+        zero_point=const(
+            b, [1, 2], requested if field in ("zeroPoint", "output") else "int8", [1, 2]
+        ),
     )
 
 

@@ -14,8 +14,11 @@ def _reduce(op):
 def _arg(op):
     def make(b, dtypes):
         # The output type is chosen by output_data_type, independently of the input's.
-        return getattr(b, op)(const(b, [2, 3], dtypes.get("input", "float32")), 1,
-                              output_data_type=dtypes.get("output", "int32"))
+        return getattr(b, op)(
+            const(b, [2, 3], dtypes.get("input", "float32")),
+            1,
+            output_data_type=dtypes.get("output", "int32"),
+        )
 
     return make
 
@@ -26,11 +29,18 @@ def _cumulative_sum(b, dtypes):
 
 
 SAMPLES = {}
-for spec, py in [("reduceL1", "reduce_l1"), ("reduceL2", "reduce_l2"),
-                 ("reduceLogSum", "reduce_log_sum"), ("reduceLogSumExp", "reduce_log_sum_exp"),
-                 ("reduceMax", "reduce_max"), ("reduceMean", "reduce_mean"),
-                 ("reduceMin", "reduce_min"), ("reduceProduct", "reduce_product"),
-                 ("reduceSum", "reduce_sum"), ("reduceSumSquare", "reduce_sum_square")]:
+for spec, py in [
+    ("reduceL1", "reduce_l1"),
+    ("reduceL2", "reduce_l2"),
+    ("reduceLogSum", "reduce_log_sum"),
+    ("reduceLogSumExp", "reduce_log_sum_exp"),
+    ("reduceMax", "reduce_max"),
+    ("reduceMean", "reduce_mean"),
+    ("reduceMin", "reduce_min"),
+    ("reduceProduct", "reduce_product"),
+    ("reduceSum", "reduce_sum"),
+    ("reduceSumSquare", "reduce_sum_square"),
+]:
     SAMPLES[spec] = _reduce(py)
 SAMPLES["argMin"] = _arg("arg_min")
 SAMPLES["argMax"] = _arg("arg_max")

@@ -9,9 +9,16 @@ BACKENDS = webnn.backends()
 INDEX_TYPES = ["int32", "uint32", "int64"]
 # Data types and the NumPy type their values are exchanged in (4-bit: one value per byte).
 DATA_TYPES = {
-    "float32": np.float32, "float16": np.float16, "int32": np.int32, "uint32": np.uint32,
-    "int64": np.int64, "uint64": np.uint64, "int8": np.int8, "uint8": np.uint8,
-    "int4": np.int8, "uint4": np.uint8,
+    "float32": np.float32,
+    "float16": np.float16,
+    "int32": np.int32,
+    "uint32": np.uint32,
+    "int64": np.int64,
+    "uint64": np.uint64,
+    "int8": np.int8,
+    "uint8": np.uint8,
+    "int4": np.int8,
+    "uint4": np.uint8,
 }
 BYTE_TYPES = [t for t in DATA_TYPES if not t.endswith("int4")]
 
@@ -24,7 +31,8 @@ def _values(shape, data_type, seed=0):
     """Distinct-ish values valid for `data_type` (4-bit types hold [-8, 7] / [0, 15])."""
     rng = np.random.default_rng(seed)
     lo, hi = {"int4": (-8, 8), "uint4": (0, 16), "int8": (-128, 128), "uint8": (0, 256)}.get(
-        data_type, (-1000, 1000))
+        data_type, (-1000, 1000)
+    )
     if data_type.startswith("uint") and data_type != "uint4" and data_type != "uint8":
         lo = 0
     values = rng.integers(lo, hi, size=shape)
@@ -37,8 +45,10 @@ def _run(backend, make, **inputs):
     """Builds make(builder, *operands) from named (array, data_type) inputs and computes it."""
     context = _context(backend)
     builder = context.create_graph_builder()
-    operands = [builder.input(name, list(array.shape), data_type)
-                for name, (array, data_type) in inputs.items()]
+    operands = [
+        builder.input(name, list(array.shape), data_type)
+        for name, (array, data_type) in inputs.items()
+    ]
     graph = builder.build({"out": make(builder, *operands)})
     feeds = {name: array for name, (array, _) in inputs.items()}
     return context.compute(graph, feeds)["out"]
@@ -95,8 +105,12 @@ def test_gather_axes_and_index_ranks(backend, axis, indices_shape):
     size = x.shape[axis]
     rng = np.random.default_rng(axis + len(indices_shape))
     indices = rng.integers(-size - 2, size + 2, size=indices_shape).astype(np.int32)
-    out = _run(backend, lambda b, xi, ii: b.gather(xi, ii, axis=axis),
-               x=(x, "float32"), i=(indices, "int32"))
+    out = _run(
+        backend,
+        lambda b, xi, ii: b.gather(xi, ii, axis=axis),
+        x=(x, "float32"),
+        i=(indices, "int32"),
+    )
     _assert_equal(out, np.take(x, _norm(indices, size), axis=axis))
 
 
@@ -107,8 +121,9 @@ def test_gather_data_and_index_types(backend, data_type, index_type):
     x = _values([4, 3], data_type)
     indices = np.array([[3, 0], [1, 2]], dtype=DATA_TYPES[index_type])
     axis = INDEX_TYPES.index(index_type) % 2  # positional axis, both values
-    out = _run(backend, lambda b, xi, ii: b.gather(xi, ii, axis),
-               x=(x, data_type), i=(indices, index_type))
+    out = _run(
+        backend, lambda b, xi, ii: b.gather(xi, ii, axis), x=(x, data_type), i=(indices, index_type)
+    )
     expected = np.take(x, _norm(indices.astype(np.int64), x.shape[axis]), axis=axis)
     assert out.dtype == x.dtype
     _assert_equal(out, expected)
@@ -117,10 +132,10 @@ def test_gather_data_and_index_types(backend, data_type, index_type):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_gather_default_axis_and_extreme_indices(backend):
     x = _values([5, 2], "int32")
-    indices = np.array([np.iinfo(np.int64).min, -6, -5, -1, 4, 5, np.iinfo(np.int64).max],
-                       dtype=np.int64)
-    out = _run(backend, lambda b, xi, ii: b.gather(xi, ii),
-               x=(x, "int32"), i=(indices, "int64"))
+    indices = np.array(
+        [np.iinfo(np.int64).min, -6, -5, -1, 4, 5, np.iinfo(np.int64).max], dtype=np.int64
+    )
+    out = _run(backend, lambda b, xi, ii: b.gather(xi, ii), x=(x, "int32"), i=(indices, "int64"))
     _assert_equal(out, x[[0, 0, 0, 4, 4, 4, 4]])
     big = np.array([0, 4, np.iinfo(np.uint32).max], dtype=np.uint32)
     out = _run(backend, lambda b, xi, ii: b.gather(xi, ii), x=(x, "int32"), i=(big, "uint32"))
@@ -188,8 +203,12 @@ def test_gather_elements_axes(backend, axis, index_type):
     rng = np.random.default_rng(axis)
     lo = 0 if index_type == "uint32" else -x.shape[axis] - 2
     indices = rng.integers(lo, x.shape[axis] + 2, size=shape).astype(DATA_TYPES[index_type])
-    out = _run(backend, lambda b, xi, ii: b.gather_elements(xi, ii, axis=axis),
-               x=(x, "float32"), i=(indices, index_type))
+    out = _run(
+        backend,
+        lambda b, xi, ii: b.gather_elements(xi, ii, axis=axis),
+        x=(x, "float32"),
+        i=(indices, index_type),
+    )
     _assert_equal(out, np.take_along_axis(x, _norm(indices, x.shape[axis]), axis=axis))
 
 
@@ -198,8 +217,9 @@ def test_gather_elements_axes(backend, axis, index_type):
 def test_gather_elements_data_types_default_axis(backend, data_type):
     x = _values([3, 2], data_type)
     indices = np.array([[2, -1], [0, 1]], dtype=np.int64)
-    out = _run(backend, lambda b, xi, ii: b.gather_elements(xi, ii),
-               x=(x, data_type), i=(indices, "int64"))
+    out = _run(
+        backend, lambda b, xi, ii: b.gather_elements(xi, ii), x=(x, data_type), i=(indices, "int64")
+    )
     _assert_equal(out, np.take_along_axis(x, _norm(indices, 3), axis=0))
 
 
@@ -212,8 +232,9 @@ def test_gather_nd_index_depths(backend, indices_shape):
     x = _values([3, 4, 2], "float32")
     rng = np.random.default_rng(len(indices_shape))
     indices = rng.integers(-6, 7, size=indices_shape).astype(np.int32)
-    out = _run(backend, lambda b, xi, ii: b.gather_nd(xi, ii),
-               x=(x, "float32"), i=(indices, "int32"))
+    out = _run(
+        backend, lambda b, xi, ii: b.gather_nd(xi, ii), x=(x, "float32"), i=(indices, "int32")
+    )
     _assert_equal(out, _np_gather_nd(x, indices))
 
 
@@ -223,8 +244,12 @@ def test_gather_nd_index_depths(backend, indices_shape):
 def test_gather_nd_data_and_index_types(backend, data_type, index_type):
     x = _values([3, 2, 2], data_type)
     indices = np.array([[2, 1], [0, 5], [1, 0]], dtype=DATA_TYPES[index_type])
-    out = _run(backend, lambda b, xi, ii: b.gather_nd(input=xi, indices=ii),
-               x=(x, data_type), i=(indices, index_type))
+    out = _run(
+        backend,
+        lambda b, xi, ii: b.gather_nd(input=xi, indices=ii),
+        x=(x, data_type),
+        i=(indices, index_type),
+    )
     _assert_equal(out, _np_gather_nd(x, indices))
 
 
@@ -241,8 +266,13 @@ def test_scatter_elements_axes_duplicates_and_clamping(backend, axis):
     # Few distinct targets, so duplicates (last write wins) and clamped values occur.
     indices = rng.integers(-x.shape[axis] - 1, x.shape[axis] + 1, size=shape).astype(np.int64)
     updates = _values(shape, "float32", seed=1)
-    out = _run(backend, lambda b, xi, ii, ui: b.scatter_elements(xi, ii, ui, axis=axis),
-               x=(x, "float32"), i=(indices, "int64"), u=(updates, "float32"))
+    out = _run(
+        backend,
+        lambda b, xi, ii, ui: b.scatter_elements(xi, ii, ui, axis=axis),
+        x=(x, "float32"),
+        i=(indices, "int64"),
+        u=(updates, "float32"),
+    )
     _assert_equal(out, _np_scatter_elements(x, indices, updates, axis))
 
 
@@ -253,8 +283,13 @@ def test_scatter_elements_types_default_axis(backend, data_type, index_type):
     x = _values([3, 2], data_type)
     indices = np.array([[2, 0], [2, 1]], dtype=DATA_TYPES[index_type])
     updates = _values([2, 2], data_type, seed=2)
-    out = _run(backend, lambda b, xi, ii, ui: b.scatter_elements(xi, ii, ui),
-               x=(x, data_type), i=(indices, index_type), u=(updates, data_type))
+    out = _run(
+        backend,
+        lambda b, xi, ii, ui: b.scatter_elements(xi, ii, ui),
+        x=(x, data_type),
+        i=(indices, index_type),
+        u=(updates, data_type),
+    )
     _assert_equal(out, _np_scatter_elements(x, indices, updates, 0))
 
 
@@ -269,8 +304,13 @@ def test_scatter_nd_index_depths(backend, indices_shape):
     indices = rng.integers(-4, 5, size=indices_shape).astype(np.int32)
     k = indices_shape[-1]
     updates = _values(indices_shape[:-1] + list(x.shape[k:]), "float32", seed=3)
-    out = _run(backend, lambda b, xi, ii, ui: b.scatter_nd(xi, ii, ui),
-               x=(x, "float32"), i=(indices, "int32"), u=(updates, "float32"))
+    out = _run(
+        backend,
+        lambda b, xi, ii, ui: b.scatter_nd(xi, ii, ui),
+        x=(x, "float32"),
+        i=(indices, "int32"),
+        u=(updates, "float32"),
+    )
     _assert_equal(out, _np_scatter_nd(x, indices, updates))
 
 
@@ -279,8 +319,13 @@ def test_scatter_nd_duplicates_last_write_wins(backend):
     x = np.zeros([4], dtype=np.int32)
     indices = np.array([[1], [3], [-3], [1]], dtype=np.int32)
     updates = np.array([10, 20, 30, 40], dtype=np.int32)
-    out = _run(backend, lambda b, xi, ii, ui: b.scatter_nd(xi, ii, ui),
-               x=(x, "int32"), i=(indices, "int32"), u=(updates, "int32"))
+    out = _run(
+        backend,
+        lambda b, xi, ii, ui: b.scatter_nd(xi, ii, ui),
+        x=(x, "int32"),
+        i=(indices, "int32"),
+        u=(updates, "int32"),
+    )
     _assert_equal(out, _np_scatter_nd(x, indices, updates))
     assert out[1] == 40
 
@@ -292,8 +337,13 @@ def test_scatter_nd_types(backend, data_type, index_type):
     x = _values([3, 2], data_type)
     indices = np.array([[2], [0]], dtype=DATA_TYPES[index_type])
     updates = _values([2, 2], data_type, seed=4)
-    out = _run(backend, lambda b, xi, ii, ui: b.scatter_nd(xi, ii, ui),
-               x=(x, data_type), i=(indices, index_type), u=(updates, data_type))
+    out = _run(
+        backend,
+        lambda b, xi, ii, ui: b.scatter_nd(xi, ii, ui),
+        x=(x, data_type),
+        i=(indices, index_type),
+        u=(updates, data_type),
+    )
     _assert_equal(out, _np_scatter_nd(x, indices, updates))
 
 
@@ -301,13 +351,16 @@ def test_scatter_nd_types(backend, data_type, index_type):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("shapes", [
-    ([], [], []),
-    ([2, 3], [], [3]),
-    ([3], [2, 1], [1, 3]),
-    ([2, 1, 3], [4, 1], [1]),
-    ([1], [2, 3], [2, 3]),
-])
+@pytest.mark.parametrize(
+    "shapes",
+    [
+        ([], [], []),
+        ([2, 3], [], [3]),
+        ([3], [2, 1], [1, 3]),
+        ([2, 1, 3], [4, 1], [1]),
+        ([1], [2, 3], [2, 3]),
+    ],
+)
 def test_where_broadcasting(backend, shapes):
     cond_shape, true_shape, false_shape = shapes
     rng = np.random.default_rng(len(cond_shape))
@@ -315,8 +368,13 @@ def test_where_broadcasting(backend, shapes):
     condition = rng.choice(np.array([0, 1, 2, 255], dtype=np.uint8), size=cond_shape)
     on_true = _values(true_shape, "float32", seed=5)
     on_false = _values(false_shape, "float32", seed=6)
-    out = _run(backend, lambda b, c, t, f: b.where(c, t, f), c=(condition, "uint8"),
-               t=(on_true, "float32"), f=(on_false, "float32"))
+    out = _run(
+        backend,
+        lambda b, c, t, f: b.where(c, t, f),
+        c=(condition, "uint8"),
+        t=(on_true, "float32"),
+        f=(on_false, "float32"),
+    )
     _assert_equal(out, np.where(condition != 0, on_true, on_false).astype(np.float32))
 
 
@@ -326,9 +384,13 @@ def test_where_data_types_and_alias(backend, data_type):
     condition = np.array([[1, 0, 3], [0, 0, 1]], dtype=np.uint8)
     on_true = _values([2, 3], data_type, seed=7)
     on_false = _values([3], data_type, seed=8)
-    out = _run(backend,
-               lambda b, c, t, f: b.where_(condition=c, true_value=t, false_value=f),
-               c=(condition, "uint8"), t=(on_true, data_type), f=(on_false, data_type))
+    out = _run(
+        backend,
+        lambda b, c, t, f: b.where_(condition=c, true_value=t, false_value=f),
+        c=(condition, "uint8"),
+        t=(on_true, data_type),
+        f=(on_false, data_type),
+    )
     assert out.dtype == DATA_TYPES[data_type]
     _assert_equal(out, np.where(condition != 0, on_true, on_false))
 

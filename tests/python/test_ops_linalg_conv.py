@@ -212,8 +212,7 @@ def _to_layout(array, src, dst):
     return np.transpose(array, [src.index(c) for c in dst])
 
 
-def _conv2d_ref(x, w, strides=(1, 1), dilations=(1, 1), pads=(0, 0, 0, 0), groups=1,
-                bias=None):
+def _conv2d_ref(x, w, strides=(1, 1), dilations=(1, 1), pads=(0, 0, 0, 0), groups=1, bias=None):
     """x nchw, w oihw; direct sliding-window sum per filter tap."""
     n, _, h, wd = x.shape
     o, ig, kh, kw = w.shape
@@ -225,20 +224,33 @@ def _conv2d_ref(x, w, strides=(1, 1), dilations=(1, 1), pads=(0, 0, 0, 0), group
     og = o // groups
     out = np.zeros((n, o, oh, ow))
     for g in range(groups):
-        xg = xp[:, g * ig:(g + 1) * ig]
-        wg = w[g * og:(g + 1) * og]
+        xg = xp[:, g * ig : (g + 1) * ig]
+        wg = w[g * og : (g + 1) * og]
         for i in range(kh):
             for j in range(kw):
-                patch = xg[:, :, i * dh:i * dh + (oh - 1) * sh + 1:sh,
-                           j * dw:j * dw + (ow - 1) * sw + 1:sw]
-                out[:, g * og:(g + 1) * og] += np.einsum("nihw,oi->nohw", patch, wg[:, :, i, j])
+                patch = xg[
+                    :,
+                    :,
+                    i * dh : i * dh + (oh - 1) * sh + 1 : sh,
+                    j * dw : j * dw + (ow - 1) * sw + 1 : sw,
+                ]
+                out[:, g * og : (g + 1) * og] += np.einsum("nihw,oi->nohw", patch, wg[:, :, i, j])
     if bias is not None:
         out += bias.reshape(1, -1, 1, 1)
     return out
 
 
-def _conv_transpose2d_ref(x, w, strides=(1, 1), dilations=(1, 1), pads=(0, 0, 0, 0),
-                          groups=1, out_size=None, output_padding=(0, 0), bias=None):
+def _conv_transpose2d_ref(
+    x,
+    w,
+    strides=(1, 1),
+    dilations=(1, 1),
+    pads=(0, 0, 0, 0),
+    groups=1,
+    out_size=None,
+    output_padding=(0, 0),
+    bias=None,
+):
     """x nchw, w iohw [C, O/g, kh, kw]; scatters each input element times the filter."""
     n, c, h, wd = x.shape
     _, og, kh, kw = w.shape
@@ -247,17 +259,28 @@ def _conv_transpose2d_ref(x, w, strides=(1, 1), dilations=(1, 1), pads=(0, 0, 0,
     calc_h = (h - 1) * sh + (kh - 1) * dh + 1 - pads[0] - pads[1]
     calc_w = (wd - 1) * sw + (kw - 1) * dw + 1 - pads[2] - pads[3]
     oh, ow = out_size if out_size else (calc_h + output_padding[0], calc_w + output_padding[1])
-    full = np.zeros((n, og * groups, pads[0] + oh + (h - 1) * sh + kh * dh,
-                     pads[2] + ow + (wd - 1) * sw + kw * dw))
+    full = np.zeros(
+        (
+            n,
+            og * groups,
+            pads[0] + oh + (h - 1) * sh + kh * dh,
+            pads[2] + ow + (wd - 1) * sw + kw * dw,
+        )
+    )
     cg = c // groups
     for g in range(groups):
         for i in range(kh):
             for j in range(kw):
-                contrib = np.einsum("nihw,io->nohw", x[:, g * cg:(g + 1) * cg],
-                                    w[g * cg:(g + 1) * cg, :, i, j])
-                full[:, g * og:(g + 1) * og, i * dh:i * dh + (h - 1) * sh + 1:sh,
-                     j * dw:j * dw + (wd - 1) * sw + 1:sw] += contrib
-    out = full[:, :, pads[0]:pads[0] + oh, pads[2]:pads[2] + ow]
+                contrib = np.einsum(
+                    "nihw,io->nohw", x[:, g * cg : (g + 1) * cg], w[g * cg : (g + 1) * cg, :, i, j]
+                )
+                full[
+                    :,
+                    g * og : (g + 1) * og,
+                    i * dh : i * dh + (h - 1) * sh + 1 : sh,
+                    j * dw : j * dw + (wd - 1) * sw + 1 : sw,
+                ] += contrib
+    out = full[:, :, pads[0] : pads[0] + oh, pads[2] : pads[2] + ow]
     if bias is not None:
         out = out + bias.reshape(1, -1, 1, 1)
     return out
@@ -283,8 +306,9 @@ CONV_FILTER_LAYOUTS = ["oihw", "hwio", "ohwi", "ihwo"]
 
 @pytest.mark.parametrize("input_layout", ["nchw", "nhwc"])
 @pytest.mark.parametrize("filter_layout", CONV_FILTER_LAYOUTS)
-def test_conv2d_layouts_with_groups_strides_dilations_padding_bias(context, input_layout,
-                                                                   filter_layout):
+def test_conv2d_layouts_with_groups_strides_dilations_padding_bias(
+    context, input_layout, filter_layout
+):
     rng = _rng(4)
     x = _data([2, 4, 7, 6], "float32", rng)  # nchw
     w = _data([6, 2, 3, 2], "float32", rng)  # oihw, groups 2
@@ -295,8 +319,9 @@ def test_conv2d_layouts_with_groups_strides_dilations_padding_bias(context, inpu
     ws = _to_layout(w, "oihw", filter_layout)
 
     def make(bl, xi, wi, bi):
-        return bl.conv2d(xi, wi, input_layout=input_layout, filter_layout=filter_layout,
-                         bias=bi, **opts)
+        return bl.conv2d(
+            xi, wi, input_layout=input_layout, filter_layout=filter_layout, bias=bi, **opts
+        )
 
     out = _run(context, make, [xs, ws, bias])
     _check(out, _to_layout(expected, "nchw", input_layout), "float32")
@@ -307,8 +332,12 @@ def test_conv2d_depthwise(context, dtype):
     rng = _rng(5)
     x = _data([1, 4, 5, 5], dtype, rng)
     w = _data([8, 1, 3, 3], dtype, rng)  # channel multiplier 2
-    out = _run(context, lambda bl, xi, wi: bl.conv2d(xi, wi, groups=4, padding=[1, 1, 1, 1],
-                                                    strides=[2, 2]), [x, w], dtype)
+    out = _run(
+        context,
+        lambda bl, xi, wi: bl.conv2d(xi, wi, groups=4, padding=[1, 1, 1, 1], strides=[2, 2]),
+        [x, w],
+        dtype,
+    )
     _check(out, _conv2d_ref(x, w, (2, 2), (1, 1), (1, 1, 1, 1), 4), dtype)
 
 
@@ -319,8 +348,7 @@ def test_conv2d_defaults_positional_and_pads_alias(context):
     out = _run(context, lambda bl, xi, wi: bl.conv2d(xi, wi), [x, w])
     _check(out, _conv2d_ref(x, w), "float32")
     # Positional options in spec order: strides, dilations, padding.
-    out = _run(context, lambda bl, xi, wi: bl.conv2d(xi, wi, [2, 3], [2, 1], [1, 2, 0, 1]),
-               [x, w])
+    out = _run(context, lambda bl, xi, wi: bl.conv2d(xi, wi, [2, 3], [2, 1], [1, 2, 0, 1]), [x, w])
     _check(out, _conv2d_ref(x, w, (2, 3), (2, 1), (1, 2, 0, 1)), "float32")
     out = _run(context, lambda bl, xi, wi: bl.conv2d(xi, wi, pads=[1, 2, 0, 1]), [x, w])
     _check(out, _conv2d_ref(x, w, pads=(1, 2, 0, 1)), "float32")
@@ -353,8 +381,16 @@ def test_conv2d_rejects_dynamic_channel_or_spatial(context, axis):
         b.conv2d(x, w)
 
 
-def _conv2d_error(context, kwargs, x_shape=(1, 4, 5, 5), w_shape=(4, 4, 3, 3), x_type="float32",
-                  w_type="float32", bias_shape=None, bias_type="float32"):
+def _conv2d_error(
+    context,
+    kwargs,
+    x_shape=(1, 4, 5, 5),
+    w_shape=(4, 4, 3, 3),
+    x_type="float32",
+    w_type="float32",
+    bias_shape=None,
+    bias_type="float32",
+):
     b = _builder(context)
     x = b.input("x", list(x_shape), x_type)
     w = b.input("w", list(w_shape), w_type)
@@ -373,10 +409,16 @@ def _conv2d_error(context, kwargs, x_shape=(1, 4, 5, 5), w_shape=(4, 4, 3, 3), x
         ({"dilations": [1, 1, 1]}, {}, "dilations must have 2"),
         ({"groups": 0}, {}, "groups must be at least 1"),
         ({"groups": 3}, {}, "input channels 4 must be divisible by groups 3"),
-        ({}, {"w_shape": (4, 2, 3, 3)},
-         "input channels 4 / groups 1 must equal filter input channels 2"),
-        ({"groups": 2}, {"w_shape": (3, 2, 3, 3)},
-         r"output channels 3 .* must be divisible by groups 2"),
+        (
+            {},
+            {"w_shape": (4, 2, 3, 3)},
+            "input channels 4 / groups 1 must equal filter input channels 2",
+        ),
+        (
+            {"groups": 2},
+            {"w_shape": (3, 2, 3, 3)},
+            r"output channels 3 .* must be divisible by groups 2",
+        ),
         ({}, {"bias_shape": (3,)}, r"bias shape \[3\] must be \[4\]"),
         ({}, {"bias_shape": (1, 4)}, "bias rank"),
         ({}, {"bias_shape": (4,), "bias_type": "float16"}, "bias data type"),
@@ -416,21 +458,29 @@ TRANSPOSE_FILTER_LAYOUTS = ["iohw", "hwoi", "ohwi", "oihw"]
 @pytest.mark.parametrize("input_layout", ["nchw", "nhwc"])
 @pytest.mark.parametrize("filter_layout", TRANSPOSE_FILTER_LAYOUTS)
 def test_conv_transpose2d_layouts_with_groups_strides_dilations_padding_bias(
-        context, input_layout, filter_layout):
+    context, input_layout, filter_layout
+):
     rng = _rng(7)
     x = _data([2, 4, 3, 4], "float32", rng)  # nchw
     w = _data([4, 3, 2, 3], "float32", rng)  # iohw, groups 2 -> 6 output channels
     bias = _data([6], "float32", rng)
-    opts = {"strides": [2, 3], "dilations": [2, 1], "padding": [1, 0, 0, 2],
-            "output_padding": [1, 2], "groups": 2}
-    expected = _conv_transpose2d_ref(x, w, (2, 3), (2, 1), (1, 0, 0, 2), 2,
-                                     output_padding=(1, 2), bias=bias)
+    opts = {
+        "strides": [2, 3],
+        "dilations": [2, 1],
+        "padding": [1, 0, 0, 2],
+        "output_padding": [1, 2],
+        "groups": 2,
+    }
+    expected = _conv_transpose2d_ref(
+        x, w, (2, 3), (2, 1), (1, 0, 0, 2), 2, output_padding=(1, 2), bias=bias
+    )
     xs = _to_layout(x, "nchw", input_layout)
     ws = _to_layout(w, "iohw", filter_layout)
 
     def make(bl, xi, wi, bi):
-        return bl.conv_transpose2d(xi, wi, input_layout=input_layout,
-                                   filter_layout=filter_layout, bias=bi, **opts)
+        return bl.conv_transpose2d(
+            xi, wi, input_layout=input_layout, filter_layout=filter_layout, bias=bi, **opts
+        )
 
     out = _run(context, make, [xs, ws, bias])
     _check(out, _to_layout(expected, "nchw", input_layout), "float32")
@@ -446,12 +496,12 @@ def test_conv_transpose2d_output_sizes_override_output_padding(context, extra):
 
     def make(bl, xi, wi):
         # output_padding would violate the stride rule; it is ignored with output_sizes.
-        return bl.conv_transpose2d(xi, wi, strides=[3, 3], padding=[1, 1, 1, 1],
-                                   output_padding=[5, 5], output_sizes=size)
+        return bl.conv_transpose2d(
+            xi, wi, strides=[3, 3], padding=[1, 1, 1, 1], output_padding=[5, 5], output_sizes=size
+        )
 
     out = _run(context, make, [x, w])
-    _check(out, _conv_transpose2d_ref(x, w, (3, 3), pads=(1, 1, 1, 1), out_size=size),
-           "float32")
+    _check(out, _conv_transpose2d_ref(x, w, (3, 3), pads=(1, 1, 1, 1), out_size=size), "float32")
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
@@ -459,8 +509,12 @@ def test_conv_transpose2d_depthwise(context, dtype):
     rng = _rng(9)
     x = _data([1, 3, 4, 4], dtype, rng)
     w = _data([3, 2, 2, 2], dtype, rng)  # each input channel -> 2 output channels
-    out = _run(context, lambda bl, xi, wi: bl.conv_transpose2d(xi, wi, groups=3, strides=[2, 2]),
-               [x, w], dtype)
+    out = _run(
+        context,
+        lambda bl, xi, wi: bl.conv_transpose2d(xi, wi, groups=3, strides=[2, 2]),
+        [x, w],
+        dtype,
+    )
     _check(out, _conv_transpose2d_ref(x, w, (2, 2), groups=3), dtype)
 
 
@@ -470,8 +524,7 @@ def test_conv_transpose2d_defaults_and_pads_alias(context):
     w = _data([2, 3, 2, 2], "float32", rng)
     out = _run(context, lambda bl, xi, wi: bl.conv_transpose2d(xi, wi), [x, w])
     _check(out, _conv_transpose2d_ref(x, w), "float32")
-    out = _run(context, lambda bl, xi, wi: bl.conv_transpose2d(xi, wi, pads=[1, 0, 0, 1]),
-               [x, w])
+    out = _run(context, lambda bl, xi, wi: bl.conv_transpose2d(xi, wi, pads=[1, 0, 0, 1]), [x, w])
     _check(out, _conv_transpose2d_ref(x, w, pads=(1, 0, 0, 1)), "float32")
 
 
@@ -485,16 +538,25 @@ def test_conv_transpose2d_dynamic_batch_passes_through(context):
 @pytest.mark.parametrize(
     "kwargs,shapes,message",
     [
-        ({"strides": [2, 2], "output_padding": [2, 0]},
-         {}, r"output_padding\[0\] 2 must be smaller than strides\[0\] 2"),
+        (
+            {"strides": [2, 2], "output_padding": [2, 0]},
+            {},
+            r"output_padding\[0\] 2 must be smaller than strides\[0\] 2",
+        ),
         ({"output_padding": [0, 1]}, {}, r"output_padding\[1\] 1 must be smaller"),
         ({"output_padding": [0, 0, 0]}, {}, "output_padding must have 2"),
         ({"output_sizes": [5]}, {}, "output_sizes must have 2"),
         ({"output_sizes": [0, 5]}, {}, r"output_sizes\[0\] must be at least 1"),
-        ({"strides": [2, 2], "output_sizes": [6, 7]}, {},
-         r"output_sizes\[0\] 6 must be in \[7, 9\)"),
-        ({"strides": [2, 2], "output_sizes": [7, 9]}, {},
-         r"output_sizes\[1\] 9 must be in \[7, 9\)"),
+        (
+            {"strides": [2, 2], "output_sizes": [6, 7]},
+            {},
+            r"output_sizes\[0\] 6 must be in \[7, 9\)",
+        ),
+        (
+            {"strides": [2, 2], "output_sizes": [7, 9]},
+            {},
+            r"output_sizes\[1\] 9 must be in \[7, 9\)",
+        ),
         ({}, {"w_shape": (2, 4, 3, 3)}, "input channels 4 must equal filter input channels 2"),
         ({"groups": 3}, {}, "input channels 4 must be divisible by groups 3"),
         ({"groups": 0}, {}, "groups must be at least 1"),
@@ -532,21 +594,31 @@ def test_dynamic_batch_runs_at_a_smaller_size(context):
     b = _builder(context)
     xi = b.input("x", [DYN, 2, 4, 4], "float32")
     mi = b.input("m", [DYN, 2, 3], "float32")
-    conv = b.conv2d(xi, b.constant(_to_layout(w, "iohw", "oihw").copy(), shape=[3, 2, 2, 2],
-                                   data_type="float32"), strides=[2, 2])
+    conv = b.conv2d(
+        xi,
+        b.constant(_to_layout(w, "iohw", "oihw").copy(), shape=[3, 2, 2, 2], data_type="float32"),
+        strides=[2, 2],
+    )
     convt = b.conv_transpose2d(xi, b.constant(w, shape=[2, 3, 2, 2], data_type="float32"))
     mm = b.matmul(mi, b.constant(k, shape=[3, 2], data_type="float32"))
     graph = b.build({"conv": conv, "convt": convt, "mm": mm})
-    tensors = {"x": context.create_tensor([3, 2, 4, 4], "float32", writable=True),
-               "m": context.create_tensor([3, 2, 3], "float32", writable=True)}
+    tensors = {
+        "x": context.create_tensor([3, 2, 4, 4], "float32", writable=True),
+        "m": context.create_tensor([3, 2, 3], "float32", writable=True),
+    }
     context.write_tensor(tensors["x"], x)
     context.write_tensor(tensors["m"], m)
-    outs = {"conv": context.create_tensor([3, 3, 2, 2], "float32", readable=True),
-            "convt": context.create_tensor([3, 3, 5, 5], "float32", readable=True),
-            "mm": context.create_tensor([3, 2, 2], "float32", readable=True)}
+    outs = {
+        "conv": context.create_tensor([3, 3, 2, 2], "float32", readable=True),
+        "convt": context.create_tensor([3, 3, 5, 5], "float32", readable=True),
+        "mm": context.create_tensor([3, 2, 2], "float32", readable=True),
+    }
     context.dispatch(graph, tensors, outs)
     x64, w64 = x.astype(np.float64), w.astype(np.float64)
-    _check(context.read_tensor(outs["conv"]),
-           _conv2d_ref(x64, _to_layout(w64, "iohw", "oihw"), strides=(2, 2)), "float32")
+    _check(
+        context.read_tensor(outs["conv"]),
+        _conv2d_ref(x64, _to_layout(w64, "iohw", "oihw"), strides=(2, 2)),
+        "float32",
+    )
     _check(context.read_tensor(outs["convt"]), _conv_transpose2d_ref(x64, w64), "float32")
     _check(context.read_tensor(outs["mm"]), m.astype(np.float64) @ k, "float32")

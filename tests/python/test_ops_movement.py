@@ -57,8 +57,10 @@ def test_cast_in_range_values_match_numpy(ctx, src, dst):
 
 @pytest.mark.parametrize("dst", ["int32", "int8", "uint8", "uint32", "int64"])
 def test_cast_float_to_int_truncates_and_saturates(ctx, dst):
-    x = np.array([-1e10, -300.7, -2.9, -0.5, 0.5, 2.9, 300.7, 1e10, np.inf, -np.inf, np.nan],
-                 dtype=np.float32)
+    x = np.array(
+        [-1e10, -300.7, -2.9, -0.5, 0.5, 2.9, 300.7, 1e10, np.inf, -np.inf, np.nan],
+        dtype=np.float32,
+    )
     info = np.iinfo(dst)
 
     def expected(v):
@@ -72,9 +74,19 @@ def test_cast_float_to_int_truncates_and_saturates(ctx, dst):
     assert_same(run(ctx, lambda b, a: b.cast(a, dst), x), want)
 
 
-@pytest.mark.parametrize("src,dst", [("int32", "int8"), ("int32", "uint8"), ("int64", "int32"),
-                                     ("int8", "uint32"), ("uint32", "int32"), ("int64", "uint64"),
-                                     ("uint64", "int64"), ("uint8", "int8")])
+@pytest.mark.parametrize(
+    "src,dst",
+    [
+        ("int32", "int8"),
+        ("int32", "uint8"),
+        ("int64", "int32"),
+        ("int8", "uint32"),
+        ("uint32", "int32"),
+        ("int64", "uint64"),
+        ("uint64", "int64"),
+        ("uint8", "int8"),
+    ],
+)
 def test_cast_between_integers_wraps(ctx, src, dst):
     info = np.iinfo(src)
     values = [info.min, -1, 100, 200, 300, 70000, info.max]
@@ -149,8 +161,13 @@ def test_concat_int4_constants(ctx):
     b = builder(ctx)
     a = np.array([[-8, 1], [2, 7]], dtype=np.int8)
     c = np.array([[-1, 3]], dtype=np.int8)
-    y = b.concat([b.constant(a, shape=[2, 2], data_type="int4"),
-                  b.constant(c, shape=[1, 2], data_type="int4")], 0)
+    y = b.concat(
+        [
+            b.constant(a, shape=[2, 2], data_type="int4"),
+            b.constant(c, shape=[1, 2], data_type="int4"),
+        ],
+        0,
+    )
     assert_same(ctx.compute(b.build({"y": y}), {})["y"], np.concatenate([a, c]))
 
 
@@ -180,8 +197,10 @@ def test_concat_rejections(ctx):
 # ---- expand / reshape ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("shape,new_shape", [([3, 1], [2, 3, 4]), ([1], [5]), ([], [2, 2]),
-                                             ([2, 1, 3], [2, 4, 3]), ([4], [4])])
+@pytest.mark.parametrize(
+    "shape,new_shape",
+    [([3, 1], [2, 3, 4]), ([1], [5]), ([], [2, 2]), ([2, 1, 3], [2, 4, 3]), ([4], [4])],
+)
 @pytest.mark.parametrize("dtype", ["int64", "uint8", "float16"])
 def test_expand_matches_broadcast_to(ctx, shape, new_shape, dtype):
     a = sample(shape, dtype, 1)
@@ -232,9 +251,16 @@ def test_reshape_rejections(ctx):
 # ---- slice --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("starts,sizes,strides", [
-    ([0, 0], [3, 5], None), ([1, 2], [2, 3], None), ([0, 1], [3, 4], [2, 3]),
-    ([2, 4], [1, 1], [5, 7]), ([1, 0], [2, 5], [1, 2])])
+@pytest.mark.parametrize(
+    "starts,sizes,strides",
+    [
+        ([0, 0], [3, 5], None),
+        ([1, 2], [2, 3], None),
+        ([0, 1], [3, 4], [2, 3]),
+        ([2, 4], [1, 1], [5, 7]),
+        ([1, 0], [2, 5], [1, 2]),
+    ],
+)
 @pytest.mark.parametrize("dtype", ["float32", "int64", "uint8"])
 def test_slice_with_strides(ctx, starts, sizes, strides, dtype):
     a = sample([3, 5], dtype)
@@ -359,8 +385,12 @@ def test_transpose_rejections(ctx):
 
 # ---- pad ----------------------------------------------------------------------------------
 
-NUMPY_MODE = {"constant": "constant", "edge": "edge", "reflection": "reflect",
-              "symmetric": "symmetric"}
+NUMPY_MODE = {
+    "constant": "constant",
+    "edge": "edge",
+    "reflection": "reflect",
+    "symmetric": "symmetric",
+}
 
 
 @pytest.mark.parametrize("mode", list(NUMPY_MODE))
@@ -370,8 +400,12 @@ def test_pad_modes(ctx, mode, begin, end, dtype):
     a = sample([3, 4], dtype, 1)
     kwargs = {"value": 9} if mode == "constant" else {}
     got = run(ctx, lambda b, x: b.pad(x, begin, end, mode=mode, **kwargs), a)
-    want = np.pad(a, list(zip(begin, end)), mode=NUMPY_MODE[mode], **(
-        {"constant_values": 9} if mode == "constant" else {}))
+    want = np.pad(
+        a,
+        list(zip(begin, end)),
+        mode=NUMPY_MODE[mode],
+        **({"constant_values": 9} if mode == "constant" else {}),
+    )
     assert_same(got, want)
 
 
@@ -581,8 +615,14 @@ def test_dynamic_concat_and_shape_dispatch(ctx):
     past = b.input("past", [dyn("past", 8), 2], "float32")
     new = b.input("new", [1, 2], "float32")
     cat = b.concat([past, new], 0)
-    graph = b.build({"cat": cat, "shape": b.shape(cat), "pad": b.pad(past, [1, 0], [0, 0]),
-                     "tile": b.tile(past, [2, 1])})
+    graph = b.build(
+        {
+            "cat": cat,
+            "shape": b.shape(cat),
+            "pad": b.pad(past, [1, 0], [0, 0]),
+            "tile": b.tile(past, [2, 1]),
+        }
+    )
     for n in (1, 3, 8):
         p = sample([n, 2], np.float32)
         q = np.full([1, 2], -1, np.float32)
@@ -594,8 +634,9 @@ def test_dynamic_concat_and_shape_dispatch(ctx):
         ts = ctx.create_tensor([2], "int64", readable=True)
         tpad = ctx.create_tensor([n + 1, 2], "float32", readable=True)
         ttile = ctx.create_tensor([2 * n, 2], "float32", readable=True)
-        ctx.dispatch(graph, {"past": tp, "new": tq},
-                     {"cat": tc, "shape": ts, "pad": tpad, "tile": ttile})
+        ctx.dispatch(
+            graph, {"past": tp, "new": tq}, {"cat": tc, "shape": ts, "pad": tpad, "tile": ttile}
+        )
         assert_same(ctx.read_tensor(tc), np.concatenate([p, q]))
         assert_same(ctx.read_tensor(ts), np.array([n + 1, 2], np.int64))
         assert_same(ctx.read_tensor(tpad), np.pad(p, [(1, 0), (0, 0)]))
@@ -612,4 +653,4 @@ def test_dynamic_slice_size_binds_at_dispatch(ctx):
     for m in (1, 4, 5):
         ty = ctx.create_tensor([m, 2], "int32", readable=True)
         ctx.dispatch(graph, {"x": tx}, {"y": ty})
-        assert_same(ctx.read_tensor(ty), a[1:1 + m])
+        assert_same(ctx.read_tensor(ty), a[1 : 1 + m])

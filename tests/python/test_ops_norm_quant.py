@@ -20,8 +20,16 @@ QUANT_RANGES = {
     "uint4": (0, 15),
     "int4": (-8, 7),
 }
-NUMPY_OF = {"uint8": np.uint8, "int8": np.int8, "uint32": np.uint32, "int32": np.int32,
-            "uint4": np.uint8, "int4": np.int8, "float32": np.float32, "float16": np.float16}
+NUMPY_OF = {
+    "uint8": np.uint8,
+    "int8": np.int8,
+    "uint32": np.uint32,
+    "int32": np.int32,
+    "uint4": np.uint8,
+    "int4": np.int8,
+    "float32": np.float32,
+    "float16": np.float16,
+}
 TOLERANCE = {"float32": {"rtol": 2e-6, "atol": 2e-6}, "float16": {"rtol": 2e-3, "atol": 2e-3}}
 
 
@@ -33,16 +41,16 @@ def context(request):
 def run(context, make, **arrays):
     """make(builder, operands) -> output operand; arrays become graph inputs of their dtype."""
     builder = context.create_graph_builder()
-    operands = {name: builder.input(name, list(a.shape), a.dtype.name) for name, a in
-                arrays.items()}
+    operands = {
+        name: builder.input(name, list(a.shape), a.dtype.name) for name, a in arrays.items()
+    }
     graph = builder.build({"out": make(builder, operands)})
     return context.compute(graph, arrays)["out"]
 
 
 def const(builder, array, data_type=None):
     array = np.asarray(array)
-    return builder.constant(array, shape=list(array.shape),
-                            data_type=data_type or array.dtype.name)
+    return builder.constant(array, shape=list(array.shape), data_type=data_type or array.dtype.name)
 
 
 def randn(shape, dtype):
@@ -68,8 +76,9 @@ def ref_batch_norm(x, mean, var, scale, bias, eps, axis):
         return default if p is None else p.astype(np.float64).reshape(shape)
 
     x = x.astype(np.float64)
-    return ((x - param(mean, 0)) / np.sqrt(param(var, 1) + eps) * param(scale, 1.0)
-            + param(bias, 0.0))
+    return (x - param(mean, 0)) / np.sqrt(param(var, 1) + eps) * param(scale, 1.0) + param(
+        bias, 0.0
+    )
 
 
 def ref_layer_norm(x, scale, bias, eps, axes):
@@ -115,11 +124,20 @@ def ref_dequantize(x, scale, zero_point):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
-@pytest.mark.parametrize("shape,axis", [([5], 0), ([2, 3, 4], 0), ([2, 3, 4], 2),
-                                        ([2, 3, 2, 2], 3), ([1, 2, 1, 3, 2], 3),
-                                        ([2, 3, 2, 2, 1, 2], 1)])
-@pytest.mark.parametrize("with_scale,with_bias", [(False, False), (True, False), (False, True),
-                                                  (True, True)])
+@pytest.mark.parametrize(
+    "shape,axis",
+    [
+        ([5], 0),
+        ([2, 3, 4], 0),
+        ([2, 3, 4], 2),
+        ([2, 3, 2, 2], 3),
+        ([1, 2, 1, 3, 2], 3),
+        ([2, 3, 2, 2, 1, 2], 1),
+    ],
+)
+@pytest.mark.parametrize(
+    "with_scale,with_bias", [(False, False), (True, False), (False, True), (True, True)]
+)
 def test_batch_normalization_axes_and_options(context, dtype, shape, axis, with_scale, with_bias):
     c = shape[axis]
     x = randn(shape, dtype)
@@ -129,9 +147,14 @@ def test_batch_normalization_axes_and_options(context, dtype, shape, axis, with_
 
     def make(b, ops):
         return b.batch_normalization(
-            ops["x"], const(b, mean), const(b, var),
+            ops["x"],
+            const(b, mean),
+            const(b, var),
             scale=const(b, scale) if with_scale else None,
-            bias=const(b, bias) if with_bias else None, epsilon=1e-3, axis=axis)
+            bias=const(b, bias) if with_bias else None,
+            epsilon=1e-3,
+            axis=axis,
+        )
 
     out = run(context, make, x=x)
     assert_close(out, ref_batch_norm(x, mean, var, scale, bias, 1e-3, axis), dtype)
@@ -142,13 +165,20 @@ def test_batch_normalization_defaults_and_positional(context):
     x = randn([2, 4, 3], "float32")
     mean, var = randn([4], "float32"), np.abs(randn([4], "float32"))
     scale, bias = randn([4], "float32"), randn([4], "float32")
-    out = run(context, lambda b, o: b.batch_normalization(o["x"], o["m"], o["v"]),
-              x=x, m=mean, v=var)
+    out = run(
+        context, lambda b, o: b.batch_normalization(o["x"], o["m"], o["v"]), x=x, m=mean, v=var
+    )
     assert_close(out, ref_batch_norm(x, mean, var, None, None, 1e-5, 1), "float32")
     y = randn([3, 2, 4], "float32")
-    out = run(context, lambda b, o: b.batch_normalization(o["y"], o["m"], o["v"], o["s"],
-                                                          o["b"], 0.5, 2),
-              y=y, m=mean, v=var, s=scale, b=bias)
+    out = run(
+        context,
+        lambda b, o: b.batch_normalization(o["y"], o["m"], o["v"], o["s"], o["b"], 0.5, 2),
+        y=y,
+        m=mean,
+        v=var,
+        s=scale,
+        b=bias,
+    )
     assert_close(out, ref_batch_norm(y, mean, var, scale, bias, 0.5, 2), "float32")
 
 
@@ -166,8 +196,9 @@ def test_batch_normalization_dynamic_batch(context):
     data = randn([2, 3], "float32")
     context.write_tensor(xt, data)
     context.dispatch(graph, {"x": xt}, {"y": yt})
-    assert_close(context.read_tensor(yt), ref_batch_norm(data, mean, var, None, None, 1e-5, 1),
-                 "float32")
+    assert_close(
+        context.read_tensor(yt), ref_batch_norm(data, mean, var, None, None, 1e-5, 1), "float32"
+    )
 
 
 def test_batch_normalization_rejections(context):
@@ -189,11 +220,18 @@ def test_batch_normalization_rejections(context):
     with pytest.raises(ValueError, match="mean"):
         b.batch_normalization(x, const(b, np.zeros(3, np.float16)), v3)
     with pytest.raises(ValueError, match="data type"):
-        b.batch_normalization(b.input("i", [2, 3], "int32"), const(b, np.zeros(3, np.int32)),
-                              const(b, np.zeros(3, np.int32)))
+        b.batch_normalization(
+            b.input("i", [2, 3], "int32"),
+            const(b, np.zeros(3, np.int32)),
+            const(b, np.zeros(3, np.int32)),
+        )
     with pytest.raises(ValueError, match="rank"):
-        b.batch_normalization(b.input("s", [], "float32"), const(b, np.zeros(1, np.float32)),
-                              const(b, np.zeros(1, np.float32)), axis=0)
+        b.batch_normalization(
+            b.input("s", [], "float32"),
+            const(b, np.zeros(1, np.float32)),
+            const(b, np.zeros(1, np.float32)),
+            axis=0,
+        )
     # The channel axis sizes the parameters, so it must be static.
     dyn = b.input("d", [2, {"name": "c", "maxSize": 3}], "float32")
     with pytest.raises(ValueError, match="dynamic"):
@@ -221,8 +259,9 @@ def ref_instance_norm(x, scale, bias, eps, layout):
 
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 @pytest.mark.parametrize("layout", ["nchw", "nhwc"])
-@pytest.mark.parametrize("with_scale,with_bias", [(False, False), (True, False), (False, True),
-                                                  (True, True)])
+@pytest.mark.parametrize(
+    "with_scale,with_bias", [(False, False), (True, False), (False, True), (True, True)]
+)
 def test_instance_normalization(context, dtype, layout, with_scale, with_bias):
     shape = [2, 3, 4, 5] if layout == "nchw" else [2, 4, 5, 3]
     x = randn(shape, dtype) * 3 + 1
@@ -231,8 +270,12 @@ def test_instance_normalization(context, dtype, layout, with_scale, with_bias):
 
     def make(b, ops):
         return b.instance_normalization(
-            ops["x"], scale=const(b, scale) if with_scale else None,
-            bias=const(b, bias) if with_bias else None, epsilon=1e-2, layout=layout)
+            ops["x"],
+            scale=const(b, scale) if with_scale else None,
+            bias=const(b, bias) if with_bias else None,
+            epsilon=1e-2,
+            layout=layout,
+        )
 
     out = run(context, make, x=x)
     assert_close(out, ref_instance_norm(x, scale, bias, 1e-2, layout), dtype)
@@ -245,16 +288,16 @@ def test_instance_normalization_defaults(context):
     # A constant plane normalizes to 0 (+ bias) instead of dividing by zero.
     flat = np.full([1, 2, 2, 2], 7, np.float32)
     bias = np.array([0.5, -1], np.float32)
-    out = run(context, lambda b, o: b.instance_normalization(o["x"], None, o["b"]), x=flat,
-              b=bias)
+    out = run(context, lambda b, o: b.instance_normalization(o["x"], None, o["b"]), x=flat, b=bias)
     np.testing.assert_array_equal(out, np.broadcast_to(bias.reshape(1, 2, 1, 1), flat.shape))
 
 
 def test_instance_normalization_dynamic_batch_and_spatial(context):
     b = context.create_graph_builder()
     n, h = {"name": "n", "maxSize": 2}, {"name": "h", "maxSize": 5}
-    y = b.instance_normalization(b.input("x", [n, 3, h, 2], "float32"),
-                                 scale=const(b, np.ones(3, np.float32)))
+    y = b.instance_normalization(
+        b.input("x", [n, 3, h, 2], "float32"), scale=const(b, np.ones(3, np.float32))
+    )
     assert b.operand_shape(y) == [n, 3, h, 2]
 
 
@@ -274,8 +317,9 @@ def test_instance_normalization_rejections(context):
     with pytest.raises(ValueError, match="data type"):
         b.instance_normalization(b.input("i8", [1, 3, 2, 2], "int8"))
     with pytest.raises(ValueError, match="dynamic"):
-        b.instance_normalization(b.input("d", [1, 2, 2, {"name": "c", "maxSize": 3}],
-                                         "float32"), layout="nhwc")
+        b.instance_normalization(
+            b.input("d", [1, 2, 2, {"name": "c", "maxSize": 3}], "float32"), layout="nhwc"
+        )
     with pytest.raises(TypeError):
         b.instance_normalization(x, layout=1)
 
@@ -284,11 +328,22 @@ def test_instance_normalization_rejections(context):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
-@pytest.mark.parametrize("shape,axes", [([], None), ([5], None), ([5], [0]), ([2, 3, 4], None),
-                                        ([2, 3, 4], []), ([2, 3, 4], [0, 2]),
-                                        ([2, 3, 4], [2, 0]), ([2, 3, 4, 2], [3, 1]),
-                                        ([2, 3, 4, 2], [1, 3, 0]), ([3, 2, 2, 1, 2], [4, 2]),
-                                        ([2, 3, 4], [0, 1, 2])])
+@pytest.mark.parametrize(
+    "shape,axes",
+    [
+        ([], None),
+        ([5], None),
+        ([5], [0]),
+        ([2, 3, 4], None),
+        ([2, 3, 4], []),
+        ([2, 3, 4], [0, 2]),
+        ([2, 3, 4], [2, 0]),
+        ([2, 3, 4, 2], [3, 1]),
+        ([2, 3, 4, 2], [1, 3, 0]),
+        ([3, 2, 2, 1, 2], [4, 2]),
+        ([2, 3, 4], [0, 1, 2]),
+    ],
+)
 @pytest.mark.parametrize("with_params", [False, True])
 def test_layer_normalization_axes(context, dtype, shape, axes, with_params):
     x = randn(shape, dtype) * 2
@@ -299,8 +354,12 @@ def test_layer_normalization_axes(context, dtype, shape, axes, with_params):
 
     def make(b, ops):
         return b.layer_normalization(
-            ops["x"], scale=const(b, scale) if with_params else None,
-            bias=const(b, bias) if with_params else None, epsilon=1e-3, axes=axes)
+            ops["x"],
+            scale=const(b, scale) if with_params else None,
+            bias=const(b, bias) if with_params else None,
+            epsilon=1e-3,
+            axes=axes,
+        )
 
     out = run(context, make, x=x)
     assert_close(out, ref_layer_norm(x, scale, bias, 1e-3, effective), dtype)
@@ -318,8 +377,9 @@ def test_layer_normalization_dynamic_dims(context):
     n = {"name": "n", "maxSize": 8}
     x = b.input("x", [n, 3, 4], "float32")
     # Dynamic dims pass through on unnormalized axes and on normalized ones without params.
-    assert b.operand_shape(b.layer_normalization(x, scale=const(b, np.ones((3, 4), np.float32)))) \
-        == [n, 3, 4]
+    assert b.operand_shape(
+        b.layer_normalization(x, scale=const(b, np.ones((3, 4), np.float32)))
+    ) == [n, 3, 4]
     assert b.operand_shape(b.layer_normalization(x, axes=[0, 2])) == [n, 3, 4]
     with pytest.raises(ValueError, match="dynamic"):
         b.layer_normalization(x, scale=const(b, np.ones((8, 4), np.float32)), axes=[0, 2])
@@ -370,30 +430,49 @@ def test_layer_normalization_rejections(context):
 def test_quantize_linear_types_and_saturation(context, in_type, out_type):
     lo, hi = QUANT_RANGES[out_type]
     # Values reach far past both ends of every type, and ties check round-half-to-even.
-    x = np.array([[-1e4, -2.5, -1.5, -0.5, 0, 0.5, 1.5, 2.5],
-                  [3.25, 100.0, 1e4, -7.0, 7.75, 15.0, 65504.0, -65504.0]], in_type)
+    x = np.array(
+        [
+            [-1e4, -2.5, -1.5, -0.5, 0, 0.5, 1.5, 2.5],
+            [3.25, 100.0, 1e4, -7.0, 7.75, 15.0, 65504.0, -65504.0],
+        ],
+        in_type,
+    )
     scale = np.array([[1.0, 0.5]], in_type)
     zero_point = np.array([[lo, hi]] if lo < 0 else [[3, hi - 3]], NUMPY_OF[out_type])
     if out_type in ("uint32", "int32"):
         x[1, 6:] = [3e9, -3e9] if in_type == "float32" else [65504.0, -65504.0]
         scale[0, 1] = 1.0 / 64 if in_type == "float16" else 2.0**-12
-    out = run(context, lambda b, o: b.quantize_linear(o["x"], const(b, scale),
-                                                      const(b, zero_point, out_type)), x=x)
+    out = run(
+        context,
+        lambda b, o: b.quantize_linear(o["x"], const(b, scale), const(b, zero_point, out_type)),
+        x=x,
+    )
     want = ref_quantize(x, scale, zero_point, out_type)
     assert out.dtype == want.dtype
     np.testing.assert_array_equal(out, want)
 
 
-@pytest.mark.parametrize("in_shape,param_shape", [([], []), ([6], [1]), ([6], [3]), ([6], [6]),
-                                                  ([4, 6], [1, 6]), ([4, 6], [2, 3]),
-                                                  ([4, 6], [4, 1]), ([2, 3, 4], [1, 3, 2]),
-                                                  ([2, 2, 2, 4], [2, 1, 2, 2])])
+@pytest.mark.parametrize(
+    "in_shape,param_shape",
+    [
+        ([], []),
+        ([6], [1]),
+        ([6], [3]),
+        ([6], [6]),
+        ([4, 6], [1, 6]),
+        ([4, 6], [2, 3]),
+        ([4, 6], [4, 1]),
+        ([2, 3, 4], [1, 3, 2]),
+        ([2, 2, 2, 4], [2, 1, 2, 2]),
+    ],
+)
 def test_quantize_linear_blockwise(context, in_shape, param_shape):
     x = randn(in_shape, "float32") * 20
     scale = (np.abs(randn(param_shape, "float32")) + 0.25).astype(np.float32)
     zero_point = RNG.integers(-20, 20, param_shape).astype(np.int8)
-    out = run(context, lambda b, o: b.quantize_linear(o["x"], const(b, scale),
-                                                      const(b, zero_point)), x=x)
+    out = run(
+        context, lambda b, o: b.quantize_linear(o["x"], const(b, scale), const(b, zero_point)), x=x
+    )
     np.testing.assert_array_equal(out, ref_quantize(x, scale, zero_point, "int8"))
 
 
@@ -411,8 +490,9 @@ def test_quantize_linear_dynamic_dims(context):
     b = context.create_graph_builder()
     n = {"name": "n", "maxSize": 4}
     x = b.input("x", [n, 6], "float32")
-    y = b.quantize_linear(x, const(b, np.ones((1, 3), np.float32)),
-                          const(b, np.zeros((1, 3), np.int8)))
+    y = b.quantize_linear(
+        x, const(b, np.ones((1, 3), np.float32)), const(b, np.zeros((1, 3), np.int8))
+    )
     assert b.operand_shape(y) == [n, 6]
     # Per-element parameters along a dynamic axis must carry the same dynamic dimension.
     s = b.input("s", [n, 1], "float32")
@@ -473,14 +553,19 @@ def test_dequantize_linear_without_zero_point(context, in_type):
     assert_close(out, ref_dequantize(x, scale, None), "float32")
 
 
-@pytest.mark.parametrize("in_shape,param_shape", [([3, 4], [1, 1]), ([3, 4], [3, 2]),
-                                                  ([6, 4], [2, 4]), ([1, 4, 1, 6], [1, 2, 1, 3])])
+@pytest.mark.parametrize(
+    "in_shape,param_shape",
+    [([3, 4], [1, 1]), ([3, 4], [3, 2]), ([6, 4], [2, 4]), ([1, 4, 1, 6], [1, 2, 1, 3])],
+)
 def test_dequantize_linear_blockwise(context, in_shape, param_shape):
     x = RNG.integers(0, 256, in_shape).astype(np.uint8)
     scale = (randn(param_shape, "float32") + 0.1).astype(np.float32)
     zero_point = RNG.integers(0, 256, param_shape).astype(np.uint8)
-    out = run(context, lambda b, o: b.dequantize_linear(o["x"], const(b, scale),
-                                                        const(b, zero_point)), x=x)
+    out = run(
+        context,
+        lambda b, o: b.dequantize_linear(o["x"], const(b, scale), const(b, zero_point)),
+        x=x,
+    )
     assert_close(out, ref_dequantize(x, scale, zero_point), "float32")
 
 

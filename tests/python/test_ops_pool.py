@@ -19,9 +19,7 @@ def _run(backend, build, feeds):
     """build(builder, inputs) -> operand; feeds: {name: ndarray}. Returns the output array."""
     context = _context(backend)
     b = context.create_graph_builder()
-    inputs = {
-        name: b.input(name, list(a.shape), str(a.dtype)) for name, a in feeds.items()
-    }
+    inputs = {name: b.input(name, list(a.shape), str(a.dtype)) for name, a in feeds.items()}
     out = build(b, inputs)
     graph = b.build({"out": out})
     return context.compute(graph, feeds)["out"]
@@ -48,8 +46,17 @@ def _pool_size(size, window, begin, end, stride, dilation, rounding):
     return math.ceil(value) if rounding == "ceil" else math.floor(value)
 
 
-def _pool_ref(x, kind, window_dimensions=None, strides=(1, 1), dilations=(1, 1), padding=(0, 0, 0, 0),
-              layout="nchw", rounding="floor", output_sizes=None):
+def _pool_ref(
+    x,
+    kind,
+    window_dimensions=None,
+    strides=(1, 1),
+    dilations=(1, 1),
+    padding=(0, 0, 0, 0),
+    layout="nchw",
+    rounding="floor",
+    output_sizes=None,
+):
     """Pools an array; values outside the input (padding) take no part at all."""
     if layout == "nhwc":
         x = x.transpose(0, 3, 1, 2)
@@ -129,14 +136,21 @@ POOL_OPTIONS = [
     {"window_dimensions": [3, 3], "strides": [2, 1]},
     {"window_dimensions": [2, 2], "dilations": [2, 3]},
     {"window_dimensions": [3, 2], "padding": [2, 0, 1, 3]},
-    {"window_dimensions": [3, 3], "padding": [1, 1, 1, 1], "strides": [2, 2],
-     "dilations": [2, 1]},
+    {"window_dimensions": [3, 3], "padding": [1, 1, 1, 1], "strides": [2, 2], "dilations": [2, 1]},
     {"window_dimensions": [2, 2], "strides": [2, 2], "output_shape_rounding": "ceil"},
-    {"window_dimensions": [3, 3], "strides": [3, 2], "padding": [0, 2, 1, 0],
-     "output_shape_rounding": "ceil"},
+    {
+        "window_dimensions": [3, 3],
+        "strides": [3, 2],
+        "padding": [0, 2, 1, 0],
+        "output_shape_rounding": "ceil",
+    },
     {"window_dimensions": [2, 2], "strides": [2, 2], "output_sizes": [3, 4]},
-    {"window_dimensions": [2, 2], "strides": [2, 2], "output_sizes": [2, 3],
-     "output_shape_rounding": "ceil"},
+    {
+        "window_dimensions": [2, 2],
+        "strides": [2, 2],
+        "output_sizes": [2, 3],
+        "output_shape_rounding": "ceil",
+    },
     {"padding": [1, 0, 0, 2]},  # default window (whole input) with padding
 ]
 
@@ -152,10 +166,16 @@ def test_pool_matches_numpy(backend, method, layout, options):
         x = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
     ref_options = dict(options)
     rounding = ref_options.pop("output_shape_rounding", "floor")
-    expected = _pool_ref(x, _KIND[method], layout=layout, rounding=rounding,
-                         **{k: tuple(v) for k, v in ref_options.items()})
-    actual = _run(backend, lambda b, i: getattr(b, method)(i["x"], layout=layout, **options),
-                  {"x": x})
+    expected = _pool_ref(
+        x,
+        _KIND[method],
+        layout=layout,
+        rounding=rounding,
+        **{k: tuple(v) for k, v in ref_options.items()},
+    )
+    actual = _run(
+        backend, lambda b, i: getattr(b, method)(i["x"], layout=layout, **options), {"x": x}
+    )
     _assert_close(actual, expected, "float32")
 
 
@@ -164,8 +184,9 @@ def test_pool_matches_numpy(backend, method, layout, options):
 def test_pool_float16(backend, method):
     x = np.random.default_rng(2).uniform(-4, 4, size=(1, 2, 6, 6)).astype(np.float16)
     options = {"window_dimensions": [3, 3], "strides": [2, 2], "padding": [1, 1, 1, 1]}
-    expected = _pool_ref(x.astype(np.float64), _KIND[method],
-                         **{k: tuple(v) for k, v in options.items()})
+    expected = _pool_ref(
+        x.astype(np.float64), _KIND[method], **{k: tuple(v) for k, v in options.items()}
+    )
     actual = _run(backend, lambda b, i: getattr(b, method)(i["x"], **options), {"x": x})
     _assert_close(actual, expected, "float16")
 
@@ -189,8 +210,11 @@ def test_max_pool_integer_types_are_exact(backend, dtype):
 def test_max_pool_propagates_nan(backend):
     x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
     x[0, 0, 0, 0] = np.nan
-    actual = _run(backend, lambda b, i: b.max_pool2d(i["x"], window_dimensions=[2, 2],
-                                                     strides=[2, 2]), {"x": x})
+    actual = _run(
+        backend,
+        lambda b, i: b.max_pool2d(i["x"], window_dimensions=[2, 2], strides=[2, 2]),
+        {"x": x},
+    )
     np.testing.assert_array_equal(actual, np.array([[[[np.nan, 7], [13, 15]]]], np.float32))
 
 
@@ -215,13 +239,24 @@ def test_windows_entirely_in_padding(backend):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_pool_positional_arguments_and_aliases(backend):
     x = np.random.default_rng(4).normal(size=(1, 2, 5, 5)).astype(np.float32)
-    expected = _pool_ref(x, "average", window_dimensions=(3, 3), strides=(2, 2), padding=(1, 1, 0, 0))
-    positional = _run(backend, lambda b, i: b.average_pool2d(
-        i["x"], [3, 3], [2, 2], [1, 1], [1, 1, 0, 0], "nchw", "floor", None), {"x": x})
+    expected = _pool_ref(
+        x, "average", window_dimensions=(3, 3), strides=(2, 2), padding=(1, 1, 0, 0)
+    )
+    positional = _run(
+        backend,
+        lambda b, i: b.average_pool2d(
+            i["x"], [3, 3], [2, 2], [1, 1], [1, 1, 0, 0], "nchw", "floor", None
+        ),
+        {"x": x},
+    )
     _assert_close(positional, expected, "float32")
-    aliased = _run(backend, lambda b, i: b.average_pool2d(
-        x=i["x"], window_dimensions=(3, 3), strides=(np.int64(2), 2), pads=[1, 1, 0, 0]),
-        {"x": x})
+    aliased = _run(
+        backend,
+        lambda b, i: b.average_pool2d(
+            x=i["x"], window_dimensions=(3, 3), strides=(np.int64(2), 2), pads=[1, 1, 0, 0]
+        ),
+        {"x": x},
+    )
     _assert_close(aliased, expected, "float32")
 
 
@@ -247,8 +282,14 @@ def test_global_pool_equals_pool_without_window(backend):
     context = _context(backend)
     b = context.create_graph_builder()
     xi = b.input("x", [1, 4, 3, 3], "float32")
-    graph = b.build({"g": b.global_average_pool(xi), "p": b.average_pool2d(xi),
-                     "gm": b.global_max_pool(xi), "pm": b.max_pool2d(xi)})
+    graph = b.build(
+        {
+            "g": b.global_average_pool(xi),
+            "p": b.average_pool2d(xi),
+            "gm": b.global_max_pool(xi),
+            "pm": b.max_pool2d(xi),
+        }
+    )
     out = context.compute(graph, {"x": x})
     np.testing.assert_array_equal(out["g"], out["p"])
     np.testing.assert_array_equal(out["gm"], out["pm"])
@@ -279,14 +320,35 @@ def test_pool_output_shapes():
     b = _builder()
     x = b.input("x", [1, 3, 7, 7], "float32")
     for options, shape in [
-        ({"window_dimensions": [4, 4], "padding": [1, 1, 1, 1], "strides": [2, 2]},
-         [1, 3, 3, 3]),
-        ({"window_dimensions": [4, 4], "padding": [1, 1, 1, 1], "strides": [2, 2],
-          "output_shape_rounding": "ceil"}, [1, 3, 4, 4]),
-        ({"window_dimensions": [4, 4], "padding": [1, 1, 1, 1], "strides": [2, 2],
-          "output_shape_rounding": "ceil", "output_sizes": [3, 3]}, [1, 3, 3, 3]),
-        ({"window_dimensions": [4, 4], "padding": [1, 1, 1, 1], "strides": [2, 2],
-          "output_sizes": [4, 4]}, [1, 3, 4, 4]),
+        ({"window_dimensions": [4, 4], "padding": [1, 1, 1, 1], "strides": [2, 2]}, [1, 3, 3, 3]),
+        (
+            {
+                "window_dimensions": [4, 4],
+                "padding": [1, 1, 1, 1],
+                "strides": [2, 2],
+                "output_shape_rounding": "ceil",
+            },
+            [1, 3, 4, 4],
+        ),
+        (
+            {
+                "window_dimensions": [4, 4],
+                "padding": [1, 1, 1, 1],
+                "strides": [2, 2],
+                "output_shape_rounding": "ceil",
+                "output_sizes": [3, 3],
+            },
+            [1, 3, 3, 3],
+        ),
+        (
+            {
+                "window_dimensions": [4, 4],
+                "padding": [1, 1, 1, 1],
+                "strides": [2, 2],
+                "output_sizes": [4, 4],
+            },
+            [1, 3, 4, 4],
+        ),
         ({"window_dimensions": [7, 7], "padding": [3, 3, 3, 3]}, [1, 3, 7, 7]),
     ]:
         for method in POOLS:
@@ -304,10 +366,19 @@ BAD_POOL_OPTIONS = [
     ({"strides": [0, 2]}, "strides"),
     ({"dilations": [1, 1, 2]}, "dilations"),
     ({"dilations": [1, 0]}, "dilations"),
-    ({"window_dimensions": [2, 2], "padding": [2, 2, 2, 2], "strides": [2, 2],
-      "output_sizes": [3, 3]}, "output_sizes"),
-    ({"window_dimensions": [2, 2], "strides": [2, 2], "output_sizes": [2, 3]},
-     "output_sizes"),  # floor height with ceil width
+    (
+        {
+            "window_dimensions": [2, 2],
+            "padding": [2, 2, 2, 2],
+            "strides": [2, 2],
+            "output_sizes": [3, 3],
+        },
+        "output_sizes",
+    ),
+    (
+        {"window_dimensions": [2, 2], "strides": [2, 2], "output_sizes": [2, 3]},
+        "output_sizes",
+    ),  # floor height with ceil width
     ({"window_dimensions": [2, 2], "output_sizes": [1, 2, 4, 4]}, "output_sizes"),
     ({"window_dimensions": [2, 2], "output_sizes": [0, 4]}, "output_sizes"),
     ({"padding": [2**32 - 1, 2**32 - 1, 0, 0]}, "valid dimension"),
@@ -319,8 +390,9 @@ BAD_POOL_OPTIONS = [
 
 
 @pytest.mark.parametrize("method", POOLS)
-@pytest.mark.parametrize("options,message", BAD_POOL_OPTIONS,
-                         ids=lambda v: str(v) if isinstance(v, str) else None)
+@pytest.mark.parametrize(
+    "options,message", BAD_POOL_OPTIONS, ids=lambda v: str(v) if isinstance(v, str) else None
+)
 def test_pool_rejects_bad_options(method, options, message):
     b = _builder()
     x = b.input("x", [1, 2, 5, 5], "float32")
@@ -339,9 +411,13 @@ def test_pool_rejects_bad_inputs(method):
         with pytest.raises(ValueError, match="int32"):
             getattr(b, method)(b.input("z", [1, 1, 5, 5], "int32"))
     # Channels and spatial axes need static sizes; only the batch may be dynamic.
-    for k, (shape, layout) in enumerate([([1, {"name": "c", "maxSize": 4}, 5, 5], "nchw"),
-                                         ([1, 5, {"name": "w", "maxSize": 5}, 2], "nhwc"),
-                                         ([1, 2, {"name": "h", "maxSize": 5}, 5], "nchw")]):
+    for k, (shape, layout) in enumerate(
+        [
+            ([1, {"name": "c", "maxSize": 4}, 5, 5], "nchw"),
+            ([1, 5, {"name": "w", "maxSize": 5}, 2], "nhwc"),
+            ([1, 2, {"name": "h", "maxSize": 5}, 5], "nchw"),
+        ]
+    ):
         xi = b.input(f"dynamic{k}", shape, "float32")
         with pytest.raises(ValueError, match="dynamic"):
             getattr(b, method)(xi, layout=layout)
@@ -396,8 +472,9 @@ RESAMPLE_CASES = [
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("mode", ["nearest-neighbor", "linear"])
-@pytest.mark.parametrize("shape,options,out_shape", RESAMPLE_CASES,
-                         ids=lambda v: str(v).replace(" ", ""))
+@pytest.mark.parametrize(
+    "shape,options,out_shape", RESAMPLE_CASES, ids=lambda v: str(v).replace(" ", "")
+)
 def test_resample2d_matches_numpy(backend, mode, shape, options, out_shape):
     x = np.random.default_rng(8).uniform(-10, 10, size=shape).astype(np.float32)
     axes = options.get("axes", [2, 3])
@@ -412,15 +489,16 @@ def test_resample2d_well_known_cases(backend):
     up = _run(backend, lambda b, i: b.resample2d(i["x"], scales=[2.0, 3.0]), {"x": x})
     np.testing.assert_array_equal(up, x.repeat(2, axis=2).repeat(3, axis=3))
     # Half-pixel linear halving averages each 2x2 block.
-    down = _run(backend, lambda b, i: b.resample2d(i["x"], sizes=[2, 3], mode="linear"),
-                {"x": x})
+    down = _run(backend, lambda b, i: b.resample2d(i["x"], sizes=[2, 3], mode="linear"), {"x": x})
     blocks = x.reshape(1, 2, 2, 2, 3, 2).mean(axis=(3, 5))
     np.testing.assert_allclose(down, blocks, rtol=1e-6)
     # scales and the sizes they produce give the same result.
-    by_scale = _run(backend, lambda b, i: b.resample2d(i["x"], scales=[0.75, 0.5],
-                                                       mode="linear"), {"x": x})
-    by_size = _run(backend, lambda b, i: b.resample2d(i["x"], sizes=[3, 3], mode="linear"),
-                   {"x": x})
+    by_scale = _run(
+        backend, lambda b, i: b.resample2d(i["x"], scales=[0.75, 0.5], mode="linear"), {"x": x}
+    )
+    by_size = _run(
+        backend, lambda b, i: b.resample2d(i["x"], sizes=[3, 3], mode="linear"), {"x": x}
+    )
     np.testing.assert_array_equal(by_scale, by_size)
 
 
@@ -435,8 +513,7 @@ def test_resample2d_other_types(backend, dtype, mode):
         info = np.iinfo(dtype)
         x = rng.integers(info.min, info.max, size=(1, 2, 3, 5), dtype=dtype, endpoint=True)
     wide = _resample_ref(x, [7, 4], [2, 3], mode == "linear")
-    actual = _run(backend, lambda b, i: b.resample2d(i["x"], sizes=[7, 4], mode=mode),
-                  {"x": x})
+    actual = _run(backend, lambda b, i: b.resample2d(i["x"], sizes=[7, 4], mode=mode), {"x": x})
     assert actual.dtype == np.dtype(dtype)
     if dtype == "float16":
         _assert_close(actual, wide, dtype)
@@ -487,8 +564,9 @@ BAD_RESAMPLE_OPTIONS = [
 ]
 
 
-@pytest.mark.parametrize("options,message", BAD_RESAMPLE_OPTIONS,
-                         ids=lambda v: str(v) if isinstance(v, str) else None)
+@pytest.mark.parametrize(
+    "options,message", BAD_RESAMPLE_OPTIONS, ids=lambda v: str(v) if isinstance(v, str) else None
+)
 def test_resample2d_rejects_bad_options(options, message):
     b = _builder()
     x = b.input("x", [1, 1, 2, 4], "float32")
@@ -508,7 +586,11 @@ def test_resample2d_rejects_bad_inputs():
         b.resample2d(dyn, scales=[2.0, 2.0])
     # Axes that are not resampled may stay dynamic.
     assert b.operand_shape(b.resample2d(dyn, sizes=[2, 3], axes=[0, 1])) == [
-        2, 3, {"name": "h", "maxSize": 8}, 4]
+        2,
+        3,
+        {"name": "h", "maxSize": 8},
+        4,
+    ]
 
 
 def test_resample2d_python_type_errors():

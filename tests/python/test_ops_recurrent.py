@@ -29,8 +29,18 @@ def _or_zeros(v, shape):
     return np.zeros(shape) if v is None else v.astype(np.float64)
 
 
-def gru_cell_ref(x, w, r, h, hidden, bias=None, recurrent_bias=None, reset_after=True,
-                 layout="zrn", activations=("sigmoid", "tanh")):
+def gru_cell_ref(
+    x,
+    w,
+    r,
+    h,
+    hidden,
+    bias=None,
+    recurrent_bias=None,
+    reset_after=True,
+    layout="zrn",
+    activations=("sigmoid", "tanh"),
+):
     f, g = (ACTIVATIONS[a] for a in activations)
     x, w, r, h = (a.astype(np.float64) for a in (x, w, r, h))
     b = _or_zeros(bias, [3 * hidden])
@@ -45,8 +55,19 @@ def gru_cell_ref(x, w, r, h, hidden, bias=None, recurrent_bias=None, reset_after
     return (1 - z) * n + z * h
 
 
-def lstm_cell_ref(x, w, r, h, c, hidden, bias=None, recurrent_bias=None, peephole_weight=None,
-                  layout="iofg", activations=("sigmoid", "tanh", "tanh")):
+def lstm_cell_ref(
+    x,
+    w,
+    r,
+    h,
+    c,
+    hidden,
+    bias=None,
+    recurrent_bias=None,
+    peephole_weight=None,
+    layout="iofg",
+    activations=("sigmoid", "tanh", "tanh"),
+):
     f0, f1, f2 = (ACTIVATIONS[a] for a in activations)
     x, w, r, h, c = (a.astype(np.float64) for a in (x, w, r, h, c))
     b = _or_zeros(bias, [4 * hidden])
@@ -58,7 +79,7 @@ def lstm_cell_ref(x, w, r, h, c, hidden, bias=None, recurrent_bias=None, peephol
         return x @ w[s].T + b[s] + h @ r[s].T + rb[s]
 
     # Peephole weights are always ordered input, output, forget.
-    p_i, p_o, p_f = (p[k * hidden:(k + 1) * hidden] for k in range(3))
+    p_i, p_o, p_f = (p[k * hidden : (k + 1) * hidden] for k in range(3))
     i = f0(pre("i") + p_i * c)
     fg = f0(pre("f") + p_f * c)
     g = f1(pre("g"))
@@ -79,7 +100,7 @@ def _sequence_ref(cell, x, steps, hidden, direction, return_sequence, states, pe
     for d in range(dirs):
         state = states[d]
         reverse = d == 1 or direction == "backward"
-        for t in (reversed(range(steps)) if reverse else range(steps)):
+        for t in reversed(range(steps)) if reverse else range(steps):
             state = cell(x[t], state, **per_dir(d))
             sequence[t, d] = state[0]
         finals.append(state)
@@ -87,47 +108,105 @@ def _sequence_ref(cell, x, steps, hidden, direction, return_sequence, states, pe
     return outs + ([sequence] if return_sequence else [])
 
 
-def gru_ref(x, w, r, steps, hidden, bias=None, recurrent_bias=None, initial_hidden_state=None,
-            reset_after=True, return_sequence=False, direction="forward", layout="zrn",
-            activations=("sigmoid", "tanh")):
+def gru_ref(
+    x,
+    w,
+    r,
+    steps,
+    hidden,
+    bias=None,
+    recurrent_bias=None,
+    initial_hidden_state=None,
+    reset_after=True,
+    return_sequence=False,
+    direction="forward",
+    layout="zrn",
+    activations=("sigmoid", "tanh"),
+):
     dirs = 2 if direction == "both" else 1
     h0 = _or_zeros(initial_hidden_state, [dirs, x.shape[1], hidden])
 
     def cell(xt, state, **kw):
-        return (gru_cell_ref(xt, kw["w"], kw["r"], state[0], hidden, kw["b"], kw["rb"],
-                             reset_after, layout, activations),)
+        return (
+            gru_cell_ref(
+                xt,
+                kw["w"],
+                kw["r"],
+                state[0],
+                hidden,
+                kw["b"],
+                kw["rb"],
+                reset_after,
+                layout,
+                activations,
+            ),
+        )
 
     def per_dir(d):
-        return {"w": w[d], "r": r[d], "b": None if bias is None else bias[d],
-                "rb": None if recurrent_bias is None else recurrent_bias[d]}
+        return {
+            "w": w[d],
+            "r": r[d],
+            "b": None if bias is None else bias[d],
+            "rb": None if recurrent_bias is None else recurrent_bias[d],
+        }
 
     states = [(h0[d],) for d in range(dirs)]
     return _sequence_ref(cell, x, steps, hidden, direction, return_sequence, states, per_dir)
 
 
-def lstm_ref(x, w, r, steps, hidden, bias=None, recurrent_bias=None, peephole_weight=None,
-             initial_hidden_state=None, initial_cell_state=None, return_sequence=False,
-             direction="forward", layout="iofg", activations=("sigmoid", "tanh", "tanh")):
+def lstm_ref(
+    x,
+    w,
+    r,
+    steps,
+    hidden,
+    bias=None,
+    recurrent_bias=None,
+    peephole_weight=None,
+    initial_hidden_state=None,
+    initial_cell_state=None,
+    return_sequence=False,
+    direction="forward",
+    layout="iofg",
+    activations=("sigmoid", "tanh", "tanh"),
+):
     dirs = 2 if direction == "both" else 1
     h0 = _or_zeros(initial_hidden_state, [dirs, x.shape[1], hidden])
     c0 = _or_zeros(initial_cell_state, [dirs, x.shape[1], hidden])
 
     def cell(xt, state, **kw):
-        return lstm_cell_ref(xt, kw["w"], kw["r"], state[0], state[1], hidden, kw["b"],
-                             kw["rb"], kw["p"], layout, activations)
+        return lstm_cell_ref(
+            xt,
+            kw["w"],
+            kw["r"],
+            state[0],
+            state[1],
+            hidden,
+            kw["b"],
+            kw["rb"],
+            kw["p"],
+            layout,
+            activations,
+        )
 
     def pick(v, d):
         return None if v is None else v[d]
 
     def per_dir(d):
-        return {"w": w[d], "r": r[d], "b": pick(bias, d), "rb": pick(recurrent_bias, d),
-                "p": pick(peephole_weight, d)}
+        return {
+            "w": w[d],
+            "r": r[d],
+            "b": pick(bias, d),
+            "rb": pick(recurrent_bias, d),
+            "p": pick(peephole_weight, d),
+        }
 
     states = [(h0[d], c0[d]) for d in range(dirs)]
     return _sequence_ref(cell, x, steps, hidden, direction, return_sequence, states, per_dir)
 
 
 # ---- helpers --------------------------------------------------------------------------------
+
 
 def _context(backend):
     return webnn.ML().create_context(accelerated=False, backend=backend)
@@ -149,8 +228,9 @@ def _run(backend, method, arrays, **options):
     def operand(v):
         return b.constant(v) if isinstance(v, np.ndarray) else v
 
-    result = getattr(b, method)(*[operand(a) for a in arrays],
-                                **{k: operand(v) for k, v in options.items()})
+    result = getattr(b, method)(
+        *[operand(a) for a in arrays], **{k: operand(v) for k, v in options.items()}
+    )
     outs = result if isinstance(result, list) else [result]
     graph = b.build({f"out{i}": o for i, o in enumerate(outs)})
     values = context.compute(graph, {})
@@ -162,16 +242,15 @@ def _check(actual, expected, dtype=np.float32):
     tol = {"rtol": 1e-6, "atol": 1e-6} if dtype == np.float32 else {"rtol": 2e-3, "atol": 2e-3}
     for a, e in zip(actual, expected):
         assert a.dtype == dtype
-        np.testing.assert_allclose(a.astype(np.float64), e.astype(dtype).astype(np.float64),
-                                   **tol)
+        np.testing.assert_allclose(a.astype(np.float64), e.astype(dtype).astype(np.float64), **tol)
 
 
 def _numpy_options(options):
-    return {k: tuple(v) if k == "activations" and v is not None else v
-            for k, v in options.items()}
+    return {k: tuple(v) if k == "activations" and v is not None else v for k, v in options.items()}
 
 
 # ---- gru_cell -------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("layout", ["zrn", "rzn"])
@@ -213,6 +292,7 @@ def test_gru_cell_float16(backend):
 
 
 # ---- gru ------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("direction", ["forward", "backward", "both"])
@@ -268,6 +348,7 @@ def test_gru_float16_both(backend):
 
 # ---- lstm_cell ------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("layout", ["iofg", "ifgo"])
 @pytest.mark.parametrize("peephole", [False, True])
@@ -275,10 +356,14 @@ def test_gru_float16_both(backend):
 def test_lstm_cell_options(backend, layout, peephole, activations):
     rng = np.random.default_rng(7)
     batch, inp, hs = 2, 3, 4
-    x, w, r, h, c = (_rand(rng, s) for s in
-                     ([batch, inp], [4 * hs, inp], [4 * hs, hs], [batch, hs], [batch, hs]))
-    options = {"layout": layout, "bias": _rand(rng, [4 * hs]),
-               "recurrent_bias": _rand(rng, [4 * hs])}
+    x, w, r, h, c = (
+        _rand(rng, s) for s in ([batch, inp], [4 * hs, inp], [4 * hs, hs], [batch, hs], [batch, hs])
+    )
+    options = {
+        "layout": layout,
+        "bias": _rand(rng, [4 * hs]),
+        "recurrent_bias": _rand(rng, [4 * hs]),
+    }
     if peephole:
         options["peephole_weight"] = _rand(rng, [3 * hs])
     if activations is not None:
@@ -307,6 +392,7 @@ def test_lstm_cell_float16_peephole(backend):
 
 
 # ---- lstm -----------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("direction", ["forward", "backward", "both"])
@@ -357,6 +443,7 @@ def test_lstm_float16_sequence(backend):
 
 # ---- dynamic batch --------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_gru_dynamic_batch(backend):
     rng = np.random.default_rng(13)
@@ -395,35 +482,52 @@ def test_lstm_cell_dynamic_batch_shape(backend):
     assert b.operand_shape(hidden) == [n, 2]
     assert b.operand_shape(cell) == [n, 2]
     with pytest.raises(ValueError, match="dynamic dimension 'm'"):
-        b.lstm_cell(b.input("x2", [2, {"name": "m", "maxSize": 3}], "float32"), w, r,
-                    b.input("h2", [2, 2], "float32"), b.input("c2", [2, 2], "float32"), 2)
+        b.lstm_cell(
+            b.input("x2", [2, {"name": "m", "maxSize": 3}], "float32"),
+            w,
+            r,
+            b.input("h2", [2, 2], "float32"),
+            b.input("c2", [2, 2], "float32"),
+            2,
+        )
 
 
 # ---- rejections -----------------------------------------------------------------------------
 
+
 def _gru_args(b, steps=2, batch=3, inp=4, hs=5, dirs=1, dtype="float32"):
-    return [b.input("x", [steps, batch, inp], dtype), b.input("w", [dirs, 3 * hs, inp], dtype),
-            b.input("r", [dirs, 3 * hs, hs], dtype)]
+    return [
+        b.input("x", [steps, batch, inp], dtype),
+        b.input("w", [dirs, 3 * hs, inp], dtype),
+        b.input("r", [dirs, 3 * hs, hs], dtype),
+    ]
 
 
 def _lstm_cell_args(b, batch=3, inp=4, hs=5, dtype="float32"):
-    return [b.input("x", [batch, inp], dtype), b.input("w", [4 * hs, inp], dtype),
-            b.input("r", [4 * hs, hs], dtype), b.input("h", [batch, hs], dtype),
-            b.input("c", [batch, hs], dtype)]
+    return [
+        b.input("x", [batch, inp], dtype),
+        b.input("w", [4 * hs, inp], dtype),
+        b.input("r", [4 * hs, hs], dtype),
+        b.input("h", [batch, hs], dtype),
+        b.input("c", [batch, hs], dtype),
+    ]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("steps,hidden,options,message", [
-    (3, 5, {}, r"input.shape\[0\] \(2\) must equal steps \(3\)"),
-    (0, 5, {}, "steps must be greater than 0"),
-    (2, 0, {}, "hidden_size must be greater than 0"),
-    (2, 2**31, {}, "6 \\* hidden_size is not a valid dimension"),
-    (2, 5, {"direction": "up"}, 'direction "up"'),
-    (2, 5, {"layout": "ifgo"}, 'layout "ifgo"'),
-    (2, 5, {"activations": ["relu"]}, "activations must have 2 entries"),
-    (2, 5, {"activations": ["relu", "elu"]}, 'activation "elu"'),
-    (2, 5, {"direction": "both"}, r"weight shape \[1,15,4\] must be \[2,15,4\]"),
-])
+@pytest.mark.parametrize(
+    "steps,hidden,options,message",
+    [
+        (3, 5, {}, r"input.shape\[0\] \(2\) must equal steps \(3\)"),
+        (0, 5, {}, "steps must be greater than 0"),
+        (2, 0, {}, "hidden_size must be greater than 0"),
+        (2, 2**31, {}, "6 \\* hidden_size is not a valid dimension"),
+        (2, 5, {"direction": "up"}, 'direction "up"'),
+        (2, 5, {"layout": "ifgo"}, 'layout "ifgo"'),
+        (2, 5, {"activations": ["relu"]}, "activations must have 2 entries"),
+        (2, 5, {"activations": ["relu", "elu"]}, 'activation "elu"'),
+        (2, 5, {"direction": "both"}, r"weight shape \[1,15,4\] must be \[2,15,4\]"),
+    ],
+)
 def test_gru_value_errors(backend, steps, hidden, options, message):
     b = _context(backend).create_graph_builder()
     args = _gru_args(b)

@@ -11,8 +11,16 @@ import webnn
 
 BACKENDS = webnn.backends()
 
-NP = {"float32": np.float32, "float16": np.float16, "int32": np.int32, "uint32": np.uint32,
-      "int64": np.int64, "uint64": np.uint64, "int8": np.int8, "uint8": np.uint8}
+NP = {
+    "float32": np.float32,
+    "float16": np.float16,
+    "int32": np.int32,
+    "uint32": np.uint32,
+    "int64": np.int64,
+    "uint64": np.uint64,
+    "int8": np.int8,
+    "uint8": np.uint8,
+}
 
 
 @pytest.fixture(params=BACKENDS)
@@ -72,8 +80,9 @@ def test_float_reductions(ctx, op, dtype, axes, keep):
     np.testing.assert_allclose(got, want, rtol=TOLERANCE[dtype], atol=0)
 
 
-@pytest.mark.parametrize("op", ["reduce_sum", "reduce_l1", "reduce_max", "reduce_min",
-                                "reduce_mean", "reduce_product"])
+@pytest.mark.parametrize(
+    "op", ["reduce_sum", "reduce_l1", "reduce_max", "reduce_min", "reduce_mean", "reduce_product"]
+)
 def test_negative_values(ctx, op):
     x = np.array([[-3.5, 2.0, -0.25], [4.0, -1.0, 0.5]], np.float32)
     got = run(ctx, lambda b, t: getattr(b, op)(t, axes=[1]), x)
@@ -184,9 +193,11 @@ def test_uint64_max_is_exact(ctx):
 
 # ---- argMin / argMax -------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("op", ["arg_min", "arg_max"])
-@pytest.mark.parametrize("dtype", ["float32", "float16", "int32", "uint32", "int64", "uint64",
-                                   "int8", "uint8"])
+@pytest.mark.parametrize(
+    "dtype", ["float32", "float16", "int32", "uint32", "int64", "uint64", "int8", "uint8"]
+)
 @pytest.mark.parametrize("axis", [0, 1, 2])
 @pytest.mark.parametrize("keep", [False, True])
 @pytest.mark.parametrize("out_type", [None, "int32", "int64"])
@@ -207,13 +218,15 @@ def test_arg_min_max(ctx, op, dtype, axis, keep, out_type):
 @pytest.mark.parametrize("op", ["arg_min", "arg_max"])
 def test_arg_min_max_extremes_and_nan(ctx, op):
     fn = np.argmin if op == "arg_min" else np.argmax
-    x = np.array([[-2**63, 2**63 - 1, 0, -2**63, 2**63 - 1]], np.int64)
-    np.testing.assert_array_equal(run(ctx, lambda b, t: getattr(b, op)(t, 1), x),
-                                  fn(x, axis=1).astype(np.int32))
+    x = np.array([[-(2**63), 2**63 - 1, 0, -(2**63), 2**63 - 1]], np.int64)
+    np.testing.assert_array_equal(
+        run(ctx, lambda b, t: getattr(b, op)(t, 1), x), fn(x, axis=1).astype(np.int32)
+    )
     # NumPy's convention: the first NaN wins.
     f = np.array([[1.0, np.nan, -np.inf, np.nan], [np.inf, 2.0, -np.inf, np.inf]], np.float32)
-    np.testing.assert_array_equal(run(ctx, lambda b, t: getattr(b, op)(t, 1), f),
-                                  fn(f, axis=1).astype(np.int32))
+    np.testing.assert_array_equal(
+        run(ctx, lambda b, t: getattr(b, op)(t, 1), f), fn(f, axis=1).astype(np.int32)
+    )
 
 
 def test_arg_max_rank1_to_scalar(ctx):
@@ -223,6 +236,7 @@ def test_arg_max_rank1_to_scalar(ctx):
 
 
 # ---- cumulativeSum ---------------------------------------------------------------------------
+
 
 def cumsum_reference(x, axis, exclusive, reverse):
     v = np.flip(x, axis) if reverse else x
@@ -235,8 +249,11 @@ def cumsum_reference(x, axis, exclusive, reverse):
         return c.astype(x.dtype)
     bits = 8 * x.dtype.itemsize
     mod = np.vectorize(lambda t: int(t) % (1 << bits), otypes=[object])(c)
-    return mod.astype(np.uint64).astype(x.dtype) if bits == 64 else mod.astype(np.int64).astype(
-        x.dtype)
+    return (
+        mod.astype(np.uint64).astype(x.dtype)
+        if bits == 64
+        else mod.astype(np.int64).astype(x.dtype)
+    )
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "int32", "uint32", "int64", "uint64"])
@@ -250,8 +267,7 @@ def test_cumulative_sum(ctx, dtype, axis, exclusive, reverse):
     else:
         info = np.iinfo(NP[dtype])
         x = rng.integers(info.min, info.max, size=(2, 3, 4), dtype=NP[dtype], endpoint=True)
-    got = run(ctx, lambda b, t: b.cumulative_sum(t, axis, exclusive=exclusive, reversed=reverse),
-              x)
+    got = run(ctx, lambda b, t: b.cumulative_sum(t, axis, exclusive=exclusive, reversed=reverse), x)
     want = cumsum_reference(x, axis, exclusive, reverse)
     assert got.dtype == want.dtype and got.shape == want.shape
     if dtype.startswith("float"):
@@ -268,6 +284,7 @@ def test_cumulative_sum_positional_options(ctx):
 
 
 # ---- dynamic dimensions ----------------------------------------------------------------------
+
 
 def test_dynamic_dims_pass_through(ctx):
     b = ctx.create_graph_builder()
@@ -328,11 +345,20 @@ def test_reduce_rejects_bad_axes(ctx, op):
 
 
 ALLOWED = {
-    **{op: {"float32", "float16", "int32", "uint32", "int64", "uint64"}
-       for op in ["reduce_sum", "reduce_l1", "reduce_sum_square", "reduce_product",
-                  "cumulative_sum"]},
-    **{op: {"float32", "float16"}
-       for op in ["reduce_l2", "reduce_log_sum", "reduce_log_sum_exp", "reduce_mean"]},
+    **{
+        op: {"float32", "float16", "int32", "uint32", "int64", "uint64"}
+        for op in [
+            "reduce_sum",
+            "reduce_l1",
+            "reduce_sum_square",
+            "reduce_product",
+            "cumulative_sum",
+        ]
+    },
+    **{
+        op: {"float32", "float16"}
+        for op in ["reduce_l2", "reduce_log_sum", "reduce_log_sum_exp", "reduce_mean"]
+    },
     **{op: set(NP) for op in ["reduce_max", "reduce_min", "arg_min", "arg_max"]},
 }
 
@@ -342,8 +368,11 @@ ALLOWED = {
 def test_data_types(ctx, op, dtype):
     b = ctx.create_graph_builder()
     x = b.input("x", [2, 3], dtype)
-    make = (lambda: getattr(b, op)(x, 1)) if op in ("arg_min", "arg_max", "cumulative_sum") \
+    make = (
+        (lambda: getattr(b, op)(x, 1))
+        if op in ("arg_min", "arg_max", "cumulative_sum")
         else (lambda: getattr(b, op)(x))
+    )
     if dtype in ALLOWED[op]:
         make()
     else:
@@ -422,12 +451,15 @@ def test_arg_over_a_dynamic_axis_bound_to_zero_fails(ctx, op):
         ctx.dispatch(graph, {"x": xt}, {"y": yt})
 
 
-@pytest.mark.parametrize("op,reference", [
-    ("reduce_max", lambda x: np.max(x, axis=0, initial=np.iinfo(np.int32).min)),
-    ("reduce_min", lambda x: np.min(x, axis=0, initial=np.iinfo(np.int32).max)),
-    ("reduce_sum", lambda x: np.sum(x, axis=0)),
-    ("reduce_product", lambda x: np.prod(x, axis=0)),
-])
+@pytest.mark.parametrize(
+    "op,reference",
+    [
+        ("reduce_max", lambda x: np.max(x, axis=0, initial=np.iinfo(np.int32).min)),
+        ("reduce_min", lambda x: np.min(x, axis=0, initial=np.iinfo(np.int32).max)),
+        ("reduce_sum", lambda x: np.sum(x, axis=0)),
+        ("reduce_product", lambda x: np.prod(x, axis=0)),
+    ],
+)
 def test_integer_reduction_of_empty_axis(ctx, op, reference):
     b = ctx.create_graph_builder()
     x = b.input("x", [{"name": "n", "maxSize": 4}, 2], "int32")
@@ -435,5 +467,6 @@ def test_integer_reduction_of_empty_axis(ctx, op, reference):
     xt = ctx.create_tensor([0, 2], "int32", writable=True)
     yt = ctx.create_tensor([2], "int32", readable=True)
     ctx.dispatch(graph, {"x": xt}, {"y": yt})
-    np.testing.assert_array_equal(ctx.read_tensor(yt),
-                                  reference(np.zeros((0, 2), np.int32)).astype(np.int32))
+    np.testing.assert_array_equal(
+        ctx.read_tensor(yt), reference(np.zeros((0, 2), np.int32)).astype(np.int32)
+    )
