@@ -56,8 +56,17 @@ class CompiledGraph {
   friend class Context;
   Graph graph_;
   const Context* owner_ = nullptr;
-  std::mutex mutex_;  // plans hold scratch buffers: one dispatch at a time per graph
-  std::map<std::vector<int64_t>, std::unique_ptr<Plan>> plans_;
+  // Plans hold scratch buffers: one dispatch at a time per graph.
+  std::mutex mutex_;
+  // One plan per binding of the dynamic dimensions, least recently used evicted first, so a
+  // sequence length that grows on every dispatch keeps memory flat.
+  struct CachedPlan {
+    std::unique_ptr<Plan> plan;
+    uint64_t last_use = 0;
+  };
+  static constexpr size_t kMaxCachedPlans = 8;
+  std::map<std::vector<int64_t>, CachedPlan> plans_;
+  uint64_t dispatch_count_ = 0;
 };
 
 // One operand argument's supported data types and ranks (WebNN MLOpSupportLimits).

@@ -103,7 +103,7 @@ Expected<std::shared_ptr<CompiledGraph>> Context::compile(Graph graph) const {
     for (const Operand& op : compiled->graph_.operands) descs.push_back(op.desc);
     auto plan = build_plan(compiled->graph_, *backend_, std::move(descs));
     if (!plan) return Status(ErrorKind::kNotSupported, plan.status().message());
-    compiled->plans_[{}] = std::move(*plan);
+    compiled->plans_[{}] = {std::move(*plan), 0};
   } else {
     for (const Node& node : compiled->graph_.nodes) {
       auto kernel = backend_->compile(node);
@@ -314,9 +314,17 @@ Status Context::dispatch(CompiledGraph& compiled, const std::vector<TensorBindin
     WEBNN_ASSIGN_OR_RETURN(std::vector<OperandDesc> descs, infer_concrete(graph, bindings));
     auto plan = build_plan(graph, *backend_, std::move(descs));
     if (!plan) return Status(ErrorKind::kRuntime, plan.status().message());
-    it = compiled.plans_.emplace(key, std::move(*plan)).first;
+    if (compiled.plans_.size() >= CompiledGraph::kMaxCachedPlans) {
+      auto oldest = compiled.plans_.begin();
+      for (auto p = compiled.plans_.begin(); p != compiled.plans_.end(); ++p) {
+        if (p->second.last_use < oldest->second.last_use) oldest = p;
+      }
+      compiled.plans_.erase(oldest);
+    }
+    it = compiled.plans_.emplace(key, CompiledGraph::CachedPlan{std::move(*plan), 0}).first;
   }
-  Plan& plan = *it->second;
+  it->second.last_use = ++compiled.dispatch_count_;
+  Plan& plan = *it->second.plan;
   for (const auto& [id, tensor] : out_bound) {
     if (to_shape(tensor->shape()) != plan.descs[id].shape) {
       return make_error(ErrorKind::kRuntime, "dispatch: output tensor shape ",

@@ -68,17 +68,28 @@ Expected<std::unique_ptr<Plan>> build_plan(const Graph& graph, const Backend& ba
     v.shape = static_sizes(d.shape);
     WEBNN_ASSIGN_OR_RETURN(v.count, element_count(v.shape));
     WEBNN_ASSIGN_OR_RETURN(uint64_t bytes, storage_bytes(unpacked_type(d.data_type), v.count));
-    plan->storage[id].assign(bytes == 0 ? 1 : bytes, 0);
-    v.data = plan->storage[id].data();
     const Operand& op = graph.operands[id];
     if (op.kind == OperandKind::kConstant) {
       if (!op.constant) return make_error(ErrorKind::kInternal, "constant without data");
-      if (is_4bit(d.data_type)) {
-        unpack_4bit(op.constant->data(), v.count, d.data_type == DataType::kInt4, v.data);
-      } else {
-        std::memcpy(v.data, op.constant->data(), bytes);
+      // Kernels never write their inputs: aligned byte-sized constants are used in place, so
+      // a (possibly memory-mapped) weight is not copied a second time.
+      const uint8_t* src = op.constant->data();
+      bool aligned = reinterpret_cast<uintptr_t>(src) % element_size(d.data_type) == 0;
+      if (!is_4bit(d.data_type) && aligned && bytes > 0) {
+        v.data = const_cast<uint8_t*>(src);
+        continue;
       }
+      plan->storage[id].assign(bytes == 0 ? 1 : bytes, 0);
+      v.data = plan->storage[id].data();
+      if (is_4bit(d.data_type)) {
+        unpack_4bit(src, v.count, d.data_type == DataType::kInt4, v.data);
+      } else {
+        std::memcpy(v.data, src, bytes);
+      }
+      continue;
     }
+    plan->storage[id].assign(bytes == 0 ? 1 : bytes, 0);
+    v.data = plan->storage[id].data();
   }
   for (const Node& node : graph.nodes) {
     WEBNN_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> k, backend.compile(node));

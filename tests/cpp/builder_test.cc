@@ -46,7 +46,7 @@ TEST(BuilderTest, ExtractPrunesAndFinishConsumes) {
   GraphBuilder b;
   OperandId x = *b.input("x", {2}, DataType::kFloat32);
   OperandId unused = *b.input("unused", {2}, DataType::kFloat32);
-  b.add_op(OpKind::kNeg, UnaryParams{OperandRef{unused}});
+  ASSERT_TRUE(b.add_op(OpKind::kNeg, UnaryParams{OperandRef{unused}}).has_value());
   OperandId y = (*b.add_op(OpKind::kRelu, UnaryParams{OperandRef{x}}))[0];
   auto g = b.extract({{"y", y}});
   ASSERT_TRUE(g.has_value());
