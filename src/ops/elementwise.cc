@@ -82,52 +82,50 @@ InferResult infer_softmax(const InferContext& ctx) {
   return std::vector<OperandDesc>{d};
 }
 
-void set(SchemaTable& t, OpKind k, InferFn fn, std::vector<OperandLimit> limits) {
-  t[static_cast<int>(k)] = OpSchema{fn, std::move(limits)};
-}
-
 }  // namespace
 
 void register_elementwise_schemas(SchemaTable& t) {
   for (OpKind k : {OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv, OpKind::kMax,
                    OpKind::kMin, OpKind::kPow}) {
-    set(t, k, infer_binary, {{"a", kByteTypes}, {"b", kByteTypes}, {"output", kByteTypes}});
+    set_schema(t, k, infer_binary, {{"a", kByteTypes}, {"b", kByteTypes}, {"output", kByteTypes}});
   }
   for (OpKind k : {OpKind::kEqual, OpKind::kNotEqual, OpKind::kGreater, OpKind::kGreaterOrEqual,
                    OpKind::kLesser, OpKind::kLesserOrEqual}) {
-    set(t, k, infer_predicate,
-        {{"a", kByteTypes}, {"b", kByteTypes}, {"output", mask_of(DataType::kUint8)}});
+    set_schema(t, k, infer_predicate,
+               {{"a", kByteTypes}, {"b", kByteTypes}, {"output", mask_of(DataType::kUint8)}});
   }
   const DataTypeMask u8 = mask_of(DataType::kUint8);
   for (OpKind k : {OpKind::kLogicalAnd, OpKind::kLogicalOr, OpKind::kLogicalXor}) {
-    set(t, k, infer_predicate, {{"a", u8}, {"b", u8}, {"output", u8}});
+    set_schema(t, k, infer_predicate, {{"a", u8}, {"b", u8}, {"output", u8}});
   }
-  set(t, OpKind::kLogicalNot, infer_logical_not, {{"a", u8}, {"output", u8}});
+  set_schema(t, OpKind::kLogicalNot, infer_logical_not, {{"a", u8}, {"output", u8}});
   for (OpKind k : {OpKind::kIsNaN, OpKind::kIsInfinite}) {
-    set(t, k, infer_unary_predicate, {{"input", kFloatTypes}, {"output", u8}});
+    set_schema(t, k, infer_unary_predicate, {{"input", kFloatTypes}, {"output", u8}});
   }
   for (OpKind k : {OpKind::kAbs, OpKind::kNeg, OpKind::kSign, OpKind::kRelu}) {
-    set(t, k, infer_same_as_input<UnaryParams>,
-        {{"input", kSignedNumeric}, {"output", kSignedNumeric}});
+    set_schema(t, k, infer_same_as_input<UnaryParams>,
+               {{"input", kSignedNumeric}, {"output", kSignedNumeric}});
   }
   for (OpKind k :
        {OpKind::kCeil, OpKind::kCos, OpKind::kErf, OpKind::kExp, OpKind::kFloor, OpKind::kLog,
         OpKind::kReciprocal, OpKind::kRoundEven, OpKind::kSin, OpKind::kSqrt, OpKind::kTan,
         OpKind::kSigmoid, OpKind::kTanh, OpKind::kSoftplus, OpKind::kSoftsign, OpKind::kGelu}) {
-    set(t, k, infer_same_as_input<UnaryParams>, {{"input", kFloatTypes}, {"output", kFloatTypes}});
+    set_schema(t, k, infer_same_as_input<UnaryParams>,
+               {{"input", kFloatTypes}, {"output", kFloatTypes}});
   }
-  set(t, OpKind::kIdentity, infer_same_as_input<UnaryParams>,
-      {{"input", kAllTypes}, {"output", kAllTypes}});
+  set_schema(t, OpKind::kIdentity, infer_same_as_input<UnaryParams>,
+             {{"input", kAllTypes}, {"output", kAllTypes}});
   const std::vector<OperandLimit> float_only = {{"input", kFloatTypes}, {"output", kFloatTypes}};
-  set(t, OpKind::kHardSwish, infer_same_as_input<HardSwishParams>, float_only);
-  set(t, OpKind::kElu, infer_same_as_input<EluParams>, float_only);
-  set(t, OpKind::kLeakyRelu, infer_same_as_input<LeakyReluParams>, float_only);
-  set(t, OpKind::kHardSigmoid, infer_same_as_input<HardSigmoidParams>, float_only);
-  set(t, OpKind::kLinear, infer_same_as_input<LinearParams>, float_only);
-  set(t, OpKind::kPrelu, infer_prelu,
-      {{"input", kSignedNumeric}, {"slope", kSignedNumeric}, {"output", kSignedNumeric}});
-  set(t, OpKind::kClamp, infer_clamp, {{"input", kByteTypes}, {"output", kByteTypes}});
-  set(t, OpKind::kSoftmax, infer_softmax, {{"input", kFloatTypes, 1}, {"output", kFloatTypes, 1}});
+  set_schema(t, OpKind::kHardSwish, infer_same_as_input<HardSwishParams>, float_only);
+  set_schema(t, OpKind::kElu, infer_same_as_input<EluParams>, float_only);
+  set_schema(t, OpKind::kLeakyRelu, infer_same_as_input<LeakyReluParams>, float_only);
+  set_schema(t, OpKind::kHardSigmoid, infer_same_as_input<HardSigmoidParams>, float_only);
+  set_schema(t, OpKind::kLinear, infer_same_as_input<LinearParams>, float_only);
+  set_schema(t, OpKind::kPrelu, infer_prelu,
+             {{"input", kSignedNumeric}, {"slope", kSignedNumeric}, {"output", kSignedNumeric}});
+  set_schema(t, OpKind::kClamp, infer_clamp, {{"input", kByteTypes}, {"output", kByteTypes}});
+  set_schema(t, OpKind::kSoftmax, infer_softmax,
+             {{"input", kFloatTypes, 1}, {"output", kFloatTypes, 1}});
 }
 
 }  // namespace webnn

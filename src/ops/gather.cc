@@ -115,36 +115,32 @@ InferResult infer_where(const InferContext& ctx) {
   return std::vector<OperandDesc>{{ctx.desc(p.true_value).data_type, std::move(shape)}};
 }
 
-void set(SchemaTable& t, OpKind k, InferFn fn, std::vector<OperandLimit> limits) {
-  t[static_cast<int>(k)] = OpSchema{fn, std::move(limits)};
-}
-
 }  // namespace
 
 void register_gather_schemas(SchemaTable& t) {
   // Gathers only move elements, so the packed 4-bit types are meaningful for them
   // (spec/ops.md §1.3); scatter and where keep to the byte-sized types.
-  set(t, OpKind::kGather, infer_gather,
-      {{"input", kAllTypes, 1}, {"indices", kIndexTypes}, {"output", kAllTypes}});
-  set(t, OpKind::kGatherElements, infer_gather_elements,
-      {{"input", kAllTypes, 1}, {"indices", kIndexTypes, 1}, {"output", kAllTypes, 1}});
-  set(t, OpKind::kGatherNd, infer_gather_nd,
-      {{"input", kAllTypes, 1}, {"indices", kIndexTypes, 1}, {"output", kAllTypes}});
-  set(t, OpKind::kScatterElements, infer_scatter_elements,
-      {{"input", kByteTypes, 1},
-       {"indices", kIndexTypes, 1},
-       {"updates", kByteTypes, 1},
-       {"output", kByteTypes, 1}});
-  set(t, OpKind::kScatterNd, infer_scatter_nd,
-      {{"input", kByteTypes, 1},
-       {"indices", kIndexTypes, 1},
-       {"updates", kByteTypes},
-       {"output", kByteTypes, 1}});
-  set(t, OpKind::kWhere, infer_where,
-      {{"condition", mask_of(DataType::kUint8)},
-       {"true_value", kByteTypes},
-       {"false_value", kByteTypes},
-       {"output", kByteTypes}});
+  set_schema(t, OpKind::kGather, infer_gather,
+             {{"input", kAllTypes, 1}, {"indices", kIndexTypes}, {"output", kAllTypes}});
+  set_schema(t, OpKind::kGatherElements, infer_gather_elements,
+             {{"input", kAllTypes, 1}, {"indices", kIndexTypes, 1}, {"output", kAllTypes, 1}});
+  set_schema(t, OpKind::kGatherNd, infer_gather_nd,
+             {{"input", kAllTypes, 1}, {"indices", kIndexTypes, 1}, {"output", kAllTypes}});
+  set_schema(t, OpKind::kScatterElements, infer_scatter_elements,
+             {{"input", kByteTypes, 1},
+              {"indices", kIndexTypes, 1},
+              {"updates", kByteTypes, 1},
+              {"output", kByteTypes, 1}});
+  set_schema(t, OpKind::kScatterNd, infer_scatter_nd,
+             {{"input", kByteTypes, 1},
+              {"indices", kIndexTypes, 1},
+              {"updates", kByteTypes},
+              {"output", kByteTypes, 1}});
+  set_schema(t, OpKind::kWhere, infer_where,
+             {{"condition", mask_of(DataType::kUint8)},
+              {"true_value", kByteTypes},
+              {"false_value", kByteTypes},
+              {"output", kByteTypes}});
 }
 
 }  // namespace webnn

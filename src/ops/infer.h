@@ -69,6 +69,11 @@ struct OpSchema {
 using SchemaTable = std::array<OpSchema, kOpCount>;
 const OpSchema& op_schema(OpKind kind);
 
+inline void set_schema(SchemaTable& t, OpKind kind, InferFn infer,
+                       std::vector<OperandLimit> limits) {
+  t[static_cast<int>(kind)] = OpSchema{infer, std::move(limits)};
+}
+
 // Family registration functions (one per src/ops/*.cc file).
 void register_elementwise_schemas(SchemaTable& t);
 void register_reduction_schemas(SchemaTable& t);

@@ -441,32 +441,28 @@ InferResult infer_shape(const InferContext& ctx) {
   return one({DataType::kInt64, {Dim(static_cast<int64_t>(in.rank()))}});
 }
 
-void set(SchemaTable& t, OpKind k, InferFn fn, std::vector<OperandLimit> limits) {
-  t[static_cast<int>(k)] = OpSchema{fn, std::move(limits)};
-}
-
 }  // namespace
 
 void register_movement_schemas(SchemaTable& t) {
   // 4-bit types are allowed where the op only moves elements (kernels see them unpacked).
   const std::vector<OperandLimit> any = {{"input", kAllTypes}, {"output", kAllTypes}};
-  set(t, OpKind::kCast, infer_cast, any);
-  set(t, OpKind::kConcat, infer_concat, {{"inputs", kAllTypes}, {"output", kAllTypes}});
-  set(t, OpKind::kExpand, infer_expand, any);
-  set(t, OpKind::kReshape, infer_reshape, any);
-  set(t, OpKind::kSlice, infer_slice, any);
-  set(t, OpKind::kSplit, infer_split, {{"input", kAllTypes, 1}, {"output", kAllTypes, 1}});
-  set(t, OpKind::kTile, infer_tile, any);
-  set(t, OpKind::kTranspose, infer_transpose, any);
-  set(t, OpKind::kPad, infer_pad, any);
-  set(t, OpKind::kReverse, infer_reverse, any);
-  set(t, OpKind::kTriangular, infer_triangular,
-      {{"input", kByteTypes, 2}, {"output", kByteTypes, 2}});
-  set(t, OpKind::kSqueeze, infer_squeeze, any);
-  set(t, OpKind::kUnsqueeze, infer_unsqueeze, any);
+  set_schema(t, OpKind::kCast, infer_cast, any);
+  set_schema(t, OpKind::kConcat, infer_concat, {{"inputs", kAllTypes}, {"output", kAllTypes}});
+  set_schema(t, OpKind::kExpand, infer_expand, any);
+  set_schema(t, OpKind::kReshape, infer_reshape, any);
+  set_schema(t, OpKind::kSlice, infer_slice, any);
+  set_schema(t, OpKind::kSplit, infer_split, {{"input", kAllTypes, 1}, {"output", kAllTypes, 1}});
+  set_schema(t, OpKind::kTile, infer_tile, any);
+  set_schema(t, OpKind::kTranspose, infer_transpose, any);
+  set_schema(t, OpKind::kPad, infer_pad, any);
+  set_schema(t, OpKind::kReverse, infer_reverse, any);
+  set_schema(t, OpKind::kTriangular, infer_triangular,
+             {{"input", kByteTypes, 2}, {"output", kByteTypes, 2}});
+  set_schema(t, OpKind::kSqueeze, infer_squeeze, any);
+  set_schema(t, OpKind::kUnsqueeze, infer_unsqueeze, any);
   // A rank-0 input would give the invalid output shape [0].
-  set(t, OpKind::kShape, infer_shape,
-      {{"input", kAllTypes, 1}, {"output", mask_of(DataType::kInt64), 1, 1}});
+  set_schema(t, OpKind::kShape, infer_shape,
+             {{"input", kAllTypes, 1}, {"output", mask_of(DataType::kInt64), 1, 1}});
 }
 
 }  // namespace webnn

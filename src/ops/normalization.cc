@@ -96,30 +96,26 @@ InferResult infer_layer_normalization(const InferContext& ctx) {
   return std::vector<OperandDesc>{in};
 }
 
-void set(SchemaTable& t, OpKind k, InferFn fn, std::vector<OperandLimit> limits) {
-  t[static_cast<int>(k)] = OpSchema{fn, std::move(limits)};
-}
-
 }  // namespace
 
 void register_normalization_schemas(SchemaTable& t) {
-  set(t, OpKind::kBatchNormalization, infer_batch_normalization,
-      {{"input", kFloatTypes, 1},
-       {"mean", kFloatTypes, 1, 1},
-       {"variance", kFloatTypes, 1, 1},
-       {"scale", kFloatTypes, 1, 1},
-       {"bias", kFloatTypes, 1, 1},
-       {"output", kFloatTypes, 1}});
-  set(t, OpKind::kInstanceNormalization, infer_instance_normalization,
-      {{"input", kFloatTypes, 4, 4},
-       {"scale", kFloatTypes, 1, 1},
-       {"bias", kFloatTypes, 1, 1},
-       {"output", kFloatTypes, 4, 4}});
-  set(t, OpKind::kLayerNormalization, infer_layer_normalization,
-      {{"input", kFloatTypes},
-       {"scale", kFloatTypes},
-       {"bias", kFloatTypes},
-       {"output", kFloatTypes}});
+  set_schema(t, OpKind::kBatchNormalization, infer_batch_normalization,
+             {{"input", kFloatTypes, 1},
+              {"mean", kFloatTypes, 1, 1},
+              {"variance", kFloatTypes, 1, 1},
+              {"scale", kFloatTypes, 1, 1},
+              {"bias", kFloatTypes, 1, 1},
+              {"output", kFloatTypes, 1}});
+  set_schema(t, OpKind::kInstanceNormalization, infer_instance_normalization,
+             {{"input", kFloatTypes, 4, 4},
+              {"scale", kFloatTypes, 1, 1},
+              {"bias", kFloatTypes, 1, 1},
+              {"output", kFloatTypes, 4, 4}});
+  set_schema(t, OpKind::kLayerNormalization, infer_layer_normalization,
+             {{"input", kFloatTypes},
+              {"scale", kFloatTypes},
+              {"bias", kFloatTypes},
+              {"output", kFloatTypes}});
 }
 
 }  // namespace webnn

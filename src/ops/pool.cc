@@ -174,24 +174,20 @@ InferResult infer_resample2d(const InferContext& ctx) {
   return std::vector<OperandDesc>{{in.data_type, std::move(shape)}};
 }
 
-void set(SchemaTable& t, OpKind k, InferFn fn, std::vector<OperandLimit> limits) {
-  t[static_cast<int>(k)] = OpSchema{fn, std::move(limits)};
-}
-
 }  // namespace
 
 void register_pool_schemas(SchemaTable& t) {
   const std::vector<OperandLimit> float4 = {{"input", kFloatTypes, 4, 4},
                                             {"output", kFloatTypes, 4, 4}};
-  set(t, OpKind::kAveragePool2d, infer_pool2d, float4);
-  set(t, OpKind::kL2Pool2d, infer_pool2d, float4);
-  set(t, OpKind::kMaxPool2d, infer_pool2d,
-      {{"input", kByteTypes, 4, 4}, {"output", kByteTypes, 4, 4}});
-  set(t, OpKind::kGlobalAveragePool, infer_global_pool, float4);
-  set(t, OpKind::kGlobalMaxPool, infer_global_pool, float4);
+  set_schema(t, OpKind::kAveragePool2d, infer_pool2d, float4);
+  set_schema(t, OpKind::kL2Pool2d, infer_pool2d, float4);
+  set_schema(t, OpKind::kMaxPool2d, infer_pool2d,
+             {{"input", kByteTypes, 4, 4}, {"output", kByteTypes, 4, 4}});
+  set_schema(t, OpKind::kGlobalAveragePool, infer_global_pool, float4);
+  set_schema(t, OpKind::kGlobalMaxPool, infer_global_pool, float4);
   const DataTypeMask resample_types = kFloatTypes | mask_of(DataType::kUint8, DataType::kInt8);
-  set(t, OpKind::kResample2d, infer_resample2d,
-      {{"input", resample_types, 4, 4}, {"output", resample_types, 4, 4}});
+  set_schema(t, OpKind::kResample2d, infer_resample2d,
+             {{"input", resample_types, 4, 4}, {"output", resample_types, 4, 4}});
 }
 
 }  // namespace webnn

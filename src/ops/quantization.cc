@@ -67,23 +67,19 @@ InferResult infer_dequantize(const InferContext& ctx) {
   return std::vector<OperandDesc>{{ctx.desc(p.scale).data_type, ctx.desc(p.input).shape}};
 }
 
-void set(SchemaTable& t, OpKind k, InferFn fn, std::vector<OperandLimit> limits) {
-  t[static_cast<int>(k)] = OpSchema{fn, std::move(limits)};
-}
-
 }  // namespace
 
 void register_quantization_schemas(SchemaTable& t) {
-  set(t, OpKind::kQuantizeLinear, infer_quantize,
-      {{"input", kFloatTypes},
-       {"scale", kFloatTypes},
-       {"zero_point", kQuantizedTypes},
-       {"output", kQuantizedTypes}});
-  set(t, OpKind::kDequantizeLinear, infer_dequantize,
-      {{"input", kQuantizedTypes},
-       {"scale", kFloatTypes},
-       {"zero_point", kQuantizedTypes},
-       {"output", kFloatTypes}});
+  set_schema(t, OpKind::kQuantizeLinear, infer_quantize,
+             {{"input", kFloatTypes},
+              {"scale", kFloatTypes},
+              {"zero_point", kQuantizedTypes},
+              {"output", kQuantizedTypes}});
+  set_schema(t, OpKind::kDequantizeLinear, infer_dequantize,
+             {{"input", kQuantizedTypes},
+              {"scale", kFloatTypes},
+              {"zero_point", kQuantizedTypes},
+              {"output", kFloatTypes}});
 }
 
 }  // namespace webnn

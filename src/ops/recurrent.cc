@@ -165,50 +165,46 @@ InferResult infer_lstm_cell(const InferContext& ctx) {
   return std::vector<OperandDesc>{{t, {batch, h}}, {t, {batch, h}}};
 }
 
-void set(SchemaTable& t, OpKind k, InferFn fn, std::vector<OperandLimit> limits) {
-  t[static_cast<int>(k)] = OpSchema{fn, std::move(limits)};
-}
-
 }  // namespace
 
 void register_recurrent_schemas(SchemaTable& t) {
   const DataTypeMask f = kFloatTypes;
-  set(t, OpKind::kGru, infer_gru,
-      {{"input", f, 3, 3},
-       {"weight", f, 3, 3},
-       {"recurrent_weight", f, 3, 3},
-       {"bias", f, 2, 2},
-       {"recurrent_bias", f, 2, 2},
-       {"initial_hidden_state", f, 3, 3},
-       {"output", f, 3, 4}});
-  set(t, OpKind::kGruCell, infer_gru_cell,
-      {{"input", f, 2, 2},
-       {"weight", f, 2, 2},
-       {"recurrent_weight", f, 2, 2},
-       {"hidden_state", f, 2, 2},
-       {"bias", f, 1, 1},
-       {"recurrent_bias", f, 1, 1},
-       {"output", f, 2, 2}});
-  set(t, OpKind::kLstm, infer_lstm,
-      {{"input", f, 3, 3},
-       {"weight", f, 3, 3},
-       {"recurrent_weight", f, 3, 3},
-       {"bias", f, 2, 2},
-       {"recurrent_bias", f, 2, 2},
-       {"peephole_weight", f, 2, 2},
-       {"initial_hidden_state", f, 3, 3},
-       {"initial_cell_state", f, 3, 3},
-       {"output", f, 3, 4}});
-  set(t, OpKind::kLstmCell, infer_lstm_cell,
-      {{"input", f, 2, 2},
-       {"weight", f, 2, 2},
-       {"recurrent_weight", f, 2, 2},
-       {"hidden_state", f, 2, 2},
-       {"cell_state", f, 2, 2},
-       {"bias", f, 1, 1},
-       {"recurrent_bias", f, 1, 1},
-       {"peephole_weight", f, 1, 1},
-       {"output", f, 2, 2}});
+  set_schema(t, OpKind::kGru, infer_gru,
+             {{"input", f, 3, 3},
+              {"weight", f, 3, 3},
+              {"recurrent_weight", f, 3, 3},
+              {"bias", f, 2, 2},
+              {"recurrent_bias", f, 2, 2},
+              {"initial_hidden_state", f, 3, 3},
+              {"output", f, 3, 4}});
+  set_schema(t, OpKind::kGruCell, infer_gru_cell,
+             {{"input", f, 2, 2},
+              {"weight", f, 2, 2},
+              {"recurrent_weight", f, 2, 2},
+              {"hidden_state", f, 2, 2},
+              {"bias", f, 1, 1},
+              {"recurrent_bias", f, 1, 1},
+              {"output", f, 2, 2}});
+  set_schema(t, OpKind::kLstm, infer_lstm,
+             {{"input", f, 3, 3},
+              {"weight", f, 3, 3},
+              {"recurrent_weight", f, 3, 3},
+              {"bias", f, 2, 2},
+              {"recurrent_bias", f, 2, 2},
+              {"peephole_weight", f, 2, 2},
+              {"initial_hidden_state", f, 3, 3},
+              {"initial_cell_state", f, 3, 3},
+              {"output", f, 3, 4}});
+  set_schema(t, OpKind::kLstmCell, infer_lstm_cell,
+             {{"input", f, 2, 2},
+              {"weight", f, 2, 2},
+              {"recurrent_weight", f, 2, 2},
+              {"hidden_state", f, 2, 2},
+              {"cell_state", f, 2, 2},
+              {"bias", f, 1, 1},
+              {"recurrent_bias", f, 1, 1},
+              {"peephole_weight", f, 1, 1},
+              {"output", f, 2, 2}});
 }
 
 }  // namespace webnn

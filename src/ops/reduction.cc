@@ -48,30 +48,26 @@ InferResult infer_cumulative_sum(const InferContext& ctx) {
   return std::vector<OperandDesc>{d};
 }
 
-void set(SchemaTable& t, OpKind k, InferFn fn, std::vector<OperandLimit> limits) {
-  t[static_cast<int>(k)] = OpSchema{fn, std::move(limits)};
-}
-
 }  // namespace
 
 void register_reduction_schemas(SchemaTable& t) {
   for (OpKind k :
        {OpKind::kReduceSum, OpKind::kReduceL1, OpKind::kReduceSumSquare, OpKind::kReduceProduct}) {
-    set(t, k, infer_reduce, {{"input", kWideNumeric}, {"output", kWideNumeric}});
+    set_schema(t, k, infer_reduce, {{"input", kWideNumeric}, {"output", kWideNumeric}});
   }
   for (OpKind k :
        {OpKind::kReduceL2, OpKind::kReduceLogSum, OpKind::kReduceLogSumExp, OpKind::kReduceMean}) {
-    set(t, k, infer_reduce, {{"input", kFloatTypes}, {"output", kFloatTypes}});
+    set_schema(t, k, infer_reduce, {{"input", kFloatTypes}, {"output", kFloatTypes}});
   }
   // "any" in ops.md: the 4-bit types are only meaningful for data movement (§1.3).
   for (OpKind k : {OpKind::kReduceMax, OpKind::kReduceMin}) {
-    set(t, k, infer_reduce, {{"input", kByteTypes}, {"output", kByteTypes}});
+    set_schema(t, k, infer_reduce, {{"input", kByteTypes}, {"output", kByteTypes}});
   }
   for (OpKind k : {OpKind::kArgMin, OpKind::kArgMax}) {
-    set(t, k, infer_arg_min_max, {{"input", kByteTypes, 1}, {"output", kArgOutputTypes}});
+    set_schema(t, k, infer_arg_min_max, {{"input", kByteTypes, 1}, {"output", kArgOutputTypes}});
   }
-  set(t, OpKind::kCumulativeSum, infer_cumulative_sum,
-      {{"input", kWideNumeric, 1}, {"output", kWideNumeric, 1}});
+  set_schema(t, OpKind::kCumulativeSum, infer_cumulative_sum,
+             {{"input", kWideNumeric, 1}, {"output", kWideNumeric, 1}});
 }
 
 }  // namespace webnn
