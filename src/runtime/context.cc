@@ -210,6 +210,12 @@ Status Context::set_tensor_capacity(Tensor& tensor, const std::vector<int64_t>& 
 
 namespace {
 
+// Derived dimensions (spec/api.md §11.4) are named by expressions such as "past + 1" or
+// "2*seq"; user names are identifiers and never contain a space or '*'.
+bool is_derived_name(const std::string& name) {
+  return name.find_first_of(" *") != std::string::npos;
+}
+
 // Binds the dynamic dimensions of the graph inputs/outputs from the tensors' shapes
 // (spec/api.md §11.5) and checks static dims and ranks.
 Status bind_dims(const Graph& graph, const std::vector<std::pair<OperandId, const Tensor*>>& all,
@@ -226,6 +232,7 @@ Status bind_dims(const Graph& graph, const std::vector<std::pair<OperandId, cons
     }
     for (size_t i = 0; i < want.size(); ++i) {
       const Dim& d = want[i];
+      if (is_derived_name(d.name)) continue;  // evaluated by re-inference, checked later
       if (d.is_static()) {
         if (got[i] != d.value) {
           return make_error(ErrorKind::kRuntime, "dispatch: ", what, " expects shape ",
