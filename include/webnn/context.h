@@ -51,6 +51,10 @@ class CompiledGraph {
   const Context* owner() const { return owner_; }
   std::vector<std::string> input_names() const;
   std::vector<std::string> output_names() const;
+  // Concrete output shapes for the given input shapes (binds dynamic dimensions as dispatch
+  // does), in output order. Lets callers size output tensors before dispatch.
+  Expected<std::vector<std::vector<int64_t>>> output_shapes(
+      const std::vector<std::pair<std::string, std::vector<int64_t>>>& input_shapes) const;
 
  private:
   friend class Context;

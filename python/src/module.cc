@@ -6,6 +6,7 @@
 
 #include "convert.h"
 #include "errors.h"
+#include "introspection.h"
 #include "objects.h"
 #include "op_binding.h"
 
@@ -428,6 +429,8 @@ NB_MODULE(_webnn, m) {
         return "MLGraph(inputs=" + list(g.graph->input_names()) +
                ", outputs=" + list(g.graph->output_names()) + ")";
       });
+
+  bind_introspection(graph);
 
   tensor.def("__init__", [](TensorHandle*) { no_direct_construction("MLTensor"); })
       .def_prop_ro("data_type",

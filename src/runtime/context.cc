@@ -218,12 +218,12 @@ bool is_derived_name(const std::string& name) {
 
 // Binds the dynamic dimensions of the graph inputs/outputs from the tensors' shapes
 // (spec/api.md §11.5) and checks static dims and ranks.
-Status bind_dims(const Graph& graph, const std::vector<std::pair<OperandId, const Tensor*>>& all,
-                 DimBindings& bindings) {
-  for (const auto& [id, tensor] : all) {
+using BoundShapes = std::vector<std::pair<OperandId, std::vector<int64_t>>>;
+
+Status bind_dims(const Graph& graph, const BoundShapes& all, DimBindings& bindings) {
+  for (const auto& [id, got] : all) {
     const Operand& op = graph.operands[id];
     const Shape& want = op.desc.shape;
-    const std::vector<int64_t>& got = tensor->shape();
     std::string what = op.kind == OperandKind::kInput ? "input '" + op.name + "'" : "output";
     if (want.size() != got.size()) {
       return make_error(ErrorKind::kRuntime, "dispatch: ", what, " expects rank ", want.size(),
@@ -256,6 +256,26 @@ Status bind_dims(const Graph& graph, const std::vector<std::pair<OperandId, cons
 
 }  // namespace
 
+Expected<std::vector<std::vector<int64_t>>> CompiledGraph::output_shapes(
+    const std::vector<std::pair<std::string, std::vector<int64_t>>>& input_shapes) const {
+  BoundShapes bound;
+  for (const auto& [name, shape] : input_shapes) {
+    auto it = std::find_if(graph_.inputs.begin(), graph_.inputs.end(),
+                           [&](OperandId id) { return graph_.operands[id].name == name; });
+    if (it == graph_.inputs.end()) {
+      return make_error(ErrorKind::kRuntime, "output_shapes: graph has no input named '", name,
+                        "'");
+    }
+    bound.emplace_back(*it, shape);
+  }
+  DimBindings bindings;
+  WEBNN_RETURN_IF_ERROR(bind_dims(graph_, bound, bindings));
+  WEBNN_ASSIGN_OR_RETURN(std::vector<OperandDesc> descs, infer_concrete(graph_, bindings));
+  std::vector<std::vector<int64_t>> out;
+  for (const NamedOperand& o : graph_.outputs) out.push_back(static_sizes(descs[o.id].shape));
+  return out;
+}
+
 Status Context::dispatch(CompiledGraph& compiled, const std::vector<TensorBinding>& inputs,
                          const std::vector<TensorBinding>& outputs) const {
   const Graph& graph = compiled.graph();
@@ -273,7 +293,7 @@ Status Context::dispatch(CompiledGraph& compiled, const std::vector<TensorBindin
     }
   }
   // Match names exactly: no missing, no extra.
-  std::vector<std::pair<OperandId, const Tensor*>> bound;
+  BoundShapes bound;
   std::vector<std::pair<OperandId, Tensor*>> in_bound, out_bound;
   if (inputs.size() != graph.inputs.size()) {
     return make_error(ErrorKind::kRuntime, "dispatch: graph has ", graph.inputs.size(), " inputs, ",
@@ -307,7 +327,7 @@ Status Context::dispatch(CompiledGraph& compiled, const std::vector<TensorBindin
                           data_type_name(tensor->data_type()), " does not match the graph's ",
                           data_type_name(want));
       }
-      bound.emplace_back(id, tensor);
+      bound.emplace_back(id, tensor->shape());
     }
   }
   DimBindings bindings;

@@ -1,0 +1,206 @@
+"""The `webnn` command: inspect, run and draw graph files, list supported operations.
+
+webnn info FILE                       inputs, outputs, op histogram, parameters, FLOPs
+webnn run FILE -i name=x.npy ... -o DIR   run a graph on .npy inputs, write .npy outputs
+webnn ops                             the support table of the chosen backend
+webnn viz FILE -o graph.svg|graph.dot picture via graphviz, or DOT text
+"""
+
+import argparse
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+import webnn
+
+
+def _context(args):
+    return webnn.ML().create_context(accelerated=False, backend=args.backend)
+
+
+def _shape_text(shape):
+    dims = [d if isinstance(d, int) else f"{d['name']}<={d['maxSize']}" for d in shape]
+    return "[" + ", ".join(str(d) for d in dims) + "]"
+
+
+def _human(count):
+    for unit in ("", "K", "M", "G", "T"):
+        if abs(count) < 1000:
+            return f"{count:.4g}{unit}"
+        count /= 1000
+    return f"{count:.4g}P"
+
+
+def cmd_info(args):
+    graph = _context(args).load_graph(args.file)
+    info = graph._describe()
+    stats = info["stats"]
+    print(f"graph: {args.file}")
+    print("inputs:")
+    for name, desc in graph.input_descriptors.items():
+        print(f"  {name}: {desc['data_type']} {_shape_text(desc['shape'])}")
+    print("outputs:")
+    for name, desc in graph.output_descriptors.items():
+        print(f"  {name}: {desc['data_type']} {_shape_text(desc['shape'])}")
+    print(f"operations: {len(info['nodes'])}")
+    for op, count in sorted(stats["op_histogram"].items(), key=lambda kv: (-kv[1], kv[0])):
+        print(f"  {op:<24} {count}")
+    print(f"parameters: {stats['parameter_count']} ({_human(stats['parameter_bytes'])}B)")
+    print(f"FLOPs (estimate): {_human(stats['flops'])}")
+    return 0
+
+
+def _parse_feed(text):
+    name, sep, path = text.partition("=")
+    if not sep or not name or not path:
+        raise SystemExit(f"webnn run: -i expects name=file.npy (got {text!r})")
+    return name, path
+
+
+def cmd_run(args):
+    context = _context(args)
+    graph = context.load_graph(args.file)
+    feeds = dict(_parse_feed(item) for item in args.input)
+    wanted = graph.input_descriptors
+    missing = sorted(set(wanted) - set(feeds))
+    unknown = sorted(set(feeds) - set(wanted))
+    if missing or unknown:
+        raise SystemExit(f"webnn run: missing inputs {missing}, unknown inputs {unknown}")
+    arrays = {name: np.load(path, allow_pickle=False) for name, path in feeds.items()}
+    inputs = {}
+    for name, array in arrays.items():
+        tensor = context.create_tensor(list(array.shape), wanted[name]["data_type"], writable=True)
+        context.write_tensor(tensor, array)
+        inputs[name] = tensor
+    shapes = graph._output_shapes({name: list(a.shape) for name, a in arrays.items()})
+    outputs = {
+        name: context.create_tensor(shapes[name], desc["data_type"], readable=True)
+        for name, desc in graph.output_descriptors.items()
+    }
+    context.dispatch(graph, inputs, outputs)
+    out_dir = Path(args.output)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, tensor in outputs.items():
+        result = context.read_tensor(tensor)
+        path = out_dir / f"{name}.npy"
+        np.save(path, result)
+        print(f"{name}: {result.dtype} {list(result.shape)} -> {path}")
+    return 0
+
+
+def cmd_ops(args):
+    limits = _context(args).op_support_limits()
+    print(f"backend: {args.backend}; preferred input layout: {limits['preferredInputLayout']}")
+    for op, entry in limits.items():
+        if not isinstance(entry, dict) or "dataTypes" in entry:
+            continue
+        print(op)
+        for operand, limit in entry.items():
+            ranks = limit["rankRange"]
+            print(
+                f"  {operand:<20} rank {ranks['min']}-{ranks['max']}  "
+                + ", ".join(limit["dataTypes"])
+            )
+    return 0
+
+
+def _dot_label(text):
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def to_dot(graph):
+    """DOT text: one box per operation, ellipses for inputs/constants, edges with shapes."""
+    info = graph._describe()
+    operands = {o["id"]: o for o in info["operands"]}
+    output_names = {oid: name for name, oid in info["outputs"].items()}
+    lines = ["digraph webnn {", "  rankdir=TB;", '  node [fontname="Helvetica"];']
+    for o in info["operands"]:
+        if o["kind"] == "input":
+            label = f"{o['name']}\\n{o['data_type']} {_shape_text(o['shape'])}"
+            lines.append(f'  v{o["id"]} [shape=ellipse, label="{_dot_label(label)}"];')
+        elif o["kind"] == "constant":
+            label = f"constant\\n{o['data_type']} {_shape_text(o['shape'])}"
+            lines.append(f'  v{o["id"]} [shape=note, label="{_dot_label(label)}"];')
+    producer = {}
+    for index, node in enumerate(info["nodes"]):
+        label = node["op"] + (f"\\n'{node['label']}'" if node["label"] else "")
+        lines.append(f'  n{index} [shape=box, style=rounded, label="{_dot_label(label)}"];')
+        for oid in node["outputs"]:
+            producer[oid] = f"n{index}"
+    for index, node in enumerate(info["nodes"]):
+        for oid in node["inputs"]:
+            source = producer.get(oid, f"v{oid}")
+            o = operands[oid]
+            edge = _dot_label(f"{o['data_type']} {_shape_text(o['shape'])}")
+            lines.append(f'  {source} -> n{index} [label="{edge}", fontsize=9];')
+    for oid, name in output_names.items():
+        o = operands[oid]
+        label = f"{name}\\n{o['data_type']} {_shape_text(o['shape'])}"
+        lines.append(
+            f'  out_{oid}_{name} [shape=ellipse, style=bold, label="{_dot_label(label)}"];'
+        )
+        lines.append(f"  {producer[oid]} -> out_{oid}_{name};")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def cmd_viz(args):
+    graph = _context(args).load_graph(args.file)
+    dot = to_dot(graph)
+    out = Path(args.output)
+    if out.suffix.lower() == ".dot":
+        out.write_text(dot)
+        print(f"wrote DOT to {out}")
+        return 0
+    fmt = out.suffix.lower().lstrip(".") or "svg"
+    dot_tool = shutil.which("dot")
+    if dot_tool is None:
+        fallback = out.with_suffix(".dot")
+        fallback.write_text(dot)
+        print(f"graphviz `dot` is not installed: wrote DOT text to {fallback} instead of {out}")
+        return 0
+    subprocess.run([dot_tool, f"-T{fmt}", "-o", str(out)], input=dot, text=True, check=True)
+    print(f"wrote {fmt.upper()} to {out}")
+    return 0
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="webnn", description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--backend",
+        default="cpu",
+        choices=webnn.backends(),
+        help="backend to compile for (default: cpu)",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("info", help="summarise a graph file")
+    p.add_argument("file")
+    p.set_defaults(func=cmd_info)
+    p = sub.add_parser("run", help="run a graph on .npy inputs")
+    p.add_argument("file")
+    p.add_argument("-i", "--input", action="append", default=[], metavar="NAME=FILE.npy")
+    p.add_argument("-o", "--output", required=True, metavar="DIR")
+    p.set_defaults(func=cmd_run)
+    p = sub.add_parser("ops", help="list supported operations and data types")
+    p.set_defaults(func=cmd_ops)
+    p = sub.add_parser("viz", help="draw a graph (SVG/PNG via graphviz, or DOT)")
+    p.add_argument("file")
+    p.add_argument("-o", "--output", required=True, metavar="graph.svg|graph.dot")
+    p.set_defaults(func=cmd_viz)
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (OSError, ValueError, RuntimeError, NotImplementedError) as error:
+        print(f"webnn {args.command}: {type(error).__name__}: {error}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
