@@ -197,6 +197,8 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
+    except BrokenPipeError:  # output piped into e.g. `head`
+        return 0
     except (OSError, ValueError, RuntimeError, NotImplementedError) as error:
         print(f"webnn {args.command}: {type(error).__name__}: {error}", file=sys.stderr)
         return 1

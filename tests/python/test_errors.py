@@ -1,0 +1,128 @@
+"""One test per row of the error table in spec/api.md §5."""
+
+import numpy as np
+import pytest
+import webnn
+
+
+@pytest.fixture
+def ctx():
+    return webnn.ML().create_context(accelerated=False)
+
+
+def test_wrong_python_type_is_type_error(ctx):
+    b = ctx.create_graph_builder()
+    with pytest.raises(TypeError):
+        b.relu("not an operand")
+    with pytest.raises(TypeError):
+        ctx.read_tensor(np.zeros(2))
+    with pytest.raises(TypeError):
+        b.input("x", [2, "3"], "float32")
+    with pytest.raises(TypeError):
+        b.softmax(b.input("x", [2], "float32"), axis="0")
+    with pytest.raises(TypeError):
+        ctx.dispatch(b.build({"y": b.relu(b.input("y", [1], "float32"))}), [], {})
+
+
+def test_negative_unsigned_is_overflow_error(ctx):
+    b = ctx.create_graph_builder()
+    x = b.input("x", [2, 3], "float32")
+    with pytest.raises(OverflowError):
+        b.transpose(x, permutation=[-1, 0])
+    with pytest.raises(OverflowError):
+        ctx.create_tensor([2, -3], "float32")
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda b, x: b.input("y", [2], "float64"),  # unknown data type
+        lambda b, x: b.conv2d(x, x, input_layout="nwhc"),  # unknown enum
+        lambda b, x: b.reshape(x, [7]),  # bad shape
+        lambda b, x: b.softmax(x, 5),  # axis out of range
+        lambda b, x: b.add(x, b.input("z", [5], "float32")),  # incompatible shapes
+        lambda b, x: b.sigmoid(b.input("i", [2], "int32")),  # data type not allowed
+        lambda b, x: b.input("x", [2], "float32"),  # duplicate input name
+        lambda b, x: b.constant([1, 20], data_type="int4"),  # 4-bit value out of range
+        lambda b, x: b.input("d", [{"name": "n"}], "float32"),  # invalid dynamic-dim dict
+    ],
+    ids=[
+        "data type",
+        "enum",
+        "shape",
+        "axis",
+        "broadcast",
+        "op data type",
+        "duplicate name",
+        "int4 range",
+        "dynamic dict",
+    ],
+)
+def test_invalid_values_are_value_errors(ctx, call):
+    b = ctx.create_graph_builder()
+    x = b.input("x", [1, 2, 3, 4], "float32")
+    with pytest.raises(ValueError):
+        call(b, x)
+
+
+def test_element_count_mismatch_when_writing_is_value_error(ctx):
+    t = ctx.create_tensor([2, 2], "float32", writable=True)
+    with pytest.raises(ValueError, match="Shape mismatch"):
+        ctx.write_tensor(t, [1, 2, 3])
+
+
+def test_operand_of_another_builder_is_value_error(ctx):
+    x = ctx.create_graph_builder().input("x", [2], "float32")
+    with pytest.raises(ValueError):
+        ctx.create_graph_builder().relu(x)
+
+
+def test_builder_used_after_build_is_runtime_error(ctx):
+    b = ctx.create_graph_builder()
+    y = b.relu(b.input("x", [2], "float32"))
+    b.build({"y": y})
+    with pytest.raises(RuntimeError, match="already"):
+        b.relu(y)
+
+
+def test_tensor_not_readable_or_writable_is_runtime_error(ctx):
+    with pytest.raises(RuntimeError, match="not readable"):
+        ctx.read_tensor(ctx.create_tensor([1], "float32", writable=True))
+    with pytest.raises(RuntimeError, match="not writable"):
+        ctx.write_tensor(ctx.create_tensor([1], "float32", readable=True), [1])
+
+
+def test_dispatch_binding_problems_are_runtime_errors(ctx):
+    b = ctx.create_graph_builder()
+    g = b.build({"y": b.relu(b.input("x", [{"name": "n", "maxSize": 2}], "float32"))})
+    other = webnn.ML().create_context()
+    with pytest.raises(RuntimeError, match="maxSize"):
+        ctx.dispatch(
+            g, {"x": ctx.create_tensor([3], "float32")}, {"y": ctx.create_tensor([3], "float32")}
+        )
+    with pytest.raises(RuntimeError, match="another context"):
+        ctx.dispatch(
+            g, {"x": other.create_tensor([1], "float32")}, {"y": ctx.create_tensor([1], "float32")}
+        )
+
+
+def test_backend_execution_failure_is_runtime_error(ctx):
+    # Gathering along an axis bound to size 0 has no element to read: the kernel fails
+    # cleanly instead of reading out of bounds.
+    b = ctx.create_graph_builder()
+    x = b.input("x", [{"name": "n", "maxSize": 4}, 2], "float32")
+    idx = b.constant(np.array([0], np.int32))
+    g = b.build({"y": b.gather(x, idx)})
+    with pytest.raises(RuntimeError, match="gather"):
+        ctx.dispatch(
+            g,
+            {"x": ctx.create_tensor([0, 2], "float32")},
+            {"y": ctx.create_tensor([1, 2], "float32")},
+        )
+
+
+def test_use_of_destroyed_tensor_is_runtime_error(ctx):
+    t = ctx.create_tensor([1], "float32", readable=True)
+    t.destroy()
+    with pytest.raises(RuntimeError, match="destroyed"):
+        ctx.read_tensor(t)
