@@ -15,10 +15,12 @@ from ._webnn import (
     __version__,
     backends,
 )
+from .hub import Hub
 
 __all__ = [
     "ML",
     "AsyncMLContext",
+    "Hub",
     "MLContext",
     "MLGraph",
     "MLGraphBuilder",
