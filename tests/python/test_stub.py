@@ -33,3 +33,12 @@ def test_stub_lists_every_operation():
             continue
         method = next(m for m in dir(webnn.MLGraphBuilder) if m.replace("_", "") == name.lower())
         assert f"def {method}(self" in stub
+
+
+def test_ops_doc_is_up_to_date():
+    import gen_ops_doc
+
+    checked_in = ROOT / "docs" / "ops.md"
+    assert gen_ops_doc.render() == checked_in.read_text(), (
+        "docs/ops.md is stale: run `python tools/gen_ops_doc.py`"
+    )
