@@ -1,5 +1,9 @@
 // Infer for element-wise families: binary arithmetic, comparison/logical, unary math,
 // activations (spec/ops.md 3.1–3.4).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 #include "ops/infer.h"
 
 namespace webnn {
@@ -48,28 +52,90 @@ InferResult infer_prelu(const InferContext& ctx) {
   return std::vector<OperandDesc>{{ctx.desc(p.input).data_type, std::move(shape)}};
 }
 
-// Casting a bound to the input type: integers must be representable.
-double scalar_in_type(const Scalar& s) { return s.as_double(); }
+// A clamp bound after the spec's "cast" to the input data type, in a form that orders both
+// bounds: integer types saturate to the type's range (fractions round half to even, NaN
+// gives 0); float types round to float32/float16 (NaN stays NaN and compares false).
+struct CastBound {
+  __int128 i = 0;
+  double f = 0;
+};
+
+CastBound cast_bound(const Scalar& s, DataType t) {
+  CastBound b;
+  if (t == DataType::kFloat32 || t == DataType::kFloat16) {
+    const bool half = t == DataType::kFloat16;
+    switch (s.kind) {
+      case Scalar::Kind::kInt:
+        b.f = half ? static_cast<double>(static_cast<float16>(s.i))
+                   : static_cast<double>(static_cast<float>(s.i));
+        break;
+      case Scalar::Kind::kUint:
+        b.f = half ? static_cast<double>(static_cast<float16>(s.u))
+                   : static_cast<double>(static_cast<float>(s.u));
+        break;
+      case Scalar::Kind::kFloat:
+        b.f = half ? static_cast<double>(static_cast<float16>(s.f))
+                   : static_cast<double>(static_cast<float>(s.f));
+        break;
+    }
+    return b;
+  }
+  __int128 lo = 0, hi = 0;
+  switch (t) {
+    case DataType::kInt64:
+      lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+      break;
+    case DataType::kUint64:
+      hi = std::numeric_limits<uint64_t>::max();
+      break;
+    case DataType::kInt32:
+      lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
+      break;
+    case DataType::kUint32:
+      hi = std::numeric_limits<uint32_t>::max();
+      break;
+    case DataType::kInt8:
+    case DataType::kInt4:
+      lo = std::numeric_limits<int8_t>::min(), hi = std::numeric_limits<int8_t>::max();
+      break;
+    default:
+      hi = std::numeric_limits<uint8_t>::max();
+      break;
+  }
+  __int128 v = 0;
+  switch (s.kind) {
+    case Scalar::Kind::kInt:
+      v = s.i;
+      break;
+    case Scalar::Kind::kUint:
+      v = s.u;
+      break;
+    case Scalar::Kind::kFloat:
+      if (std::isnan(s.f)) {
+        v = 0;
+      } else if (s.f <= static_cast<double>(lo)) {
+        v = lo;
+      } else if (s.f >= static_cast<double>(hi)) {
+        v = hi;
+      } else {
+        v = static_cast<__int128>(std::nearbyint(s.f));
+      }
+      break;
+  }
+  b.i = std::clamp(v, lo, hi);
+  return b;
+}
 
 InferResult infer_clamp(const InferContext& ctx) {
   const auto& p = ctx.params<ClampParams>();
+  const DataType t = ctx.desc(p.input).data_type;
   if (p.min_value && p.max_value) {
-    const Scalar &lo = *p.min_value, &hi = *p.max_value;
-    bool bad = false;
-    if (lo.kind == Scalar::Kind::kInt && hi.kind == Scalar::Kind::kInt) {
-      bad = lo.i > hi.i;
-    } else if (lo.kind == Scalar::Kind::kUint && hi.kind == Scalar::Kind::kUint) {
-      bad = lo.u > hi.u;
-    } else if (lo.kind == Scalar::Kind::kUint && hi.kind == Scalar::Kind::kInt) {
-      bad = true;  // kUint only holds values above INT64_MAX
-    } else if (lo.kind == Scalar::Kind::kInt && hi.kind == Scalar::Kind::kUint) {
-      bad = false;
-    } else {
-      bad = scalar_in_type(lo) > scalar_in_type(hi);
-    }
+    // The spec compares the bounds after casting them to the input type.
+    const CastBound lo = cast_bound(*p.min_value, t), hi = cast_bound(*p.max_value, t);
+    const bool bad = is_float(t) ? lo.f > hi.f : lo.i > hi.i;
     if (bad) {
-      return ctx.error("min_value (", lo.as_double(), ") must not exceed max_value (",
-                       hi.as_double(), ")");
+      return ctx.error("min_value (", p.min_value->as_double(), ") must not exceed max_value (",
+                       p.max_value->as_double(), ") after casting to ", data_type_name(t));
     }
   }
   return std::vector<OperandDesc>{ctx.desc(p.input)};

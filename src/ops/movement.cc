@@ -454,7 +454,8 @@ void register_movement_schemas(SchemaTable& t) {
   set_schema(t, OpKind::kSplit, infer_split, {{"input", kAllTypes, 1}, {"output", kAllTypes, 1}});
   set_schema(t, OpKind::kTile, infer_tile, any);
   set_schema(t, OpKind::kTranspose, infer_transpose, any);
-  set_schema(t, OpKind::kPad, infer_pad, any);
+  // WebNN pad: "If input's rank is 0, then throw a TypeError."
+  set_schema(t, OpKind::kPad, infer_pad, {{"input", kAllTypes, 1}, {"output", kAllTypes, 1}});
   set_schema(t, OpKind::kReverse, infer_reverse, any);
   set_schema(t, OpKind::kTriangular, infer_triangular,
              {{"input", kByteTypes, 2}, {"output", kByteTypes, 2}});

@@ -36,32 +36,39 @@ Expected<IntList> positive_pair(const InferContext& ctx, const OptIntList& list,
   return *list;
 }
 
+// The floor- and ceil-rounded output sizes of one spatial axis; 0 marks a rounding that
+// gives no valid size.
 struct PoolSize {
   int64_t floor, ceil;
 };
 
-// Output size of one spatial axis, in exact 128-bit arithmetic: options are unsigned 64-bit
-// values whose products and sums may exceed int64 before the result is range-checked.
+// The spec's "calculate conv output size", (in - effective window + begin + end) / stride + 1,
+// rounded both ways in exact 128-bit arithmetic: options are unsigned 64-bit values whose
+// products and sums may exceed int64 before the result is range-checked. The window may be
+// a little larger than the padded input: the real quotient is then in (0, 1) and only the
+// floor rounding is invalid.
 Expected<PoolSize> pool_output_size(const InferContext& ctx, const char* axis, int64_t in,
                                     int64_t window, int64_t begin, int64_t end, int64_t stride,
                                     int64_t dilation) {
   using I128 = __int128;
   I128 effective_window = static_cast<I128>(window - 1) * dilation + 1;
-  I128 padded = static_cast<I128>(in) + begin + end;
-  if (effective_window > padded) {
-    return ctx.error("window ", axis, " ", window, " with dilation ", dilation,
-                     " does not fit the input ", axis, " ", in, " plus padding ", begin, " + ",
-                     end);
-  }
-  // The window fits, so both roundings give at least 1.
-  I128 span = padded - effective_window;
-  I128 lo = span / stride + 1;
-  I128 hi = (span + stride - 1) / stride + 1;
+  I128 span = static_cast<I128>(in) + begin + end - effective_window;
+  I128 q = span / stride, r = span % stride;  // truncated toward zero
+  I128 lo = (r < 0 ? q - 1 : q) + 1;
+  I128 hi = (r > 0 ? q + 1 : q) + 1;
   if (hi > kMaxDimension) {
     return ctx.error("output ", axis, " (input ", in, " plus padding ", begin, " + ", end,
                      ") is not a valid dimension (must be at most ", kMaxDimension, ")");
   }
-  return PoolSize{static_cast<int64_t>(lo), static_cast<int64_t>(hi)};
+  return PoolSize{lo < 1 ? 0 : static_cast<int64_t>(lo), hi < 1 ? 0 : static_cast<int64_t>(hi)};
+}
+
+Status check_pool_size(const InferContext& ctx, const char* axis, int64_t size, int64_t in,
+                       int64_t window, int64_t begin, int64_t end, int64_t dilation) {
+  if (size >= 1) return Status::ok();
+  return ctx.error("window ", axis, " ", window, " with dilation ", dilation,
+                   " does not fit the input ", axis, " ", in, " plus padding ", begin, " + ", end,
+                   " (the output ", axis, " would be < 1)");
 }
 
 InferResult infer_pool2d(const InferContext& ctx) {
@@ -93,15 +100,20 @@ InferResult infer_pool2d(const InferContext& ctx) {
                                                        padding[3], strides[1], dilations[1]));
   int64_t out_h = ceil_rounding ? oh.ceil : oh.floor;
   int64_t out_w = ceil_rounding ? ow.ceil : ow.floor;
-  if (p.output_sizes) {
+  if (!p.output_sizes) {
+    WEBNN_RETURN_IF_ERROR(check_pool_size(ctx, "height", out_h, height, window[0], padding[0],
+                                          padding[1], dilations[0]));
+    WEBNN_RETURN_IF_ERROR(check_pool_size(ctx, "width", out_w, width, window[1], padding[2],
+                                          padding[3], dilations[1]));
+  } else {
     // output_sizes picks the rounding explicitly (it overrides output_shape_rounding); the
     // padding still applies, as the WPT conformance cases expect.
     const IntList& sizes = *p.output_sizes;
     if (sizes.size() != 2) {
       return ctx.error("output_sizes must have 2 entries (got ", sizes.size(), ")");
     }
-    bool is_floor = sizes[0] == oh.floor && sizes[1] == ow.floor;
-    bool is_ceil = sizes[0] == oh.ceil && sizes[1] == ow.ceil;
+    bool is_floor = sizes[0] >= 1 && sizes[1] >= 1 && sizes[0] == oh.floor && sizes[1] == ow.floor;
+    bool is_ceil = sizes[0] >= 1 && sizes[1] >= 1 && sizes[0] == oh.ceil && sizes[1] == ow.ceil;
     if (!is_floor && !is_ceil) {
       return ctx.error("output_sizes ", shape_to_string(sizes), " must equal the floor-rounded ",
                        shape_to_string(IntList{oh.floor, ow.floor}), " or the ceil-rounded ",
@@ -140,28 +152,31 @@ InferResult infer_resample2d(const InferContext& ctx) {
   for (int64_t a : axes) WEBNN_RETURN_IF_ERROR(check_axis(ctx, a, in.rank(), "axes entry"));
   if (axes[0] == axes[1]) return ctx.error("axes contains duplicate axis ", axes[0]);
 
+  // scales is validated even when sizes overrides it (WebNN resample2d method steps).
+  // WebNN scales are IDL `float`: round to float32 first so that e.g. 0.7 * 10 gives 6
+  // exactly as in a browser.
+  const std::vector<double> scales = p.scales.value_or(std::vector<double>{1.0, 1.0});
+  if (scales.size() != 2) return ctx.error("scales must have 2 entries (got ", scales.size(), ")");
+  for (double s : scales) {
+    const float scale = static_cast<float>(s);
+    if (!std::isfinite(scale) || !(scale > 0)) {
+      return ctx.error("scales entries must be finite and greater than 0 (got ", s, ")");
+    }
+  }
+  if (p.sizes && p.sizes->size() != 2) {
+    return ctx.error("sizes must have 2 entries (got ", p.sizes->size(), ")");
+  }
+
   Shape shape = in.shape;
   for (size_t k = 0; k < 2; ++k) {
     WEBNN_ASSIGN_OR_RETURN(int64_t size, require_static(ctx, in.shape[axes[k]], axes[k], "input"));
     int64_t out = 0;
     if (p.sizes) {
-      // sizes overrides scales, which is then ignored entirely.
-      if (p.sizes->size() != 2) {
-        return ctx.error("sizes must have 2 entries (got ", p.sizes->size(), ")");
-      }
+      // sizes overrides scales.
       out = (*p.sizes)[k];
       WEBNN_RETURN_IF_ERROR(check_valid_dimension(ctx, out, "sizes entry"));
     } else {
-      std::vector<double> scales = p.scales.value_or(std::vector<double>{1.0, 1.0});
-      if (scales.size() != 2) {
-        return ctx.error("scales must have 2 entries (got ", scales.size(), ")");
-      }
-      // WebNN scales are IDL `float`: round to float32 first so that e.g. 0.7 * 10 gives 6
-      // exactly as in a browser.
-      float scale = static_cast<float>(scales[k]);
-      if (!std::isfinite(scale) || !(scale > 0)) {
-        return ctx.error("scales entries must be finite and greater than 0 (got ", scales[k], ")");
-      }
+      const float scale = static_cast<float>(scales[k]);
       double product = std::floor(static_cast<double>(size) * static_cast<double>(scale));
       if (product < 1 || product > static_cast<double>(kMaxDimension)) {
         return ctx.error("output size floor(", size, " * ", scale, ") on axis ", axes[k],

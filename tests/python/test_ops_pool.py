@@ -94,16 +94,17 @@ _KIND = {"average_pool2d": "average", "l2_pool2d": "l2", "max_pool2d": "max"}
 
 
 def _interp_matrix(in_size, out_size, linear):
-    """(out_size, in_size) matrix mapping samples along one axis (half-pixel centres)."""
+    """(out_size, in_size) matrix mapping samples along one axis, with the WebNN resample2d
+    coordinate: scale = out / in, c = clamp((o + 0.5) / scale - 0.5, 0, in - 1); nearest
+    picks ceil(c - 0.5), linear weighs floor(c) and ceil(c)."""
     m = np.zeros((out_size, in_size))
+    scale = out_size / in_size
     for o in range(out_size):
-        centre = (o + 0.5) * in_size / out_size
+        s = min(max((o + 0.5) / scale - 0.5, 0.0), in_size - 1)
         if not linear:
-            m[o, min(math.floor(centre), in_size - 1)] = 1
+            m[o, math.ceil(s - 0.5)] = 1
             continue
-        s = min(max(centre - 0.5, 0.0), in_size - 1)
-        lo = math.floor(s)
-        hi = min(lo + 1, in_size - 1)
+        lo, hi = math.floor(s), math.ceil(s)
         m[o, lo] += 1 - (s - lo)
         m[o, hi] += s - lo
     return m

@@ -197,7 +197,9 @@ double float_unary(OpKind k, double x) {
     case OpKind::kSin:
       return std::sin(x);
     case OpKind::kSign:
-      return std::isnan(x) ? x : (x > 0) - (x < 0);
+      // 1 if x > 0, -1 if x < 0 and 0 otherwise: NaN gives 0, as in the spec's emulation
+      // where(greater(x, 0), 1, where(lesser(x, 0), -1, 0)).
+      return (x > 0) - (x < 0);
     case OpKind::kSqrt:
       return std::sqrt(x);
     case OpKind::kTan:
@@ -236,17 +238,6 @@ T int_unary(OpKind k, T x) {
   }
 }
 
-// Applies a double -> double function element-wise to a float tensor.
-template <class F>
-void map_float(const TensorView& x, TensorView& out, F&& f) {
-  dispatch_float(x.data_type, [&](auto tag) {
-    using T = decltype(tag);
-    const T* in = x.as<T>();
-    T* o = out.as<T>();
-    for (uint64_t i = 0; i < x.count; ++i) o[i] = static_cast<T>(f(to_double(in[i])));
-  });
-}
-
 Status run_unary(KernelContext& ctx) {
   const TensorView& x = ctx.in(ctx.params<UnaryParams>().input);
   TensorView& out = ctx.out();
@@ -270,38 +261,65 @@ Status run_unary(KernelContext& ctx) {
   return Status::ok();
 }
 
+// A double option (alpha, beta, ...) cast to the input data type before use, as the spec's
+// method steps do ("set options.alpha to the result of casting it to input's dataType").
+template <class T>
+double coefficient(double v) {
+  return to_double(static_cast<T>(v));
+}
+
+// Runs f(x, cast) element-wise, where cast(v) casts a coefficient to the input type.
 template <class P, class F>
 Status run_parametric(KernelContext& ctx, F&& f) {
   const auto& p = ctx.params<P>();
-  map_float(ctx.in(p.input), ctx.out(), [&](double x) { return f(p, x); });
+  const TensorView& x = ctx.in(p.input);
+  TensorView& out = ctx.out();
+  dispatch_float(x.data_type, [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = x.as<T>();
+    T* o = out.as<T>();
+    const auto cast = [](double v) { return coefficient<T>(v); };
+    for (uint64_t i = 0; i < x.count; ++i) o[i] = static_cast<T>(f(p, to_double(in[i]), cast));
+  });
   return Status::ok();
 }
 
+// min/max that propagate NaN like WebNN's element-wise min/max (float_binary above).
+double nan_min(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b); }
+double nan_max(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); }
+
 Status run_hard_swish(KernelContext& ctx) {
-  return run_parametric<HardSwishParams>(ctx, [](const HardSwishParams& p, double x) {
-    return x * std::max(0.0, std::min(1.0, p.alpha * x + p.beta));
+  // pywebnn compat alpha/beta are not WebNN coefficients: they stay exact so that the
+  // defaults (1/6, 0.5) give the spec's x * max(0, min(6, x + 3)) / 6.
+  return run_parametric<HardSwishParams>(ctx, [](const HardSwishParams& p, double x, auto) {
+    return x * nan_max(0.0, nan_min(1.0, p.alpha * x + p.beta));
   });
 }
 
 Status run_elu(KernelContext& ctx) {
-  return run_parametric<EluParams>(
-      ctx, [](const EluParams& p, double x) { return x > 0 ? x : p.alpha * std::expm1(x); });
-}
-
-Status run_leaky_relu(KernelContext& ctx) {
-  return run_parametric<LeakyReluParams>(
-      ctx, [](const LeakyReluParams& p, double x) { return x >= 0 ? x : p.alpha * x; });
-}
-
-Status run_hard_sigmoid(KernelContext& ctx) {
-  return run_parametric<HardSigmoidParams>(ctx, [](const HardSigmoidParams& p, double x) {
-    return std::max(0.0, std::min(1.0, p.alpha * x + p.beta));
+  return run_parametric<EluParams>(ctx, [](const EluParams& p, double x, auto cast) {
+    return x > 0 ? x : cast(p.alpha) * std::expm1(x);
   });
 }
 
+Status run_leaky_relu(KernelContext& ctx) {
+  return run_parametric<LeakyReluParams>(ctx, [](const LeakyReluParams& p, double x, auto cast) {
+    return x >= 0 ? x : cast(p.alpha) * x;
+  });
+}
+
+// max(min(alpha * x + beta, 1), 0); NaN propagates as through WebNN's min/max.
+Status run_hard_sigmoid(KernelContext& ctx) {
+  return run_parametric<HardSigmoidParams>(
+      ctx, [](const HardSigmoidParams& p, double x, auto cast) {
+        return nan_max(0.0, nan_min(1.0, cast(p.alpha) * x + cast(p.beta)));
+      });
+}
+
 Status run_linear(KernelContext& ctx) {
-  return run_parametric<LinearParams>(
-      ctx, [](const LinearParams& p, double x) { return p.alpha * x + p.beta; });
+  return run_parametric<LinearParams>(ctx, [](const LinearParams& p, double x, auto cast) {
+    return cast(p.alpha) * x + cast(p.beta);
+  });
 }
 
 Status run_prelu(KernelContext& ctx) {
@@ -321,11 +339,15 @@ Status run_prelu(KernelContext& ctx) {
   return Status::ok();
 }
 
-// A clamp bound cast to T (spec: coefficients are cast to the input data type).
+// A clamp bound cast to T with the spec's "cast" algorithm: floats round to nearest;
+// integers saturate to T's range, fractions round half to even and NaN gives 0.
 template <class T>
 T bound_in_type(const Scalar& s) {
   if constexpr (kIsFloat<T>) {
-    return static_cast<T>(s.as_double());
+    // Straight from the integer so that large int64 values round once.
+    if (s.kind == Scalar::Kind::kInt) return static_cast<T>(s.i);
+    if (s.kind == Scalar::Kind::kUint) return static_cast<T>(s.u);
+    return static_cast<T>(s.f);
   } else {
     constexpr auto lo = std::numeric_limits<T>::min();
     constexpr auto hi = std::numeric_limits<T>::max();
@@ -339,7 +361,7 @@ T bound_in_type(const Scalar& s) {
       case Scalar::Kind::kUint:
         return s.u > static_cast<uint64_t>(hi) ? hi : T(s.u);
       case Scalar::Kind::kFloat:
-        return saturate_cast<T>(s.f);
+        return saturate_cast<T>(std::nearbyint(s.f));  // ties to even; NaN -> 0
     }
     return T(0);
   }

@@ -58,14 +58,17 @@ Status run_gemm(KernelContext& ctx) {
     const T* pa = a.as<T>();
     const T* pb = b.as<T>();
     T* po = out.as<T>();
+    // alpha and beta are cast to the input data type first (WebNN gemm method steps).
+    const double alpha = to_double(static_cast<T>(p.alpha));
+    const double beta = to_double(static_cast<T>(p.beta));
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < n; ++j) {
         double acc = 0;
         for (int64_t t = 0; t < k; ++t) {
           acc += to_double(pa[i * a_i + t * a_t]) * to_double(pb[t * b_t + j * b_j]);
         }
-        double v = p.alpha * acc;
-        if (c) v += p.beta * to_double(c->as<T>()[i * c_strides[0] + j * c_strides[1]]);
+        double v = alpha * acc;
+        if (c) v += beta * to_double(c->as<T>()[i * c_strides[0] + j * c_strides[1]]);
         po[i * n + j] = static_cast<T>(v);
       }
     }

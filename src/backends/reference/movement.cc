@@ -214,8 +214,9 @@ Status run_reverse(KernelContext& ctx) {
 
 // ---- pad ---------------------------------------------------------------------------------
 
-// The pad value cast to T (coefficient casting, ops.md §1.4): integers stay exact and
-// saturate at T's range (the nibble's range for 4-bit inputs); floats truncate toward zero.
+// The pad value cast to T with the spec's "cast" algorithm (ops.md §1.4): integers stay
+// exact and saturate at T's range (the nibble's range for 4-bit inputs); fractions round
+// half to even.
 template <class T>
 T pad_value(const Scalar& s, DataType t) {
   if constexpr (kIsFloat<T>) {
@@ -234,12 +235,15 @@ T pad_value(const Scalar& s, DataType t) {
                                                           : static_cast<T>(s.i);
       case Scalar::Kind::kUint:
         return static_cast<T>(std::min(s.u, hi));
-      case Scalar::Kind::kFloat:
+      case Scalar::Kind::kFloat: {
+        // The spec's ConvertToInt: NaN gives 0, then clamp and round half to even.
         if (std::isnan(s.f)) return T(0);
         if (s.f <= static_cast<double>(lo)) return static_cast<T>(lo);
         if (s.f >= static_cast<double>(hi)) return static_cast<T>(hi);
-        return s.f < 0 ? static_cast<T>(static_cast<int64_t>(s.f))
-                       : static_cast<T>(static_cast<uint64_t>(s.f));
+        const double r = std::nearbyint(s.f);
+        return r < 0 ? static_cast<T>(static_cast<int64_t>(r))
+                     : static_cast<T>(static_cast<uint64_t>(r));
+      }
     }
     return T(0);
   }

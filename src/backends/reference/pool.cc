@@ -131,19 +131,19 @@ Status run_global_pool(KernelContext& ctx) {
   return run_pool(pool_kind(ctx.node().kind), x, ctx.out(), nhwc, g);
 }
 
-// Half-pixel source coordinate of output index `o`, clamped to the input's edge samples.
+// The spec's sampling coordinate of output index `o` along one axis, computed as written
+// (in double): scale = outputSize / inputSize, then
+// clamp((o + 0.5) / scale - 0.5, 0, inputSize - 1).
 double source_coordinate(int64_t o, int64_t in_size, int64_t out_size) {
-  double s = (static_cast<double>(o) + 0.5) * static_cast<double>(in_size) /
-                 static_cast<double>(out_size) -
-             0.5;
-  return std::clamp(s, 0.0, static_cast<double>(in_size - 1));
+  const double scale = static_cast<double>(out_size) / static_cast<double>(in_size);
+  const double c = (static_cast<double>(o) + 0.5) / scale - 0.5;
+  return std::clamp(c, 0.0, static_cast<double>(in_size - 1));
 }
 
-// Nearest input index of output index `o`: the input pixel whose area contains the output
-// pixel's centre, floor((o + 0.5) * in / out).
+// Nearest-neighbor index, ceil(coordinate - 0.5): a coordinate halfway between two input
+// samples picks the lower one (e.g. halving [a, b, c, d] gives [a, c]).
 int64_t nearest_index(int64_t o, int64_t in_size, int64_t out_size) {
-  int64_t i = (2 * o + 1) * in_size / (2 * out_size);  // exact integer floor
-  return std::min(i, in_size - 1);
+  return static_cast<int64_t>(std::ceil(source_coordinate(o, in_size, out_size) - 0.5));
 }
 
 template <class T>
@@ -174,9 +174,10 @@ void resample(const TensorView& x, TensorView& y, int64_t a0, int64_t a1, bool l
     }
     double s0 = source_coordinate(o[a0], in0, out0);
     double s1 = source_coordinate(o[a1], in1, out1);
+    // x0 = floor(c), x1 = ceil(c): an integral coordinate reads one sample only.
     int64_t lo0 = static_cast<int64_t>(std::floor(s0));
     int64_t lo1 = static_cast<int64_t>(std::floor(s1));
-    int64_t hi0 = std::min(lo0 + 1, in0 - 1), hi1 = std::min(lo1 + 1, in1 - 1);
+    int64_t hi0 = static_cast<int64_t>(std::ceil(s0)), hi1 = static_cast<int64_t>(std::ceil(s1));
     double f0 = s0 - static_cast<double>(lo0), f1 = s1 - static_cast<double>(lo1);
     auto at = [&](int64_t i0, int64_t i1) {
       idx[a0] = i0;
