@@ -23,13 +23,14 @@ def build_kv_step(ctx):
     new = b.input("new", [1, HEADS, 1, DIM], "float32")
     query = b.input("query", [1, HEADS, 1, DIM], "float32")
     present = b.concat([past, new], 2)
-    assert b.operand_shape(present) == [1, HEADS, {"name": "past + 1", "maxSize": MAX_LEN + 1},
-                                        DIM]
+    assert b.operand_shape(present) == [1, HEADS, {"name": "past + 1", "maxSize": MAX_LEN + 1}, DIM]
     scores = b.matmul(query, b.transpose(present, permutation=[0, 1, 3, 2]))
     weights = b.softmax(scores, 3)
     graph = b.build({"present": b.identity(present), "weights": weights})
-    assert graph.output_descriptors["present"]["shape"][2] == {"name": "past + 1",
-                                                               "maxSize": MAX_LEN + 1}
+    assert graph.output_descriptors["present"]["shape"][2] == {
+        "name": "past + 1",
+        "maxSize": MAX_LEN + 1,
+    }
     return graph
 
 
@@ -51,14 +52,18 @@ def test_kv_cache_grows_by_one_per_dispatch(ctx):
         ctx.write_tensor(query, q)
         ctx.resize_tensor(present, [1, HEADS, step + 1, DIM])
         ctx.resize_tensor(weights, [1, HEADS, 1, step + 1])
-        ctx.dispatch(graph, {"past": past, "new": new, "query": query},
-                     {"present": present, "weights": weights})
+        ctx.dispatch(
+            graph,
+            {"past": past, "new": new, "query": query},
+            {"present": present, "weights": weights},
+        )
         cache = np.concatenate([cache, k], axis=2)
         np.testing.assert_array_equal(ctx.read_tensor(present), cache)
         s = q @ cache.transpose(0, 1, 3, 2)
         e = np.exp(s - s.max(axis=3, keepdims=True))
-        np.testing.assert_allclose(ctx.read_tensor(weights), e / e.sum(axis=3, keepdims=True),
-                                   rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(
+            ctx.read_tensor(weights), e / e.sum(axis=3, keepdims=True), rtol=1e-5, atol=1e-6
+        )
         # the next step's past is this step's present
         ctx.resize_tensor(past, [1, HEADS, step + 1, DIM])
         ctx.write_tensor(past, cache)
