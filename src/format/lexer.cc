@@ -76,6 +76,8 @@ Token Lexer::scan() {
   char c = text_[pos_];
   if (ident_start(c)) {
     t.kind = Token::Kind::kIdent;
+    t.text += c;  // '$' may only start an identifier
+    ++pos_;
     while (pos_ < text_.size()) {
       char d = text_[pos_];
       if (ident_char(d)) {

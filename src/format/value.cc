@@ -76,7 +76,7 @@ const char* Value::kind_name() const {
 
 bool is_text_identifier(std::string_view s) {
   if (s.empty() || !ident_start(s[0])) return false;
-  for (char c : s) {
+  for (char c : s.substr(1)) {
     if (!ident_char(c)) return false;
   }
   return true;
