@@ -307,7 +307,8 @@ NB_MODULE(_webnn, m) {
           "load_graph",
           [](const ContextHandle& c, nb::handle path) {
             // str, bytes or os.PathLike (TypeError otherwise), decoded as the OS does.
-            std::string p = nb::cast<std::string>(nb::module_::import_("os").attr("fsdecode")(path));
+            std::string p =
+                nb::cast<std::string>(nb::module_::import_("os").attr("fsdecode")(path));
             Expected<Graph> g = Status(ErrorKind::kInternal, "not loaded");
             {
               nb::gil_scoped_release release;
@@ -404,7 +405,8 @@ NB_MODULE(_webnn, m) {
           [](BuilderHandle& self, nb::handle outputs, nb::handle path) {
             check_builder_usable(self);
             auto outs = outputs_arg(self, outputs, "save");
-            std::string p = nb::cast<std::string>(nb::module_::import_("os").attr("fsdecode")(path));
+            std::string p =
+                nb::cast<std::string>(nb::module_::import_("os").attr("fsdecode")(path));
             // extract() does not consume the builder: it may be saved again, then built.
             Graph g = unwrap(self.builder->extract(outs));
             Status s;

@@ -160,7 +160,8 @@ Status AtomicFile::commit() {
   int rc = ::close(fd_);
   fd_ = -1;
   if (rc != 0) return io_error("cannot write", path_, errno);
-  if (::rename(temp_path_.c_str(), path_.c_str()) != 0) return io_error("cannot replace", path_, errno);
+  if (::rename(temp_path_.c_str(), path_.c_str()) != 0)
+    return io_error("cannot replace", path_, errno);
   committed_ = true;
   return Status::ok();
 }

@@ -102,7 +102,8 @@ class JsonGraphReader {
     if (kind->s == "scalar") {
       d.init.kind = ConstInit::Kind::kScalar;
       const Value* value = v.find("value");
-      if (!value || !value->is_number()) return error(v, "scalar \"init\" needs a numeric \"value\"");
+      if (!value || !value->is_number())
+        return error(v, "scalar \"init\" needs a numeric \"value\"");
       d.init.scalar = *value;
       return Status::ok();
     }
@@ -171,7 +172,8 @@ class JsonGraphReader {
         }
       }
       if (const Value* opts = n.find("options"); opts && opts->kind != Value::Kind::kNull) {
-        if (opts->kind != Value::Kind::kObject) return error(*opts, "\"options\" must be an object");
+        if (opts->kind != Value::Kind::kObject)
+          return error(*opts, "\"options\" must be an object");
         for (const auto& [key, value] : opts->members) s.args.push_back({key, value, value.loc});
       }
       if (const Value* outs = n.find("outputs"); outs && outs->kind != Value::Kind::kNull) {

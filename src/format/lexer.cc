@@ -17,8 +17,8 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 const Token& Lexer::peek(size_t k) {
   while (ahead_.size() <= k) {
-    if (!ahead_.empty() && (ahead_.back().kind == Token::Kind::kEof ||
-                            ahead_.back().kind == Token::Kind::kError)) {
+    if (!ahead_.empty() &&
+        (ahead_.back().kind == Token::Kind::kEof || ahead_.back().kind == Token::Kind::kError)) {
       ahead_.push_back(ahead_.back());
     } else {
       ahead_.push_back(scan());
@@ -164,7 +164,8 @@ Token Lexer::scan() {
     default:
       break;
   }
-  if (static_cast<unsigned char>(c) >= 0x80) return error_token(t.loc, "unexpected non-ASCII character");
+  if (static_cast<unsigned char>(c) >= 0x80)
+    return error_token(t.loc, "unexpected non-ASCII character");
   return error_token(t.loc, std::string("unexpected character '") + c + "'");
 }
 

@@ -64,7 +64,7 @@ Status scalar_element(const Value& v, DataType type, std::vector<uint8_t>& elem)
     std::memcpy(elem.data(), &x, sizeof x);
   };
   auto as_double = [&]() -> double {
-    return v.kind == Value::Kind::kInt ? static_cast<double>(v.i)
+    return v.kind == Value::Kind::kInt    ? static_cast<double>(v.i)
            : v.kind == Value::Kind::kUint ? static_cast<double>(v.u)
                                           : v.d;
   };
@@ -74,7 +74,8 @@ Status scalar_element(const Value& v, DataType type, std::vector<uint8_t>& elem)
       float f = v.kind == Value::Kind::kInt    ? static_cast<float>(v.i)
                 : v.kind == Value::Kind::kUint ? static_cast<float>(v.u)
                                                : static_cast<float>(v.d);
-      if (!std::isfinite(f)) return make_error(ErrorKind::kIo, "@scalar is out of range for float32");
+      if (!std::isfinite(f))
+        return make_error(ErrorKind::kIo, "@scalar is out of range for float32");
       put(f);
       return Status::ok();
     }
@@ -86,12 +87,12 @@ Status scalar_element(const Value& v, DataType type, std::vector<uint8_t>& elem)
       put(h);
       return Status::ok();
     }
-#define WEBNN_INT_CASE(kind, T)                             \
-  case DataType::kind: {                                    \
-    T x{};                                                  \
-    WEBNN_RETURN_IF_ERROR(store_int<T>(v, name, x));        \
-    put(x);                                                 \
-    return Status::ok();                                    \
+#define WEBNN_INT_CASE(kind, T)                      \
+  case DataType::kind: {                             \
+    T x{};                                           \
+    WEBNN_RETURN_IF_ERROR(store_int<T>(v, name, x)); \
+    put(x);                                          \
+    return Status::ok();                             \
   }
       WEBNN_INT_CASE(kInt32, int32_t)
       WEBNN_INT_CASE(kUint32, uint32_t)
@@ -105,7 +106,9 @@ Status scalar_element(const Value& v, DataType type, std::vector<uint8_t>& elem)
       int8_t x = 0;
       WEBNN_RETURN_IF_ERROR(store_int<int8_t>(v, name, x));
       bool ok = type == DataType::kInt4 ? x >= -8 && x <= 7 : x >= 0 && x <= 15;
-      if (!ok) return make_error(ErrorKind::kIo, "@scalar ", static_cast<int>(x), " is out of range for ", name);
+      if (!ok)
+        return make_error(ErrorKind::kIo, "@scalar ", static_cast<int>(x), " is out of range for ",
+                          name);
       elem.assign(1, static_cast<uint8_t>(x) & 0x0F);
       return Status::ok();
     }
@@ -128,7 +131,8 @@ Expected<std::vector<uint8_t>> scalar_tensor(const Value& v, const OperandDesc& 
     if (count % 2 == 1) out[bytes - 1] = nibble;  // odd count: last high nibble is 0 (§4.4)
     return out;
   }
-  for (uint64_t k = 0; k < count; ++k) std::memcpy(out.data() + k * elem.size(), elem.data(), elem.size());
+  for (uint64_t k = 0; k < count; ++k)
+    std::memcpy(out.data() + k * elem.size(), elem.data(), elem.size());
   return out;
 }
 
@@ -171,7 +175,8 @@ class Loader {
 
  private:
   Status check_new_name(const std::string& name, Loc loc) {
-    if (names_.count(name)) return format::error_at(doc_.source, loc, "'", name, "' is already defined");
+    if (names_.count(name))
+      return format::error_at(doc_.source, loc, "'", name, "' is already defined");
     return Status::ok();
   }
 
@@ -182,8 +187,8 @@ class Loader {
     for (const Dim& dim : d.shape) {
       if (dim.is_dynamic() || dim.value < 1 || dim.value > kMaxDimension) {
         return format::error_at(doc_.source, d.loc, "constant '", d.name, "': dimension ",
-                                dim_to_string(dim), " is not valid (must be in [1, ",
-                                kMaxDimension, "])");
+                                dim_to_string(dim), " is not valid (must be in [1, ", kMaxDimension,
+                                "])");
       }
     }
     auto count = element_count(desc.shape);

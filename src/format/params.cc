@@ -73,8 +73,8 @@ const std::vector<std::string_view>* option_order(OpKind kind) {
       "padding", "strides",     "dilations",    "outputPadding", "outputSizes",
       "groups",  "inputLayout", "filterLayout", "bias"};
   static const std::vector<std::string_view> pool = {
-      "windowDimensions", "padding", "strides", "dilations", "layout", "outputShapeRounding",
-      "outputSizes"};
+      "windowDimensions",    "padding",    "strides", "dilations", "layout",
+      "outputShapeRounding", "outputSizes"};
   static const std::vector<std::string_view> batch_norm = {"scale", "bias", "axis", "epsilon"};
   static const std::vector<std::string_view> layer_norm = {"scale", "bias", "axes", "epsilon"};
   static const std::vector<std::string_view> resample = {"mode", "scales", "sizes", "axes"};
@@ -257,7 +257,9 @@ struct FieldAssigner {
     }
     return Status::ok();
   }
-  Status convert(const Value& v, Scalar& f, unsigned, const char* name) { return scalar(v, name, f); }
+  Status convert(const Value& v, Scalar& f, unsigned, const char* name) {
+    return scalar(v, name, f);
+  }
   Status convert(const Value& v, OptScalar& f, unsigned, const char* name) {
     f.emplace();
     return scalar(v, name, *f);
@@ -285,7 +287,9 @@ struct FieldCollector {
   const std::function<std::string(OperandId)>* name_of;  // null while collecting defaults
   std::vector<FieldValue> out;
 
-  void add(const char* n, unsigned f, Category c, Value v) { out.push_back({n, f, c, std::move(v)}); }
+  void add(const char* n, unsigned f, Category c, Value v) {
+    out.push_back({n, f, c, std::move(v)});
+  }
   Value ident(OperandRef r) const {
     if (!r.present() || !name_of) return Value::null();
     return Value::string((*name_of)(r.id), Value::Kind::kIdent);
@@ -386,8 +390,8 @@ Status check_finite(Value& v, std::string_view field, OpKind kind) {
       v = Value::null();
       return Status::ok();
     }
-    return make_error(ErrorKind::kValue, op_spec_name(kind), ": option '", file_key(field),
-                      "' is ", std::isnan(v.d) ? "NaN" : "infinite",
+    return make_error(ErrorKind::kValue, op_spec_name(kind), ": option '", file_key(field), "' is ",
+                      std::isnan(v.d) ? "NaN" : "infinite",
                       ", which the text format cannot represent");
   }
   for (Value& item : v.items) WEBNN_RETURN_IF_ERROR(check_finite(item, field, kind));
@@ -406,7 +410,7 @@ Status apply_args(OpKind kind, const std::vector<ArgDoc>& args, const NameResolv
                   std::string& label) {
   const std::string op = op_spec_name(kind);
   std::vector<FieldInfo> fields = fields_of(params);
-  std::map<std::string, Value> values;    // field name -> value
+  std::map<std::string, Value> values;     // field name -> value
   std::map<std::string, bool> positional;  // operand fields given positionally
   std::map<std::string, bool> named;
   size_t next = 0;

@@ -30,8 +30,8 @@ Status apply_args(OpKind kind, const std::vector<ArgDoc>& args, const NameResolv
 // The canonical argument list of `node` (format.md §6.5), each ready to print: "x",
 // "axis=1", "label=\"act\"". Errors (kValue): a value that cannot be written (NaN, an
 // infinity other than an unbounded clamp limit).
-Expected<std::vector<std::string>> format_args(const Node& node,
-                                               const std::function<std::string(OperandId)>& name_of);
+Expected<std::vector<std::string>> format_args(
+    const Node& node, const std::function<std::string(OperandId)>& name_of);
 
 // Text-format literal of a value (strings escape only '"' and '\').
 std::string format_value(const Value& v);

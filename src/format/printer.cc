@@ -34,9 +34,9 @@ std::string type_text(const OperandDesc& d) {
   for (size_t k = 0; k < d.shape.size(); ++k) {
     if (k) out += ", ";
     const Dim& dim = d.shape[k];
-    out += dim.is_static() ? std::to_string(dim.value)
-                           : "dyn(" + quote_text_string(dim.name) + ", " +
-                                 std::to_string(dim.value) + ")";
+    out += dim.is_static()
+               ? std::to_string(dim.value)
+               : "dyn(" + quote_text_string(dim.name) + ", " + std::to_string(dim.value) + ")";
   }
   return out + "]";
 }
@@ -73,7 +73,8 @@ class Namer {
     for (const NamedOperand& o : g.outputs) {
       WEBNN_RETURN_IF_ERROR(check_name(o.name, "output"));
       if (inputs.count(o.name) || constants.count(o.name)) {
-        return make_error(ErrorKind::kValue, "save: output name '", o.name, "' is also the name of ",
+        return make_error(ErrorKind::kValue, "save: output name '", o.name,
+                          "' is also the name of ",
                           inputs.count(o.name) ? "an input" : "a constant",
                           "; the text format has a single namespace");
       }

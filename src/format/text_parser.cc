@@ -67,7 +67,8 @@ class TextParser {
           WEBNN_RETURN_IF_ERROR(parse_outputs(doc));
           continue;
         }
-        return error(word, "unknown block '", word.text, "' (expected inputs, consts, nodes or outputs)");
+        return error(word, "unknown block '", word.text,
+                     "' (expected inputs, consts, nodes or outputs)");
       }
       if (t.kind == K::kEof) return error(t, "missing '}' closing the graph");
       return unexpected(t, "a block (inputs, consts, nodes, outputs) or '}'");
@@ -220,7 +221,8 @@ class TextParser {
         }
       }
     } else {
-      return error(at, "unknown initialiser '@", at.text, "' (expected @weights, @scalar or @bytes)");
+      return error(at, "unknown initialiser '@", at.text,
+                   "' (expected @weights, @scalar or @bytes)");
     }
     return expect_punct(')');
   }
@@ -228,7 +230,8 @@ class TextParser {
   Status parse_decls(std::vector<DeclDoc>& out, bool is_const) {
     while (!is_punct(lex_.peek(), '}')) {
       Token name;
-      WEBNN_RETURN_IF_ERROR(expect_ident(name, is_const ? "a constant name or '}'" : "an input name or '}'"));
+      WEBNN_RETURN_IF_ERROR(
+          expect_ident(name, is_const ? "a constant name or '}'" : "an input name or '}'"));
       DeclDoc d;
       d.name = std::move(name.text);
       d.loc = name.loc;
@@ -253,7 +256,8 @@ class TextParser {
     if (!t.is_integer) {
       double d = 0;
       auto [p, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), d);
-      if (ec != std::errc() || !std::isfinite(d)) return error(t, "number ", t.text, " is out of range");
+      if (ec != std::errc() || !std::isfinite(d))
+        return error(t, "number ", t.text, " is out of range");
       v.kind = Value::Kind::kDouble;
       v.d = d;
       return Status::ok();
@@ -279,7 +283,8 @@ class TextParser {
   }
 
   Status parse_value(Value& v, int depth) {
-    if (depth > kMaxValueDepth) return error(lex_.peek(), "value nested deeper than ", kMaxValueDepth);
+    if (depth > kMaxValueDepth)
+      return error(lex_.peek(), "value nested deeper than ", kMaxValueDepth);
     Token t = lex_.next();
     v.loc = t.loc;
     switch (t.kind) {
@@ -323,7 +328,8 @@ class TextParser {
           }
           while (true) {
             Token key = lex_.next();
-            if (key.kind != K::kString && key.kind != K::kIdent) return unexpected(key, "an object key");
+            if (key.kind != K::kString && key.kind != K::kIdent)
+              return unexpected(key, "an object key");
             if (v.find(key.text)) return error(key, "duplicate key \"", key.text, "\"");
             WEBNN_RETURN_IF_ERROR(expect_punct(':'));
             Value member;

@@ -138,8 +138,8 @@ Expected<std::unique_ptr<WeightsFile>> WeightsFile::open_safetensors(const std::
                       "\": \"data_offsets\" must be [begin, end] with begin <= end");
     }
     if (end > data_size) {
-      return error_at(where, offsets->loc, "tensor \"", key, "\": data_offsets [", begin, ", ",
-                      end, "] go past the end of the data (", data_size, " bytes)");
+      return error_at(where, offsets->loc, "tensor \"", key, "\": data_offsets [", begin, ", ", end,
+                      "] go past the end of the data (", data_size, " bytes)");
     }
     t.offset = data_start + begin;
     t.length = end - begin;

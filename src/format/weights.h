@@ -15,10 +15,10 @@ namespace webnn::format {
 
 struct StoredTensor {
   std::string key;
-  std::string dtype;           // SafeTensors "F32"...; manifest "float32"... or empty
-  bool has_shape = false;      // manifests may omit the shape
+  std::string dtype;       // SafeTensors "F32"...; manifest "float32"... or empty
+  bool has_shape = false;  // manifests may omit the shape
   std::vector<int64_t> shape;
-  uint64_t offset = 0;         // absolute byte offset in the mapped file
+  uint64_t offset = 0;  // absolute byte offset in the mapped file
   uint64_t length = 0;
 };
 

@@ -56,9 +56,10 @@ std::string bytes_of(const std::vector<float>& v) {
   return std::string(reinterpret_cast<const char*>(v.data()), v.size() * 4);
 }
 
-void write_safetensors(const std::string& path,
-                       const std::vector<std::tuple<std::string, DataType, std::vector<int64_t>,
-                                                    std::string>>& tensors) {
+void write_safetensors(
+    const std::string& path,
+    const std::vector<std::tuple<std::string, DataType, std::vector<int64_t>, std::string>>&
+        tensors) {
   std::vector<format::TensorToWrite> t;
   std::string data;
   for (const auto& [key, type, shape, bytes] : tensors) {
@@ -319,23 +320,27 @@ TEST(FormatExamplesTest, JsonForm) {
 
   std::string msg = load_error("{\"nodes\": [{\"op\": \"relu\", \"inputs\": [\"x\"]}]}");
   EXPECT_NE(msg.find(":1:12:"), std::string::npos) << msg;  // node without outputs or id
-  msg = load_error("{\"inputs\": {\"x\": {\"dataType\": \"float32\", \"shape\": [2]}}, \"outputs\": {\n"
-                   " \"y\": \"x\"}}");
+  msg = load_error(
+      "{\"inputs\": {\"x\": {\"dataType\": \"float32\", \"shape\": [2]}}, \"outputs\": {\n"
+      " \"y\": \"x\"}}");
   EXPECT_NE(msg.find(":2:7: output 'x' is an input"), std::string::npos) << msg;
   EXPECT_NE(load_error("{\"a\": 1, \"a\": 2}").find("duplicate JSON key"), std::string::npos);
 }
 
 TEST(FormatParserTest, ErrorsNameLineAndColumn) {
   const std::string head = "webnn_graph \"g\" v2 {\n  inputs { x: f32[2, 3]; }\n  nodes {\n";
-  auto err = [&](const std::string& body) { return load_error(head + body + "  }\n  outputs { y; }\n}\n"); };
+  auto err = [&](const std::string& body) {
+    return load_error(head + body + "  }\n  outputs { y; }\n}\n");
+  };
   EXPECT_NE(err("    y = frobnicate(x);\n").find("g.webnn:4:9: unknown operation 'frobnicate'"),
             std::string::npos);
   EXPECT_NE(err("    y = relu(x;\n").find("g.webnn:4:15: expected ',' or ')'"), std::string::npos);
   EXPECT_NE(err("    y = relu(z);\n").find("g.webnn:4:14:"), std::string::npos);
   EXPECT_NE(err("    y = softmax(x);\n").find("missing required argument 'axis'"),
             std::string::npos);
-  EXPECT_NE(err("    y = softmax(x, axis=1, colour=2);\n").find("4:28: softmax: unknown option 'colour'"),
-            std::string::npos);
+  EXPECT_NE(
+      err("    y = softmax(x, axis=1, colour=2);\n").find("4:28: softmax: unknown option 'colour'"),
+      std::string::npos);
   EXPECT_NE(err("    y = softmax(x, axis=-1);\n").find("must not be negative"), std::string::npos);
   EXPECT_NE(err("    y = softmax(x, axis=\"1\");\n").find("must be an integer"), std::string::npos);
   EXPECT_NE(err("    y = relu(1.5);\n").find("positional arguments must be value names"),
@@ -434,7 +439,8 @@ TEST(FormatPrinterTest, LosslessNumbersAndCanonicalOrder) {
   outs.push_back({"cu", (*b.add_op(OpKind::kClamp, cu))[0]});
   ClampParams unbounded{{x}, Scalar::from_double(-INFINITY), Scalar::from_double(INFINITY)};
   outs.push_back({"cx", (*b.add_op(OpKind::kClamp, unbounded))[0]});
-  Pool2dParams pool{{(*b.add_op(OpKind::kReshape, NewShapeParams{{x}, {Dim("n", 3), 1, 2, 2}}))[0]}};
+  Pool2dParams pool{
+      {(*b.add_op(OpKind::kReshape, NewShapeParams{{x}, {Dim("n", 3), 1, 2, 2}}))[0]}};
   pool.window_dimensions = IntList{1, 1};
   pool.padding = IntList{0, 0, 0, 0};
   pool.layout = "nhwc";
@@ -524,9 +530,9 @@ TEST(FormatSaveTest, SidecarAtomicityAndErrors) {
   EXPECT_EQ(blocked.kind(), ErrorKind::kIo) << blocked.message();
   EXPECT_EQ(save_graph(g, dir.file("m.safetensors")).kind(), ErrorKind::kValue);
   // No partial files and no temporaries were left behind by the failed saves.
-  EXPECT_EQ(dir.list(), (std::vector<std::string>{"again.safetensors", "again.webnn",
-                                                  "blocked.safetensors", "m.safetensors",
-                                                  "m.webnn"}));
+  EXPECT_EQ(dir.list(),
+            (std::vector<std::string>{"again.safetensors", "again.webnn", "blocked.safetensors",
+                                      "m.safetensors", "m.webnn"}));
 }
 
 // ---- weights containers -------------------------------------------------------------------
@@ -552,7 +558,8 @@ TEST(FormatWeightsTest, SafeTensorsValidationAndKeyMatching) {
   write_safetensors(dir.file("g.safetensors"), {{"other", DataType::kFloat32, {2}, two}});
   EXPECT_NE(status().find("weights 'enc::layer.0.w' not found"), std::string::npos) << status();
   // BF16 widens to float32 (1.0 and 2.0 are exact in bfloat16).
-  std::string st = *format::safetensors_header({{"enc::layer.0.w", DataType::kUint8, {2}, nullptr, 4}});
+  std::string st =
+      *format::safetensors_header({{"enc::layer.0.w", DataType::kUint8, {2}, nullptr, 4}});
   st.replace(st.find("\"U8\""), 4, "\"BF16\"");
   write_file(dir.file("g.safetensors"), st + std::string("\x80\x3f\x00\x40", 4));
   auto bf = load_graph_file(dir.file("g.webnn"));
@@ -576,8 +583,9 @@ TEST(FormatWeightsTest, SafeTensorsValidationAndKeyMatching) {
     write_file(dir.file("g.safetensors"), mutated);
     (void)load_graph_file(dir.file("g.webnn"));  // any outcome but a crash
   }
-  std::string header = "{\"t\":{\"dtype\":\"F32\",\"shape\":[4611686018427387904,4],"
-                       "\"data_offsets\":[0,8]}}";
+  std::string header =
+      "{\"t\":{\"dtype\":\"F32\",\"shape\":[4611686018427387904,4],"
+      "\"data_offsets\":[0,8]}}";
   write_file(dir.file("g.safetensors"), std::string(1, static_cast<char>(header.size())) +
                                             std::string(7, '\0') + header + two);
   EXPECT_NE(status().find("do not match"), std::string::npos) << status();
@@ -693,7 +701,9 @@ Expected<Graph> build_wpt_graph(const Value& graph) {
     names[name] = *id;
   }
   auto rename = [](const std::string& k) {
-    return k == "type" ? std::string("to") : k == "roundingType" ? std::string("outputShapeRounding") : k;
+    return k == "type"           ? std::string("to")
+           : k == "roundingType" ? std::string("outputShapeRounding")
+                                 : k;
   };
   for (const Value& op : graph.find("operators")->items) {
     OpKind kind = *op_from_spec_name(op.find("name")->s);
