@@ -111,9 +111,7 @@ Expected<std::unique_ptr<AtomicFile>> AtomicFile::create(const std::string& path
   std::string dir = parent_dir(path);
   struct stat st;
   if (::stat(dir.c_str(), &st) != 0) return io_error("cannot write into directory", dir, errno);
-  if (!S_ISDIR(st.st_mode)) {
-    return make_error(ErrorKind::kNotFound, "'", dir, "' is not a directory");
-  }
+  if (!S_ISDIR(st.st_mode)) return make_error(ErrorKind::kIo, "'", dir, "' is not a directory");
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
     return make_error(ErrorKind::kIo, "cannot write '", path, "': it is a directory");
   }

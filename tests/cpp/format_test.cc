@@ -93,6 +93,24 @@ const OperandDesc& output_desc(const Graph& g, const std::string& name) {
 
 // ---- lexer and parser ---------------------------------------------------------------------
 
+TEST(FormatJsonTest, StrictParsing) {
+  auto v = format::parse_json(
+      R"({"a": "\u00e9\ud83d\ude00\n", "b": -9223372036854775808, "c": 18446744073709551615,
+          "d": [1.5e3, true, null]})",
+      "t.json");
+  ASSERT_TRUE(v.has_value()) << v.status().message();
+  EXPECT_EQ(v->find("a")->s, "\xC3\xA9\xF0\x9F\x98\x80\n");
+  EXPECT_EQ(v->find("b")->i, INT64_MIN);
+  EXPECT_EQ(v->find("c")->u, UINT64_MAX);
+  EXPECT_EQ(v->find("d")->items[0].d, 1500.0);
+  for (const char* bad : {"01", "[1,]", "{\"a\" 1}", "\"\\ud800\"", "\"a\nb\"",
+                          "18446744073709551616", "1e999", "[1] x", "\"\\q\"", "nul"}) {
+    auto r = format::parse_json(bad, "t.json");
+    EXPECT_FALSE(r.has_value()) << bad;
+    if (!r.has_value()) EXPECT_EQ(r.status().message().rfind("t.json:1:", 0), 0u) << bad;
+  }
+}
+
 TEST(FormatLexerTest, TokensAndLegacyIdentifiers) {
   format::Lexer lex("a::b.c/d $x -1.5e3 \"q\\\"\\\\\\n\" @bytes # comment\n{");
   EXPECT_EQ(lex.next().text, "a__b.c/d");
@@ -483,6 +501,9 @@ TEST(FormatPrinterTest, NamesAndUnwritableValues) {
     return *b.extract({{output, y}});
   };
   EXPECT_TRUE(format_graph(graph_with("x", "y", 1.0)).has_value());
+  auto odd = format_graph(graph_with("$in/a.0", "out/b.1", 1.0));
+  ASSERT_TRUE(odd.has_value());
+  EXPECT_TRUE(load(*odd).has_value()) << *odd;
   for (auto [in, out] : {std::pair{"x-1", "y"}, {"x", "9y"}, {"x", "null"}, {"x", "x"}}) {
     auto r = format_graph(graph_with(in, out, 1.0));
     ASSERT_FALSE(r.has_value()) << in << " " << out;

@@ -635,3 +635,35 @@ def test_failed_save_leaves_no_partial_or_temp_file(ctx, tmp_path):
         "m.webnn",
         "n.safetensors",
     ]
+
+
+def test_operations_outside_wpt_round_trip(ctx, tmp_path):
+    """RustNN extensions, compat extras and options WPT does not exercise."""
+    b = ctx.create_graph_builder()
+    x = b.input("x", [1, 3, 4, 4], "float32")
+    i = b.input("i", [2], "int64")
+    outs = {
+        "gap": b.global_average_pool(x),
+        "gmp": b.global_max_pool(x, layout="nchw"),
+        "sq": b.squeeze(b.reshape(x, [1, 3, 16, 1]), axes=[3]),
+        "usq": b.unsqueeze(x, axes=[0]),
+        "shp": b.shape(x),
+        "hs": b.hard_swish(x, alpha=0.25, beta=0.75),
+        "pad": b.pad(x, [0, 0, 1, 1], [0, 0, 1, 1], mode="reflection"),
+        "rs": b.resample2d(x, scales=[2.0, 2.0], mode="linear"),
+        "big": b.clamp(i, min_value=-(2**63), max_value=2**53 + 1),
+    }
+    b.save(outs, tmp_path / "e.webnn")
+    text = (tmp_path / "e.webnn").read_text()
+    assert "hs = hardSwish(x, alpha=0.25, beta=0.75);" in text
+    assert 'rs = resample2d(x, mode="linear", scales=[2.0, 2.0]);' in text
+    assert "big = clamp(i, minValue=-9223372036854775808, maxValue=9007199254740993);" in text
+    feeds = {
+        "x": np.random.default_rng(0).standard_normal((1, 3, 4, 4)).astype(np.float32),
+        "i": np.array([2**53 + 3, -5], np.int64),
+    }
+    want = ctx.compute(b.build(outs), feeds)
+    got = ctx.compute(ctx.load_graph(tmp_path / "e.webnn"), feeds)
+    for name, array in want.items():
+        assert got[name].tobytes() == array.tobytes(), name
+    assert got["big"].tolist() == [2**53 + 1, -5]
