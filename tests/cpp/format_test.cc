@@ -619,6 +619,23 @@ TEST(FormatHostileTest, TruncationsDeepNestingAndHugeShapes) {
     // The only valid prefix is the file without its final newline.
     if (n != text.size() - 1) EXPECT_FALSE(g.has_value()) << n;
   }
+  // Random byte edits of a valid file: any outcome but a crash (run under ASan/UBSan too).
+  std::mt19937 rng(11);
+  const std::string alphabet = "{}[]():;,=@\"#\\-.0123456789eE\n xyz\xC3\xFF";
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::string mutated = text;
+    for (int k = 0; k < 1 + trial % 4; ++k) {
+      size_t at = rng() % mutated.size();
+      char c = alphabet[rng() % alphabet.size()];
+      if (rng() % 2)
+        mutated[at] = c;
+      else
+        mutated.insert(mutated.begin() + at, c);
+    }
+    (void)load(mutated);
+    (void)load("{\"inputs\": {\"x\": {\"dataType\": \"float32\", \"shape\": [2]}}, " +
+               mutated.substr(0, trial % 64) + "}");
+  }
   std::string deep = "webnn_graph \"g\" v2 { inputs { x: f32[1]; } nodes { y = relu(x, a=" +
                      std::string(100000, '[') + "); } }";
   EXPECT_NE(load_error(deep).find("nested deeper"), std::string::npos);
