@@ -19,6 +19,8 @@ class GraphBuilder {
   Expected<OperandId> input(const std::string& name, const Shape& shape, DataType data_type);
   // `bytes` is the packed storage of `desc` (4-bit types packed two per byte).
   Expected<OperandId> constant(const OperandDesc& desc, std::vector<uint8_t> bytes);
+  // Same, sharing `data` (e.g. a view into a memory-mapped weights file) instead of copying.
+  Expected<OperandId> constant(const OperandDesc& desc, std::shared_ptr<const ConstantData> data);
   // Validates `params` (limits + Infer) and appends the node. Returns its output operands.
   Expected<std::vector<OperandId>> add_op(OpKind kind, OpParams params, std::string label = "");
 

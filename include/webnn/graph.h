@@ -29,15 +29,22 @@ bool op_multi_output(OpKind kind);
 std::optional<OpKind> op_from_spec_name(std::string_view name);
 OpParams default_params(OpKind kind);  // the kind's params struct with spec defaults
 
-// Immutable byte storage of a constant (owned today; memory-mapped files later).
+// Immutable byte storage of a constant: either owned bytes, or a view into storage that
+// `owner` keeps alive (a memory-mapped weights file), so large weights are never copied.
 class ConstantData {
  public:
   explicit ConstantData(std::vector<uint8_t> bytes) : bytes_(std::move(bytes)) {}
-  const uint8_t* data() const { return bytes_.data(); }
-  size_t size() const { return bytes_.size(); }
+  ConstantData(std::shared_ptr<const void> owner, const uint8_t* data, size_t size)
+      : owner_(std::move(owner)), view_(data), view_size_(size) {}
+  const uint8_t* data() const { return owner_ ? view_ : bytes_.data(); }
+  size_t size() const { return owner_ ? view_size_ : bytes_.size(); }
+  bool is_view() const { return owner_ != nullptr; }
 
  private:
   std::vector<uint8_t> bytes_;
+  std::shared_ptr<const void> owner_;
+  const uint8_t* view_ = nullptr;
+  size_t view_size_ = 0;
 };
 
 enum class OperandKind : uint8_t { kInput, kConstant, kOutput /* produced by a node */ };

@@ -9,6 +9,7 @@
 #include "introspection.h"
 #include "objects.h"
 #include "op_binding.h"
+#include "webnn/format.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -305,9 +306,17 @@ NB_MODULE(_webnn, m) {
                   "typing.Any], outputs: typing.Any = None) -> dict[str, numpy.ndarray]"))
       .def(
           "load_graph",
-          [](const ContextHandle&, nb::handle) -> GraphHandle {
-            throw_error(PyExc_NotImplementedError,
-                        "load_graph: graph files are not supported by this build yet");
+          [](const ContextHandle& c, nb::handle path) {
+            // str, bytes or os.PathLike (TypeError otherwise), decoded as the OS does.
+            std::string p =
+                nb::cast<std::string>(nb::module_::import_("os").attr("fsdecode")(path));
+            Expected<Graph> g = Status(ErrorKind::kInternal, "not loaded");
+            {
+              nb::gil_scoped_release release;
+              g = load_graph_file(p);
+            }
+            Graph graph = unwrap(std::move(g));
+            return GraphHandle{c.context, unwrap(c.context->compile(std::move(graph)))};
           },
           "path"_a, nb::sig("def load_graph(self, path: str | os.PathLike) -> MLGraph"))
       .def("op_support_limits",
@@ -394,11 +403,19 @@ NB_MODULE(_webnn, m) {
           nb::sig("def build(self, outputs: collections.abc.Mapping[str, MLOperand]) -> MLGraph"))
       .def(
           "save",
-          [](BuilderHandle& self, nb::handle outputs, nb::handle) {
+          [](BuilderHandle& self, nb::handle outputs, nb::handle path) {
             check_builder_usable(self);
-            outputs_arg(self, outputs, "save");
-            throw_error(PyExc_NotImplementedError,
-                        "save: graph files are not supported by this build yet");
+            auto outs = outputs_arg(self, outputs, "save");
+            std::string p =
+                nb::cast<std::string>(nb::module_::import_("os").attr("fsdecode")(path));
+            // extract() does not consume the builder: it may be saved again, then built.
+            Graph g = unwrap(self.builder->extract(outs));
+            Status s;
+            {
+              nb::gil_scoped_release release;
+              s = save_graph(g, p);
+            }
+            check(s);
           },
           "outputs"_a, "path"_a,
           nb::sig("def save(self, outputs: collections.abc.Mapping[str, MLOperand], "

@@ -76,18 +76,24 @@ Expected<OperandId> GraphBuilder::input(const std::string& name, const Shape& sh
 }
 
 Expected<OperandId> GraphBuilder::constant(const OperandDesc& desc, std::vector<uint8_t> bytes) {
+  return constant(desc, std::make_shared<const ConstantData>(std::move(bytes)));
+}
+
+Expected<OperandId> GraphBuilder::constant(const OperandDesc& desc,
+                                           std::shared_ptr<const ConstantData> data) {
   WEBNN_RETURN_IF_ERROR(check_not_built());
   WEBNN_RETURN_IF_ERROR(check_shape(desc.shape, false, "constant"));
   WEBNN_ASSIGN_OR_RETURN(uint64_t count, element_count(desc.shape));
   WEBNN_ASSIGN_OR_RETURN(uint64_t expected, storage_bytes(desc.data_type, count));
-  if (bytes.size() != expected) {
+  size_t got = data ? data->size() : 0;
+  if (got != expected) {
     return make_error(ErrorKind::kValue, "constant: ", desc_to_string(desc), " needs ", expected,
-                      " bytes, got ", bytes.size());
+                      " bytes, got ", got);
   }
   Operand op;
   op.desc = desc;
   op.kind = OperandKind::kConstant;
-  op.constant = std::make_shared<ConstantData>(std::move(bytes));
+  op.constant = std::move(data);
   OperandId id = static_cast<OperandId>(graph_.operands.size());
   graph_.operands.push_back(std::move(op));
   return id;

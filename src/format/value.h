@@ -1,0 +1,130 @@
+// Values shared by the text parser, the JSON parser and the printer: literals of named
+// arguments, JSON documents (graph JSON form, manifests, SafeTensors headers).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "webnn/status.h"
+
+namespace webnn::format {
+
+// 1-based position in a source file; line 0 means unknown.
+struct Loc {
+  int line = 0;
+  int col = 0;
+};
+
+struct Value {
+  enum class Kind : uint8_t {
+    kNull,
+    kBool,
+    kInt,     // fits int64
+    kUint,    // above INT64_MAX, fits uint64
+    kDouble,  // written with '.', 'e' or 'E'
+    kString,
+    kIdent,  // bare identifier (text format only): a value name
+    kArray,
+    kObject,
+  };
+  Kind kind = Kind::kNull;
+  bool b = false;
+  int64_t i = 0;
+  uint64_t u = 0;
+  double d = 0;
+  std::string s;  // kString, kIdent
+  std::vector<Value> items;
+  std::vector<std::pair<std::string, Value>> members;  // in source order, keys unique
+  Loc loc;
+
+  static Value null() { return Value{}; }
+  static Value boolean(bool v) {
+    Value x;
+    x.kind = Kind::kBool;
+    x.b = v;
+    return x;
+  }
+  static Value integer(int64_t v) {
+    Value x;
+    x.kind = Kind::kInt;
+    x.i = v;
+    return x;
+  }
+  static Value uinteger(uint64_t v) {
+    Value x;
+    x.kind = Kind::kUint;
+    x.u = v;
+    return x;
+  }
+  static Value number(double v) {
+    Value x;
+    x.kind = Kind::kDouble;
+    x.d = v;
+    return x;
+  }
+  static Value string(std::string v, Kind kind = Kind::kString) {
+    Value x;
+    x.kind = kind;
+    x.s = std::move(v);
+    return x;
+  }
+  static Value array(std::vector<Value> v = {}) {
+    Value x;
+    x.kind = Kind::kArray;
+    x.items = std::move(v);
+    return x;
+  }
+  static Value object() {
+    Value x;
+    x.kind = Kind::kObject;
+    return x;
+  }
+
+  bool is_integer() const { return kind == Kind::kInt || kind == Kind::kUint; }
+  bool is_number() const { return is_integer() || kind == Kind::kDouble; }
+  bool is_name() const { return kind == Kind::kIdent || kind == Kind::kString; }
+  double as_double() const {
+    return kind == Kind::kInt    ? static_cast<double>(i)
+           : kind == Kind::kUint ? static_cast<double>(u)
+                                 : d;
+  }
+  const Value* find(std::string_view key) const {
+    for (const auto& [k, v] : members) {
+      if (k == key) return &v;
+    }
+    return nullptr;
+  }
+  // Deep equality; doubles compare by bit pattern so -0.0 and 0.0 differ (lossless writer).
+  bool same_as(const Value& o) const;
+  const char* kind_name() const;
+};
+
+// "path:line:col: message" as an kIo error (format.md: load errors are OSError).
+template <class... Args>
+Status error_at(const std::string& source, Loc loc, const Args&... args) {
+  if (loc.line > 0) {
+    return make_error(ErrorKind::kIo, source, ":", loc.line, ":", loc.col, ": ", args...);
+  }
+  return make_error(ErrorKind::kIo, source, ": ", args...);
+}
+
+// Identifier rule of format.md §2 (first char A-Z a-z _ / $, then also digits and '.').
+bool is_text_identifier(std::string_view s);
+// True for names a writer must not use for values (`true`, `false`, `null`).
+bool is_reserved_word(std::string_view s);
+
+// Checks `text` is valid UTF-8; on failure sets `loc` to the first bad byte's position.
+bool valid_utf8(std::string_view text, Loc* loc);
+// Position of byte `offset` of `text` (columns count code points).
+Loc loc_of(std::string_view text, size_t offset);
+
+// JSON string literal with the escapes JSON requires.
+std::string json_quote(std::string_view s);
+// Shortest decimal text that parses back to the same double, always with '.' or 'e'
+// (format.md §6.6): 1.0, 0.2, 1e-05. Only finite values.
+std::string format_double(double v);
+
+}  // namespace webnn::format
