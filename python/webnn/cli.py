@@ -107,8 +107,9 @@ def cmd_ops(args):
     return 0
 
 
-def _dot_label(text):
-    return text.replace("\\", "\\\\").replace('"', '\\"')
+def _dot_label(*lines):
+    """DOT label text: each line escaped, joined by DOT's centred line break."""
+    return "\\n".join(line.replace("\\", "\\\\").replace('"', '\\"') for line in lines)
 
 
 def to_dot(graph):
@@ -119,15 +120,15 @@ def to_dot(graph):
     lines = ["digraph webnn {", "  rankdir=TB;", '  node [fontname="Helvetica"];']
     for o in info["operands"]:
         if o["kind"] == "input":
-            label = f"{o['name']}\\n{o['data_type']} {_shape_text(o['shape'])}"
-            lines.append(f'  v{o["id"]} [shape=ellipse, label="{_dot_label(label)}"];')
+            label = _dot_label(o["name"], f"{o['data_type']} {_shape_text(o['shape'])}")
+            lines.append(f'  v{o["id"]} [shape=ellipse, label="{label}"];')
         elif o["kind"] == "constant":
-            label = f"constant\\n{o['data_type']} {_shape_text(o['shape'])}"
-            lines.append(f'  v{o["id"]} [shape=note, label="{_dot_label(label)}"];')
+            label = _dot_label("constant", f"{o['data_type']} {_shape_text(o['shape'])}")
+            lines.append(f'  v{o["id"]} [shape=note, label="{label}"];')
     producer = {}
     for index, node in enumerate(info["nodes"]):
-        label = node["op"] + (f"\\n'{node['label']}'" if node["label"] else "")
-        lines.append(f'  n{index} [shape=box, style=rounded, label="{_dot_label(label)}"];')
+        label = _dot_label(node["op"], *([f"'{node['label']}'"] if node["label"] else []))
+        lines.append(f'  n{index} [shape=box, style=rounded, label="{label}"];')
         for oid in node["outputs"]:
             producer[oid] = f"n{index}"
     for index, node in enumerate(info["nodes"]):
