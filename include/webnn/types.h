@@ -103,6 +103,9 @@ std::string desc_to_string(const OperandDesc& d);  // "float32 [2,3]"
 
 using float16 = _Float16;
 
+// "recurrent_weight" -> "recurrentWeight": WebNN names from our snake_case field names.
+std::string camel_case(std::string_view snake);
+
 // Pack/unpack 4-bit values: element 2i in the low nibble of byte i (spec/api.md §3.2).
 void pack_4bit(const uint8_t* unpacked, uint64_t count, uint8_t* packed);
 void unpack_4bit(const uint8_t* packed, uint64_t count, bool is_signed, uint8_t* unpacked);

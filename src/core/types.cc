@@ -1,5 +1,6 @@
 #include "webnn/types.h"
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 
@@ -120,6 +121,20 @@ Expected<uint64_t> element_count(const Shape& s) { return element_count(static_s
 
 std::string desc_to_string(const OperandDesc& d) {
   return str_cat(data_type_name(d.data_type), " ", shape_to_string(d.shape));
+}
+
+std::string camel_case(std::string_view snake) {
+  std::string out;
+  bool upper = false;
+  for (char c : snake) {
+    if (c == '_') {
+      upper = true;
+    } else {
+      out += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+      upper = false;
+    }
+  }
+  return out;
 }
 
 void pack_4bit(const uint8_t* unpacked, uint64_t count, uint8_t* packed) {

@@ -36,20 +36,6 @@ std::vector<FieldInfo> fields_of(const OpParams& params) {
   return lister.fields;
 }
 
-std::string camel_case(std::string_view snake) {
-  std::string out;
-  bool upper = false;
-  for (char c : snake) {
-    if (c == '_') {
-      upper = true;
-    } else {
-      out += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
-      upper = false;
-    }
-  }
-  return out;
-}
-
 // Keys older writers emitted that carry no information (format.md §5.3).
 bool is_ignored_legacy_key(std::string_view key) {
   return key == "hasBias" || key == "hasScale" || key == "has_bias" || key == "has_scale" ||

@@ -5,23 +5,7 @@
 
 namespace webnn {
 
-namespace {
-
-std::string camel_case(const std::string& snake) {
-  std::string out;
-  bool upper = false;
-  for (char c : snake) {
-    if (c == '_') {
-      upper = true;
-    } else {
-      out += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
-      upper = false;
-    }
-  }
-  return out;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::vector<OpSupport> Context::op_support_limits() const {
   std::vector<OpSupport> out;

@@ -18,14 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import webnn
-from wpt_runner import (
-    ARGUMENT_RENAMES,
-    _resolve,
-    load_cases,
-    python_method,
-    snake_case,
-    to_array,
-)
+from wpt_runner import build_case, load_cases
 
 CASES = list(load_cases())
 # Graphs the text format cannot express (api.md §9.7, format.md §5.2): an input name that is
@@ -36,38 +29,6 @@ UNWRITABLE = {"add/10", "clamp/45", "clamp/46", "clamp/49", "clamp/50"}
 @pytest.fixture(scope="module")
 def ctx():
     return webnn.ML().create_context(accelerated=False, backend="cpu")
-
-
-def build_case(context, case):
-    """Records a WPT case's graph like wpt_runner.build_and_run, without building it."""
-    graph = case["graph"]
-    builder = context.create_graph_builder()
-    operands, feeds = {}, {}
-    for name, tensor in graph["inputs"].items():
-        desc = tensor["descriptor"]
-        if tensor.get("constant"):
-            operands[name] = builder.constant(
-                to_array(tensor), shape=desc["shape"], data_type=desc["dataType"]
-            )
-        else:
-            operands[name] = builder.input(name, desc["shape"], desc["dataType"])
-            feeds[name] = to_array(tensor)
-    for op in graph["operators"]:
-        kwargs = {}
-        for argument in op["arguments"]:
-            ((key, value),) = argument.items()
-            if key == "options":
-                for option, option_value in value.items():
-                    name = snake_case(ARGUMENT_RENAMES.get(option, option))
-                    kwargs[name] = _resolve(option_value, operands)
-            else:
-                kwargs[ARGUMENT_RENAMES.get(key, snake_case(key))] = _resolve(value, operands)
-        result = getattr(builder, python_method(op["name"]))(**kwargs)
-        names = op["outputs"] if isinstance(op["outputs"], list) else [op["outputs"]]
-        results = result if isinstance(op["outputs"], list) else [result]
-        operands.update(zip(names, results))
-    outputs = {name: operands[name] for name in graph["expectedOutputs"]}
-    return builder, outputs, feeds
 
 
 @pytest.fixture(scope="module")

@@ -88,8 +88,10 @@ def _resolve(value, operands):
     return decode_value(value)
 
 
-def build_and_run(context, case):
-    """Builds the case's graph, runs it and returns {name: ndarray} for expected outputs."""
+def build_case(context, case):
+    """Records a case's graph with MLGraphBuilder (not yet built).
+
+    Returns (builder, {output name: operand}, {input name: array})."""
     graph = case["graph"]
     builder = context.create_graph_builder()
     operands = {}
@@ -114,17 +116,18 @@ def build_and_run(context, case):
                     )
             else:
                 kwargs[ARGUMENT_RENAMES.get(key, snake_case(key))] = _resolve(value, operands)
-        method = getattr(builder, python_method(op["name"]))
-        result = method(**kwargs)
-        outputs = op["outputs"]
-        if isinstance(outputs, list):
-            for name, operand in zip(outputs, result):
-                operands[name] = operand
-        else:
-            operands[outputs] = result
-    wanted = {name: operands[name] for name in graph["expectedOutputs"]}
-    compiled = builder.build(wanted)
-    return context.compute(compiled, feeds)
+        result = getattr(builder, python_method(op["name"]))(**kwargs)
+        names = op["outputs"] if isinstance(op["outputs"], list) else [op["outputs"]]
+        results = result if isinstance(op["outputs"], list) else [result]
+        operands.update(zip(names, results))
+    outputs = {name: operands[name] for name in graph["expectedOutputs"]}
+    return builder, outputs, feeds
+
+
+def build_and_run(context, case):
+    """Builds the case's graph, runs it and returns {name: ndarray} for expected outputs."""
+    builder, outputs, feeds = build_case(context, case)
+    return context.compute(builder.build(outputs), feeds)
 
 
 def _ordered_bits(arr):
