@@ -5,8 +5,6 @@
 
 namespace webnn {
 
-namespace {}  // namespace
-
 std::vector<OpSupport> Context::op_support_limits() const {
   std::vector<OpSupport> out;
   for (int i = 0; i < kOpCount; ++i) {
