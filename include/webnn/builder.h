@@ -2,6 +2,7 @@
 // (spec/api.md §9). Python, the file parser and C++ users all build graphs through it.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -15,6 +16,7 @@ namespace webnn {
 class GraphBuilder {
  public:
   GraphBuilder() = default;
+  explicit GraphBuilder(TypeFilter filter) : filter_(std::move(filter)) {}
 
   Expected<OperandId> input(const std::string& name, const Shape& shape, DataType data_type);
   // `bytes` is the packed storage of `desc` (4-bit types packed two per byte).
@@ -40,6 +42,7 @@ class GraphBuilder {
   Status check_shape(const Shape& shape, bool allow_dynamic, const char* what);
 
   Graph graph_;
+  TypeFilter filter_;
   std::map<std::string, int64_t> dynamic_dims_;  // name -> maxSize, one value per builder
   bool built_ = false;
 };

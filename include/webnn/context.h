@@ -13,6 +13,7 @@
 namespace webnn {
 
 class Backend;
+class GraphBuilder;
 class Context;
 struct Plan;
 
@@ -102,6 +103,8 @@ class Context {
   const char* backend_name() const;
   const Backend& backend() const { return *backend_; }
 
+  // A builder that accepts exactly the data types this context's backend executes.
+  std::shared_ptr<GraphBuilder> create_graph_builder() const;
   Expected<std::shared_ptr<CompiledGraph>> compile(Graph graph) const;
   Expected<std::shared_ptr<Tensor>> create_tensor(DataType data_type,
                                                   const std::vector<int64_t>& shape, bool readable,

@@ -1,6 +1,7 @@
 // The graph IR: operands (inputs, constants, intermediates) and operation nodes.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +29,10 @@ const char* op_python_name(OpKind kind);  // "conv_transpose2d"
 bool op_multi_output(OpKind kind);
 std::optional<OpKind> op_from_spec_name(std::string_view name);
 OpParams default_params(OpKind kind);  // the kind's params struct with spec defaults
+
+// Narrows the data types an operand field accepts (a backend's support): (op, field name,
+// schema types) -> accepted types. Empty: the op schemas alone decide.
+using TypeFilter = std::function<DataTypeMask(OpKind, const char*, DataTypeMask)>;
 
 // Immutable byte storage of a constant: either owned bytes, or a view into storage that
 // `owner` keeps alive (a memory-mapped weights file), so large weights are never copied.

@@ -222,7 +222,7 @@ NB_MODULE(_webnn, m) {
                    [](const ContextHandle& c) { return c.context->accelerated() ? "gpu" : "cpu"; })
       .def("create_graph_builder",
            [](const ContextHandle& c) {
-             return BuilderHandle{c.context, std::make_shared<GraphBuilder>()};
+             return BuilderHandle{c.context, c.context->create_graph_builder()};
            })
       .def(
           "create_tensor",

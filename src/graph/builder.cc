@@ -120,7 +120,7 @@ Expected<std::vector<OperandId>> GraphBuilder::add_op(OpKind kind, OpParams para
     }
   }
   auto lookup = [this](OperandId id) -> const OperandDesc& { return graph_.operands[id].desc; };
-  WEBNN_ASSIGN_OR_RETURN(std::vector<OperandDesc> outs, infer_node(node, lookup));
+  WEBNN_ASSIGN_OR_RETURN(std::vector<OperandDesc> outs, infer_node(node, lookup, false, filter_));
   int32_t node_index = static_cast<int32_t>(graph_.nodes.size());
   for (OperandDesc& d : outs) {
     Operand op;

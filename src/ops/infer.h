@@ -89,8 +89,10 @@ void register_recurrent_schemas(SchemaTable& t);
 // Runs the generic limit checks (data types, ranks) and then the op's Infer. At dispatch
 // (`bound_sizes`), dynamic dimensions bound to 0 are legal (spec/api.md §11.5), so output
 // dimensions may be 0 there; at build time every dimension must be valid (>= 1).
+// A backend may execute fewer data types than an op's schema allows; the builder of a
+// context rejects the others at build time, exactly as op_support_limits() reports them.
 InferResult infer_node(const Node& node, const InferContext::Lookup& lookup,
-                       bool bound_sizes = false);
+                       bool bound_sizes = false, const TypeFilter& filter = {});
 
 // ---- shared rules -------------------------------------------------------------------------
 

@@ -77,14 +77,21 @@ std::string InferContext::prefix() const {
 
 namespace {
 
+// The data types a field accepts: the schema's, narrowed by the target backend if any.
+DataTypeMask allowed_types(const InferContext& ctx, const TypeFilter& filter,
+                           const OperandLimit& limit) {
+  return filter ? filter(ctx.kind(), limit.field, limit.types) : limit.types;
+}
+
 // Checks one operand against its declared limit.
-Status check_limit(const InferContext& ctx, const char* field, const OperandLimit* limit,
-                   OperandRef r) {
+Status check_limit(const InferContext& ctx, const TypeFilter& filter, const char* field,
+                   const OperandLimit* limit, OperandRef r) {
   if (!limit) return Status::ok();
   const OperandDesc& d = ctx.desc(r);
-  if (!mask_has(limit->types, d.data_type)) {
+  DataTypeMask types = allowed_types(ctx, filter, *limit);
+  if (!mask_has(types, d.data_type)) {
     return ctx.error(field, " data type ", data_type_name(d.data_type),
-                     " is not supported (allowed: ", mask_to_string(limit->types), ")");
+                     " is not supported (allowed: ", mask_to_string(types), ")");
   }
   int rank = static_cast<int>(d.rank());
   if (rank < limit->min_rank || rank > limit->max_rank) {
@@ -96,14 +103,17 @@ Status check_limit(const InferContext& ctx, const char* field, const OperandLimi
 
 struct LimitChecker {
   const InferContext& ctx;
+  const TypeFilter& filter;
   const OpSchema& schema;
   Status status;
   void operator()(const char* name, OperandRef& r, unsigned = 0, const char* = nullptr) {
-    if (status.is_ok() && r.present()) status = check_limit(ctx, name, schema.limit(name), r);
+    if (status.is_ok() && r.present()) {
+      status = check_limit(ctx, filter, name, schema.limit(name), r);
+    }
   }
   void operator()(const char* name, OperandList& l, unsigned = 0, const char* = nullptr) {
     for (OperandRef& r : l) {
-      if (status.is_ok()) status = check_limit(ctx, name, schema.limit(name), r);
+      if (status.is_ok()) status = check_limit(ctx, filter, name, schema.limit(name), r);
     }
   }
   template <class T>
@@ -112,13 +122,14 @@ struct LimitChecker {
 
 }  // namespace
 
-InferResult infer_node(const Node& node, const InferContext::Lookup& lookup, bool bound_sizes) {
+InferResult infer_node(const Node& node, const InferContext::Lookup& lookup, bool bound_sizes,
+                       const TypeFilter& filter) {
   InferContext ctx(node, lookup, bound_sizes);
   const OpSchema& schema = op_schema(node.kind);
   if (!schema.infer) {
     return ctx.error_of(ErrorKind::kNotSupported, "operation is not implemented");
   }
-  LimitChecker checker{ctx, schema, Status::ok()};
+  LimitChecker checker{ctx, filter, schema, Status::ok()};
   visit_params(node.params, checker);
   WEBNN_RETURN_IF_ERROR(checker.status);
   WEBNN_ASSIGN_OR_RETURN(std::vector<OperandDesc> outs, schema.infer(ctx));
@@ -133,9 +144,10 @@ InferResult infer_node(const Node& node, const InferContext::Lookup& lookup, boo
                          shape_to_string(d.shape), ")");
       }
     }
-    if (out_limit && !mask_has(out_limit->types, d.data_type)) {
+    if (out_limit && !mask_has(allowed_types(ctx, filter, *out_limit), d.data_type)) {
       return ctx.error("output data type ", data_type_name(d.data_type),
-                       " is not supported (allowed: ", mask_to_string(out_limit->types), ")");
+                       " is not supported (allowed: ",
+                       mask_to_string(allowed_types(ctx, filter, *out_limit)), ")");
     }
   }
   return outs;

@@ -6,6 +6,7 @@
 
 #include "backends/backend.h"
 #include "runtime/plan.h"
+#include "webnn/builder.h"
 
 namespace webnn {
 
@@ -88,6 +89,14 @@ Expected<std::shared_ptr<Context>> Context::create(const std::string& power_pref
 
 bool Context::accelerated() const { return backend_->device_kind() != DeviceKind::kCpu; }
 const char* Context::backend_name() const { return backend_->name(); }
+
+std::shared_ptr<GraphBuilder> Context::create_graph_builder() const {
+  const Backend* backend = backend_;
+  return std::make_shared<GraphBuilder>(
+      [backend](OpKind kind, const char* field, DataTypeMask schema_types) {
+        return backend->supported_types(kind, field, schema_types);
+      });
+}
 
 Expected<std::shared_ptr<CompiledGraph>> Context::compile(Graph graph) const {
   auto compiled = std::make_shared<CompiledGraph>();

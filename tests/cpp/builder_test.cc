@@ -65,3 +65,23 @@ TEST(BuilderTest, ExtractPrunesAndFinishConsumes) {
 
 }  // namespace
 }  // namespace webnn
+
+namespace webnn {
+namespace {
+
+TEST(BuilderTest, BackendTypeFilterNarrowsLimits) {
+  // A backend without float16 relu: the builder rejects it at build time, as
+  // op_support_limits() of that backend would report.
+  GraphBuilder b([](OpKind kind, const char*, DataTypeMask types) {
+    return kind == OpKind::kRelu ? types & ~mask_of(DataType::kFloat16) : types;
+  });
+  OperandId h = *b.input("h", {2}, DataType::kFloat16);
+  auto r = b.add_op(OpKind::kRelu, UnaryParams{{h}});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.status().kind(), ErrorKind::kValue);
+  EXPECT_NE(r.status().message().find("float16"), std::string::npos);
+  EXPECT_TRUE(b.add_op(OpKind::kAbs, UnaryParams{{h}}).has_value());
+}
+
+}  // namespace
+}  // namespace webnn
