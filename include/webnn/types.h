@@ -61,6 +61,12 @@ int element_size(DataType t);
 // Storage bytes for `count` elements of `t` in the packed (tensor/file) layout.
 Expected<uint64_t> storage_bytes(DataType t, uint64_t count);
 
+// Largest byte length of one tensor or operand (reported as maxTensorByteLength).
+inline constexpr uint64_t kMaxTensorByteLength = uint64_t{1} << 40;
+
+// Resizes `buffer` to `bytes` zero bytes; a clear error instead of std::bad_alloc.
+Status allocate_zeroed(std::vector<uint8_t>& buffer, uint64_t bytes, const char* what);
+
 // Largest valid dimension (WebNN "valid dimension").
 inline constexpr int64_t kMaxDimension = 2147483647;
 inline constexpr size_t kMaxRank = 8;

@@ -104,7 +104,7 @@ nb::dict support_entry(const std::vector<DataType>& types, int lo, int hi) {
 nb::dict op_support_limits(const Context& ctx) {
   nb::dict out;
   out["preferredInputLayout"] = "nchw";
-  out["maxTensorByteLength"] = nb::int_(int64_t{1} << 40);
+  out["maxTensorByteLength"] = nb::int_(kMaxTensorByteLength);
   std::vector<DataType> all = mask_to_list(kAllTypes);
   const int max_rank = static_cast<int>(kMaxRank);
   out["input"] = support_entry(all, 0, max_rank);

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 
 namespace webnn {
 
@@ -121,6 +122,19 @@ Expected<uint64_t> element_count(const Shape& s) { return element_count(static_s
 
 std::string desc_to_string(const OperandDesc& d) {
   return str_cat(data_type_name(d.data_type), " ", shape_to_string(d.shape));
+}
+
+Status allocate_zeroed(std::vector<uint8_t>& buffer, uint64_t bytes, const char* what) {
+  if (bytes > kMaxTensorByteLength) {
+    return make_error(ErrorKind::kValue, what, ": ", bytes,
+                      " bytes exceed the maximum tensor byte length ", kMaxTensorByteLength);
+  }
+  try {
+    buffer.resize(bytes, 0);
+  } catch (const std::bad_alloc&) {
+    return make_error(ErrorKind::kRuntime, what, ": out of memory allocating ", bytes, " bytes");
+  }
+  return Status::ok();
 }
 
 std::string camel_case(std::string_view snake) {

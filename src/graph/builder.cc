@@ -16,6 +16,28 @@ bool is_identifier(const std::string& s) {
   });
 }
 
+// Required operand fields must be present (optional ones may be absent).
+struct RequiredOperandCheck {
+  OpKind kind;
+  Status status;
+  void operator()(const char* name, OperandRef& r, unsigned flags = 0, const char* = nullptr) {
+    if (status.is_ok() && (flags & kRequired) && !r.present()) {
+      status = make_error(ErrorKind::kType, op_spec_name(kind), ": ", name,
+                          " is required and must be an operand");
+    }
+  }
+  void operator()(const char* name, OperandList& l, unsigned = 0, const char* = nullptr) {
+    for (const OperandRef& r : l) {
+      if (status.is_ok() && !r.present()) {
+        status = make_error(ErrorKind::kType, op_spec_name(kind), ": ", name,
+                            " must contain only operands");
+      }
+    }
+  }
+  template <class T>
+  void operator()(const char*, T&, unsigned = 0, const char* = nullptr) {}
+};
+
 }  // namespace
 
 Status GraphBuilder::check_not_built() const {
@@ -103,6 +125,9 @@ Expected<std::vector<OperandId>> GraphBuilder::add_op(OpKind kind, OpParams para
                                                       std::string label) {
   WEBNN_RETURN_IF_ERROR(check_not_built());
   Node node{kind, std::move(label), std::move(params), {}};
+  RequiredOperandCheck required{kind, Status::ok()};
+  visit_params(node.params, required);
+  WEBNN_RETURN_IF_ERROR(required.status);
   Status bad_ref;
   for_each_operand(node.params, [&](OperandRef r) {
     if (bad_ref.is_ok() && !valid_operand(r.id)) {

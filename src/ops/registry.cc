@@ -144,6 +144,11 @@ InferResult infer_node(const Node& node, const InferContext::Lookup& lookup, boo
                          shape_to_string(d.shape), ")");
       }
     }
+    auto bytes = element_count(d.shape);
+    if (!bytes.has_value() || *bytes > kMaxTensorByteLength / element_size(d.data_type)) {
+      return ctx.error("output ", desc_to_string(d), " exceeds the maximum tensor byte length ",
+                       kMaxTensorByteLength);
+    }
     if (out_limit && !mask_has(allowed_types(ctx, filter, *out_limit), d.data_type)) {
       return ctx.error("output data type ", data_type_name(d.data_type),
                        " is not supported (allowed: ",

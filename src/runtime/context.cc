@@ -159,7 +159,7 @@ Expected<std::shared_ptr<Tensor>> Context::create_tensor(DataType data_type,
   auto t = std::make_shared<Tensor>();
   t->data_type_ = data_type;
   t->shape_ = shape;
-  t->storage_.assign(bytes, 0);
+  WEBNN_RETURN_IF_ERROR(allocate_zeroed(t->storage_, bytes, "create_tensor"));
   t->readable_ = readable;
   t->writable_ = writable;
   t->exportable_to_gpu_ = exportable_to_gpu;
@@ -201,7 +201,9 @@ Status Context::resize_tensor(Tensor& tensor, const std::vector<int64_t>& shape)
   WEBNN_ASSIGN_OR_RETURN(uint64_t count, element_count(shape));
   WEBNN_ASSIGN_OR_RETURN(uint64_t bytes, storage_bytes(tensor.data_type(), count));
   uint64_t old_bytes = tensor.byte_length();
-  if (bytes > tensor.capacity()) tensor.storage_.resize(bytes, 0);
+  if (bytes > tensor.capacity()) {
+    WEBNN_RETURN_IF_ERROR(allocate_zeroed(tensor.storage_, bytes, "resize_tensor"));
+  }
   // Newly exposed bytes read as zero, even when they were used before a shrink.
   if (bytes > old_bytes) std::memset(tensor.data() + old_bytes, 0, bytes - old_bytes);
   tensor.shape_ = shape;
@@ -213,7 +215,9 @@ Status Context::set_tensor_capacity(Tensor& tensor, const std::vector<int64_t>& 
   WEBNN_RETURN_IF_ERROR(check_tensor_shape(max_shape, "set_tensor_capacity"));
   WEBNN_ASSIGN_OR_RETURN(uint64_t count, element_count(max_shape));
   WEBNN_ASSIGN_OR_RETURN(uint64_t bytes, storage_bytes(tensor.data_type(), count));
-  if (bytes > tensor.capacity()) tensor.storage_.resize(bytes, 0);
+  if (bytes > tensor.capacity()) {
+    WEBNN_RETURN_IF_ERROR(allocate_zeroed(tensor.storage_, bytes, "set_tensor_capacity"));
+  }
   return Status::ok();
 }
 

@@ -79,7 +79,7 @@ Expected<std::unique_ptr<Plan>> build_plan(const Graph& graph, const Backend& ba
         v.data = const_cast<uint8_t*>(src);
         continue;
       }
-      plan->storage[id].assign(bytes == 0 ? 1 : bytes, 0);
+      WEBNN_RETURN_IF_ERROR(allocate_zeroed(plan->storage[id], bytes == 0 ? 1 : bytes, "plan"));
       v.data = plan->storage[id].data();
       if (is_4bit(d.data_type)) {
         unpack_4bit(src, v.count, d.data_type == DataType::kInt4, v.data);
@@ -88,7 +88,7 @@ Expected<std::unique_ptr<Plan>> build_plan(const Graph& graph, const Backend& ba
       }
       continue;
     }
-    plan->storage[id].assign(bytes == 0 ? 1 : bytes, 0);
+    WEBNN_RETURN_IF_ERROR(allocate_zeroed(plan->storage[id], bytes == 0 ? 1 : bytes, "plan"));
     v.data = plan->storage[id].data();
   }
   for (const Node& node : graph.nodes) {

@@ -1,5 +1,7 @@
 """One test per row of the error table in spec/api.md §5."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import webnn
@@ -126,3 +128,30 @@ def test_use_of_destroyed_tensor_is_runtime_error(ctx):
     t.destroy()
     with pytest.raises(RuntimeError, match="destroyed"):
         ctx.read_tensor(t)
+
+
+def test_required_operand_given_none_is_type_error(ctx):
+    b = ctx.create_graph_builder()
+    with pytest.raises(TypeError, match="required"):
+        b.reduce_product(None)
+    with pytest.raises(TypeError):
+        b.concat([None], 0)
+
+
+def test_oversized_results_are_clean_errors(ctx):
+    limit = ctx.op_support_limits()["maxTensorByteLength"]
+    b = ctx.create_graph_builder()
+    x = b.input("x", [2], "float32")
+    with pytest.raises(ValueError, match="maximum tensor byte length"):
+        b.expand(x, [2**31 - 1, 2**31 - 1, 2])
+    with pytest.raises(ValueError, match="maximum tensor byte length"):
+        ctx.create_tensor([2**31 - 1, 2**31 - 1], "float32")
+    # Within the limit but beyond what the machine can allocate: an error, not a crash. Only
+    # meaningful where the kernel refuses absurd allocations instead of overcommitting.
+    overcommit = Path("/proc/sys/vm/overcommit_memory")
+    if not overcommit.exists() or overcommit.read_text().strip() == "1":
+        return
+    y = b.expand(x, [2**20, 2**16, 2])
+    assert 2**20 * 2**16 * 2 * 4 <= limit
+    with pytest.raises(RuntimeError, match="out of memory"):
+        b.build({"y": y})
