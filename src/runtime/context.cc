@@ -5,6 +5,7 @@
 #include <set>
 
 #include "backends/backend.h"
+#include "backends/cpu/thread_pool.h"
 #include "runtime/plan.h"
 
 namespace webnn {
@@ -83,8 +84,14 @@ Expected<std::shared_ptr<Context>> Context::create(const std::string& power_pref
   auto ctx = std::make_shared<Context>();
   ctx->backend_ = chosen;
   ctx->power_preference_ = power_preference;
+  ctx->pool_ = std::make_unique<ThreadPool>(default_thread_count());
   return ctx;
 }
+
+Context::Context() = default;
+Context::~Context() = default;
+
+int Context::num_threads() const { return pool_ ? pool_->num_threads() : 1; }
 
 bool Context::accelerated() const { return backend_->device_kind() != DeviceKind::kCpu; }
 const char* Context::backend_name() const { return backend_->name(); }
@@ -106,7 +113,7 @@ Expected<std::shared_ptr<CompiledGraph>> Context::compile(Graph graph) const {
     compiled->plans_[{}] = {std::move(*plan), 0};
   } else {
     for (const Node& node : compiled->graph_.nodes) {
-      auto kernel = backend_->compile(node);
+      auto kernel = backend_->compile(node, CompileContext());
       if (!kernel) return Status(ErrorKind::kNotSupported, kernel.status().message());
     }
   }
@@ -368,7 +375,7 @@ Status Context::dispatch(CompiledGraph& compiled, const std::vector<TensorBindin
       std::memcpy(v.data, tensor->data(), tensor->byte_length());
     }
   }
-  WEBNN_RETURN_IF_ERROR(run_plan(plan, graph));
+  WEBNN_RETURN_IF_ERROR(run_plan(plan, graph, pool_.get()));
   for (const auto& [id, tensor] : out_bound) {
     const TensorView& v = plan.views[id];
     if (is_4bit(tensor->data_type())) {
