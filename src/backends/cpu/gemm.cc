@@ -25,10 +25,11 @@ struct KBlocking {
 };
 
 KBlocking k_blocking(int64_t taps, int64_t k_per_tap) {
-  if (k_per_tap >= kKc) {
-    return {1, ceil_div(k_per_tap, ceil_div(k_per_tap, kKc))};
-  }
-  return {std::max<int64_t>(1, std::min(taps, kKc / std::max<int64_t>(1, k_per_tap))), k_per_tap};
+  if (k_per_tap >= kKc) return {1, ceil_div(k_per_tap, ceil_div(k_per_tap, kKc))};
+  // Equal passes: 9 taps of 64 go as 5 + 4, not 8 + 1.
+  const int64_t most = std::max<int64_t>(1, kKc / std::max<int64_t>(1, k_per_tap));
+  const int64_t passes = ceil_div(std::max<int64_t>(1, taps), most);
+  return {std::max<int64_t>(1, ceil_div(taps, passes)), k_per_tap};
 }
 
 }  // namespace
@@ -114,21 +115,19 @@ void run_gemm(const SimdKernels& simd, const std::vector<GemmJob>& jobs, const G
   // Task blocks: nb columns (B block kc x nb in L2) by mb rows, enough of them to balance the
   // threads. Packing B per task favours splitting columns, so no block is packed twice.
   const int64_t n_panels = ceil_div(n, nr), m_tiles = ceil_div(m, mr);
-  int64_t nb_panels = std::clamp<int64_t>(kL2Bytes / (kc * 4 * nr), 1, n_panels);
-  int64_t mb_tiles = m_tiles;
   const int64_t jobs_count = static_cast<int64_t>(jobs.size());
   const int64_t target = threads > 1 ? kTasksPerThread * threads : 1;
-  auto task_count = [&] {
-    return jobs_count * ceil_div(m_tiles, mb_tiles) * ceil_div(n_panels, nb_panels);
-  };
-  if (!pack_per_task && task_count() < target) {
-    mb_tiles = std::max<int64_t>(1, m_tiles / ceil_div(target, task_count()));
+  int64_t n_blocks = ceil_div(n_panels, std::max<int64_t>(1, kL2Bytes / (kc * 4 * nr)));
+  int64_t m_blocks = 1;
+  if (!pack_per_task && jobs_count * n_blocks < target) {
+    m_blocks = std::min(m_tiles, ceil_div(target, jobs_count * n_blocks));
   }
-  if (task_count() < target) {
-    nb_panels = std::max<int64_t>(1, n_panels / ceil_div(target, task_count()));
+  if (jobs_count * m_blocks * n_blocks < target) {
+    n_blocks = std::min(n_panels, ceil_div(target, jobs_count * m_blocks));
   }
-  const int64_t mb = mb_tiles * mr, nb = nb_panels * nr;
-  const int64_t m_blocks = ceil_div(m, mb), n_blocks = ceil_div(n, nb);
+  const int64_t mb = ceil_div(m_tiles, m_blocks) * mr, nb = ceil_div(n_panels, n_blocks) * nr;
+  m_blocks = ceil_div(m, mb);
+  n_blocks = ceil_div(n, nb);
   const int64_t tasks = jobs_count * m_blocks * n_blocks;
 
   if (scratch.tables.size() < static_cast<size_t>(threads)) scratch.tables.resize(threads);

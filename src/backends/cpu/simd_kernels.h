@@ -91,6 +91,26 @@ struct PoolRowArgs {
   float* y = nullptr;
 };
 
+// A planar (NCHW) window operation over one channel plane that has been copied into a padded,
+// column-phase-split buffer: padded column c of row r is at
+//   src + (c % stride_w) * phase_stride + r * row_stride + c / stride_w,
+// so the taps of consecutive outputs are consecutive floats whatever the stride.
+// Depthwise: y = bias + sum of w[kh * k_w + kw] * tap. Max pool: NaN-sticky maximum (the
+// padding holds -inf). Average pool: sum (the padding holds 0) / (count_h[oh] * count_w[ow]).
+struct PlaneArgs {
+  const float* src = nullptr;
+  int64_t phase_stride = 0, row_stride = 0;
+  int64_t k_h = 0, k_w = 0, stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1;
+  int64_t out_h = 0, out_w = 0;
+  const float* w = nullptr;  // depthwise filter taps
+  float bias = 0.0f;
+  const float* count_h = nullptr;  // average pool
+  const float* count_w = nullptr;
+  float* y = nullptr;  // out_h x out_w
+};
+
+enum class PlaneOp : uint8_t { kDepthwise, kMaxPool, kAveragePool };
+
 struct SimdKernels {
   const char* name;
   int lanes;  // floats per vector register
@@ -105,10 +125,13 @@ struct SimdKernels {
   void (*softmax)(const float* x, float* y, int64_t len, int64_t inner, int64_t cols);
   void (*depthwise_nhwc_row)(const DepthwiseRowArgs& args);
   void (*pool_nhwc_row)(const PoolRowArgs& args);
+  void (*plane)(PlaneOp op, const PlaneArgs& args);
   // Row primitives for planar (NCHW) kernels.
   void (*row_axpy)(float a, const float* x, float* y, int64_t n);  // y += a * x
   void (*row_add)(const float* x, float* y, int64_t n);            // y += x
   void (*row_max)(const float* x, float* y, int64_t n);            // y = max(y, x), NaN sticks
+  float (*reduce_sum)(const float* x, int64_t n);
+  float (*reduce_max)(const float* x, int64_t n);  // NaN if any is NaN; -inf when n == 0
 };
 
 // Kernels compiled for each ISA (null when this build has none for it).

@@ -49,12 +49,16 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::start_workers() {
+  // Workers start from the generation before the first region: a thread scheduled late must
+  // not mistake a later generation (even the destructor's) for one it has already seen.
+  const uint32_t seen = generation_.load(std::memory_order_acquire);
   workers_.reserve(num_threads_ - 1);
-  for (int t = 1; t < num_threads_; ++t) workers_.emplace_back([this, t] { worker_main(t); });
+  for (int t = 1; t < num_threads_; ++t) {
+    workers_.emplace_back([this, t, seen] { worker_main(t, seen); });
+  }
 }
 
-void ThreadPool::worker_main(int thread) {
-  uint32_t seen = generation_.load(std::memory_order_acquire);
+void ThreadPool::worker_main(int thread, uint32_t seen) {
   for (;;) {
     uint32_t g = generation_.load(std::memory_order_acquire);
     for (int i = 0; g == seen && i < kSpinIterations; ++i) {

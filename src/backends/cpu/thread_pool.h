@@ -40,7 +40,7 @@ class ThreadPool {
   using TaskFn = void (*)(void* ctx, int64_t task, int thread);
   void run(int64_t tasks, TaskFn fn, void* ctx);
   void start_workers();
-  void worker_main(int thread);
+  void worker_main(int thread, uint32_t seen);
   // Claims and runs tasks of the region tagged `generation` until none are left.
   void work(uint32_t generation, int thread);
 
