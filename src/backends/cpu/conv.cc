@@ -49,30 +49,15 @@ class FilterLayout {
   int64_t size_[4] = {};
 };
 
-// Rows [r0, r1) of a (rows x cols) transposed into out (cols x rows).
-void transpose_rows(const float* a, int64_t rows, int64_t cols, int64_t r0, int64_t r1,
-                    float* out) {
-  constexpr int64_t kTile = 16;
-  for (int64_t i0 = r0; i0 < r1; i0 += kTile) {
-    const int64_t i1 = std::min(r1, i0 + kTile);
-    for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
-      const int64_t j1 = std::min(cols, j0 + kTile);
-      for (int64_t i = i0; i < i1; ++i) {
-        for (int64_t j = j0; j < j1; ++j) out[j * rows + i] = a[i * cols + j];
-      }
-    }
-  }
-}
-
 // `count` matrices of rows x cols (consecutive) transposed, in parallel.
-void transpose_batch(const float* a, int64_t count, int64_t rows, int64_t cols, float* out,
-                     ThreadPool* pool) {
+void transpose_batch(const SimdKernels& simd, const float* a, int64_t count, int64_t rows,
+                     int64_t cols, float* out, ThreadPool* pool) {
   const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, cols));
   parallel_chunks(pool, count * rows, grain, [&](int64_t begin, int64_t end) {
     while (begin < end) {
       const int64_t m = begin / rows, r0 = begin % rows;
       const int64_t r1 = std::min(rows, r0 + (end - begin));
-      transpose_rows(a + m * rows * cols, rows, cols, r0, r1, out + m * rows * cols);
+      simd.transpose(a + m * rows * cols, rows, cols, r0, r1, out + m * rows * cols);
       begin += r1 - r0;
     }
   });
@@ -293,7 +278,7 @@ class Conv2dKernel final : public Kernel {
   void implicit_gemm(const float* x, const float* bias, float* y, ThreadPool* pool) {
     const ConvShape& s = s_;
     if (!s.nhwc) {
-      transpose_batch(x, s.batch, s.in_c, s.in_h * s.in_w, in_nhwc_.data(), pool);
+      transpose_batch(simd_, x, s.batch, s.in_c, s.in_h * s.in_w, in_nhwc_.data(), pool);
       x = in_nhwc_.data();
     }
     if (x != table_input_) build_table(x);
@@ -323,7 +308,7 @@ class Conv2dKernel final : public Kernel {
                  },
                  &tc};
     run_gemm(simd_, jobs_, GemmEpilogue{}, a_fn, GemmBFn{}, scratch_, pool);
-    if (!s.nhwc) transpose_batch(out, s.batch, s.pixels(), s.out_c, y, pool);
+    if (!s.nhwc) transpose_batch(simd_, out, s.batch, s.pixels(), s.out_c, y, pool);
   }
 
   const SimdKernels& simd_;

@@ -11,7 +11,7 @@ namespace {
 
 // Depth of one pass over K: a kc x nr panel of B is streamed from L2 for every micro-tile, and
 // kc x nb of B (one task's block) should stay in L2 while the task's rows go by.
-constexpr int64_t kKc = 512;
+constexpr int64_t kKc = 768;
 constexpr int64_t kL2Bytes = 512 * 1024;
 constexpr int64_t kTasksPerThread = 4;
 

@@ -14,6 +14,8 @@ constexpr const char* kIsaName = "avx2";
 //
 #include "backends/cpu/elementwise.inc"
 //
+#include "backends/cpu/transpose.inc"
+//
 #include "backends/cpu/nhwc.inc"
 }  // namespace avx2
 

@@ -15,6 +15,8 @@ constexpr const char* kIsaName = "generic";
 //
 #include "backends/cpu/elementwise.inc"
 //
+#include "backends/cpu/transpose.inc"
+//
 #include "backends/cpu/nhwc.inc"
 }  // namespace generic
 

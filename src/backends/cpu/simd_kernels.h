@@ -130,6 +130,8 @@ struct SimdKernels {
   void (*row_axpy)(float a, const float* x, float* y, int64_t n);  // y += a * x
   void (*row_add)(const float* x, float* y, int64_t n);            // y += x
   void (*row_max)(const float* x, float* y, int64_t n);            // y = max(y, x), NaN sticks
+  // Rows [r0, r1) of a (rows x cols, row-major) written transposed into out (cols x rows).
+  void (*transpose)(const float* a, int64_t rows, int64_t cols, int64_t r0, int64_t r1, float* out);
   float (*reduce_sum)(const float* x, int64_t n);
   float (*reduce_max)(const float* x, int64_t n);  // NaN if any is NaN; -inf when n == 0
 };
