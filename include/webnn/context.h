@@ -15,6 +15,7 @@ namespace webnn {
 class Backend;
 class GraphBuilder;
 class Context;
+class ThreadPool;
 struct Plan;
 
 // Backend storage with a logical shape and a byte capacity (spec/api.md §8, §12).
@@ -98,7 +99,13 @@ class Context {
                                                    bool accelerated, const std::string& backend);
   static std::vector<std::string> backend_names();
 
+  Context();
+  ~Context();
+
   bool accelerated() const;
+  // Threads that kernels of this context run on (WEBNN_NUM_THREADS, default: hardware threads),
+  // counting the dispatching thread.
+  int num_threads() const;
   const std::string& power_preference() const { return power_preference_; }
   const char* backend_name() const;
   const Backend& backend() const { return *backend_; }
@@ -125,6 +132,8 @@ class Context {
   Status check_tensor(const Tensor& tensor, const char* method) const;
   const Backend* backend_ = nullptr;
   std::string power_preference_;
+  // Persistent workers for this context's kernels; one parallel region at a time.
+  std::unique_ptr<ThreadPool> pool_;
 };
 
 }  // namespace webnn

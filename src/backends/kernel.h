@@ -10,6 +10,8 @@
 
 namespace webnn {
 
+class ThreadPool;
+
 // A buffer with a concrete shape. 4-bit data is unpacked (one byte per element) for kernels;
 // data_type stays the logical type so kernels can tell int4 from int8.
 struct TensorView {
@@ -27,9 +29,12 @@ struct TensorView {
 
 class KernelContext {
  public:
-  KernelContext(const Node& node, std::vector<TensorView>& views) : node_(node), views_(views) {}
+  KernelContext(const Node& node, std::vector<TensorView>& views, ThreadPool* pool = nullptr)
+      : node_(node), views_(views), pool_(pool) {}
 
   const Node& node() const { return node_; }
+  // The context's worker threads, or null: kernels then run on the calling thread only.
+  ThreadPool* pool() const { return pool_; }
   template <class P>
   const P& params() const {
     return node_.as<P>();
@@ -48,6 +53,7 @@ class KernelContext {
  private:
   const Node& node_;
   std::vector<TensorView>& views_;
+  ThreadPool* pool_;
 };
 
 // A compiled operation; may hold prepared state (packed weights) in later backends.

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "backends/backend.h"
+#include "backends/cpu/thread_pool.h"
 #include "runtime/plan.h"
 #include "webnn/builder.h"
 
@@ -84,8 +85,14 @@ Expected<std::shared_ptr<Context>> Context::create(const std::string& power_pref
   auto ctx = std::make_shared<Context>();
   ctx->backend_ = chosen;
   ctx->power_preference_ = power_preference;
+  ctx->pool_ = std::make_unique<ThreadPool>(default_thread_count());
   return ctx;
 }
+
+Context::Context() = default;
+Context::~Context() = default;
+
+int Context::num_threads() const { return pool_ ? pool_->num_threads() : 1; }
 
 bool Context::accelerated() const { return backend_->device_kind() != DeviceKind::kCpu; }
 const char* Context::backend_name() const { return backend_->name(); }
@@ -115,7 +122,7 @@ Expected<std::shared_ptr<CompiledGraph>> Context::compile(Graph graph) const {
     compiled->plans_[{}] = {std::move(*plan), 0};
   } else {
     for (const Node& node : compiled->graph_.nodes) {
-      auto kernel = backend_->compile(node);
+      auto kernel = backend_->compile(node, CompileContext());
       if (!kernel) return Status(ErrorKind::kNotSupported, kernel.status().message());
     }
   }
@@ -372,17 +379,51 @@ Status Context::dispatch(CompiledGraph& compiled, const std::vector<TensorBindin
                         shape_to_string(plan.descs[id].shape));
     }
   }
+  // Byte-sized tensors are bound in place: kernels read the input tensors' storage and write
+  // the output tensors' storage directly (kernels never write their inputs), instead of two
+  // copies per dispatch. The plan's own buffers are restored afterwards. Copies remain for
+  // 4-bit data, and for an operand bound twice (an input that is also an output, or one
+  // output under two names) or that no node writes (a constant output).
+  struct Swap {
+    TensorView* view;
+    uint8_t* own;
+  };
+  std::vector<Swap> swaps;
+  struct Restore {
+    std::vector<Swap>& swaps;
+    ~Restore() {
+      for (const Swap& s : swaps) s.view->data = s.own;
+    }
+  } restore{swaps};
+  auto bind_in_place = [&](OperandId id, Tensor* tensor) {
+    TensorView& v = plan.views[id];
+    if (!v.data || is_4bit(tensor->data_type()) || tensor->byte_length() == 0) return false;
+    for (const Swap& s : swaps) {
+      if (s.view == &v) return false;
+    }
+    swaps.push_back({&v, v.data});
+    v.data = tensor->data();
+    return true;
+  };
   for (const auto& [id, tensor] : in_bound) {
     TensorView& v = plan.views[id];
     if (!v.data) continue;  // declared but unused by any node
+    if (bind_in_place(id, tensor)) continue;
     if (is_4bit(tensor->data_type())) {
       unpack_4bit(tensor->data(), v.count, tensor->data_type() == DataType::kInt4, v.data);
     } else {
       std::memcpy(v.data, tensor->data(), tensor->byte_length());
     }
   }
-  WEBNN_RETURN_IF_ERROR(run_plan(plan, graph));
-  for (const auto& [id, tensor] : out_bound) {
+  std::vector<bool> copy_out(out_bound.size(), true);
+  for (size_t i = 0; i < out_bound.size(); ++i) {
+    const auto& [id, tensor] = out_bound[i];
+    if (graph.operands[id].kind == OperandKind::kOutput) copy_out[i] = !bind_in_place(id, tensor);
+  }
+  WEBNN_RETURN_IF_ERROR(run_plan(plan, graph, pool_.get()));
+  for (size_t i = 0; i < out_bound.size(); ++i) {
+    if (!copy_out[i]) continue;
+    const auto& [id, tensor] = out_bound[i];
     const TensorView& v = plan.views[id];
     if (is_4bit(tensor->data_type())) {
       pack_4bit(v.data, v.count, tensor->data());

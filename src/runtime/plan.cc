@@ -91,16 +91,17 @@ Expected<std::unique_ptr<Plan>> build_plan(const Graph& graph, const Backend& ba
     WEBNN_RETURN_IF_ERROR(allocate_zeroed(plan->storage[id], bytes == 0 ? 1 : bytes, "plan"));
     v.data = plan->storage[id].data();
   }
+  const CompileContext cc(graph, plan->views);
   for (const Node& node : graph.nodes) {
-    WEBNN_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> k, backend.compile(node));
+    WEBNN_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> k, backend.compile(node, cc));
     plan->kernels.push_back(std::move(k));
   }
   return plan;
 }
 
-Status run_plan(Plan& plan, const Graph& graph) {
+Status run_plan(Plan& plan, const Graph& graph, ThreadPool* pool) {
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
-    KernelContext ctx(graph.nodes[i], plan.views);
+    KernelContext ctx(graph.nodes[i], plan.views, pool);
     WEBNN_RETURN_IF_ERROR(plan.kernels[i]->run(ctx));
   }
   return Status::ok();

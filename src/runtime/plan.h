@@ -26,6 +26,7 @@ using DimBindings = std::map<std::string, int64_t>;
 Expected<std::vector<OperandDesc>> infer_concrete(const Graph& graph, const DimBindings& bindings);
 Expected<std::unique_ptr<Plan>> build_plan(const Graph& graph, const Backend& backend,
                                            std::vector<OperandDesc> descs);
-Status run_plan(Plan& plan, const Graph& graph);
+// Runs the plan's kernels in order; `pool` (may be null) is handed to every kernel.
+Status run_plan(Plan& plan, const Graph& graph, ThreadPool* pool);
 
 }  // namespace webnn

@@ -1,10 +1,33 @@
-// The default CPU backend. Until the fast kernels land it compiles every node to the
-// reference kernel, through the same compile/plan/dispatch path as any backend.
+// The default CPU backend: float32 fast paths for the hot operations (cpu_kernels.h), the
+// reference kernel for everything else, through the same compile/plan/dispatch path as any
+// backend.
 #include "backends/backend.h"
+#include "backends/cpu/cpu_kernels.h"
 
 namespace webnn {
 
 namespace {
+
+std::unique_ptr<Kernel> make_fast_kernel(const Node& node, const CompileContext& cc) {
+  const SimdKernels& simd = simd_kernels();
+  switch (node.kind) {
+    case OpKind::kMatmul:
+      return make_matmul_kernel(node, cc, simd);
+    case OpKind::kGemm:
+      return make_gemm_kernel(node, cc, simd);
+    case OpKind::kConv2d:
+      return make_conv2d_kernel(node, cc, simd);
+    case OpKind::kSoftmax:
+      return make_softmax_kernel(node, cc, simd);
+    case OpKind::kMaxPool2d:
+    case OpKind::kAveragePool2d:
+    case OpKind::kGlobalMaxPool:
+    case OpKind::kGlobalAveragePool:
+      return make_pool_kernel(node, cc, simd);
+    default:
+      return make_elementwise_kernel(node, cc, simd);
+  }
+}
 
 class CpuBackend final : public Backend {
  public:
@@ -13,8 +36,14 @@ class CpuBackend final : public Backend {
   DataTypeMask supported_types(OpKind kind, const char* field, DataTypeMask schema) const override {
     return reference_backend().supported_types(kind, field, schema);
   }
-  Expected<std::unique_ptr<Kernel>> compile(const Node& node) const override {
-    return reference_backend().compile(node);
+  Expected<std::unique_ptr<Kernel>> compile(const Node& node,
+                                            const CompileContext& cc) const override {
+    // Fast kernels are specialised to concrete shapes; without them (a dynamic graph checked at
+    // build time) the reference kernel answers whether the node compiles.
+    if (cc.has_views()) {
+      if (std::unique_ptr<Kernel> k = make_fast_kernel(node, cc)) return k;
+    }
+    return reference_backend().compile(node, cc);
   }
 };
 

@@ -26,7 +26,8 @@ class ReferenceBackend final : public Backend {
   DataTypeMask supported_types(OpKind, const char*, DataTypeMask schema) const override {
     return schema;
   }
-  Expected<std::unique_ptr<Kernel>> compile(const Node& node) const override {
+  Expected<std::unique_ptr<Kernel>> compile(const Node& node,
+                                            const CompileContext&) const override {
     KernelFn fn = reference_kernels()[static_cast<int>(node.kind)];
     if (!fn) {
       return make_error(ErrorKind::kNotSupported, op_spec_name(node.kind), ": no reference kernel");

@@ -1,0 +1,340 @@
+"""Times single operations on webnn's cpu backend against ONNX Runtime, in the same process.
+
+Each case is built twice, as a WebNN graph and as an equivalent single-node ONNX model
+(onnx.helper), with the same thread count for both engines. Outputs are checked to agree,
+then runs are interleaved (ours, ORT, ours, ORT, ...) and medians reported with the ratio
+ours / ORT (below 1 means webnn is faster).
+
+    pip install .[bench]          # onnxruntime, onnx
+    python bench/bench_ops.py --threads 1 2 --rounds 30 [--markdown out.md]
+
+Our timing is MLContext.dispatch on tensors created beforehand (it includes the engine's copy
+of inputs into and outputs out of the plan); ORT's is run_with_iobinding on OrtValues bound
+beforehand (no copies).
+"""
+
+import argparse
+import os
+import statistics
+import time
+
+import numpy as np
+
+try:
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+except ImportError as e:  # pragma: no cover - optional dependency
+    raise SystemExit(f"bench_ops.py needs the [bench] extra (onnxruntime, onnx): {e}") from e
+
+
+class Case:
+    """One operation: inputs, a WebNN builder function and an ONNX node."""
+
+    def __init__(
+        self, name, flops, inputs, constants, build_webnn, onnx_nodes, output_shape, rtol=1e-4
+    ):
+        self.name = name
+        self.flops = flops
+        self.inputs = inputs  # {name: array}, fed at run time
+        self.constants = constants  # {name: array}, weights (ONNX initializers)
+        self.build_webnn = build_webnn  # (builder, {name: operand}) -> output operand
+        self.onnx_nodes = onnx_nodes
+        self.output_shape = output_shape
+        self.rtol = rtol
+
+
+def _rng():
+    return np.random.default_rng(0)
+
+
+def cases():
+    rng = _rng()
+    out = []
+
+    a = rng.standard_normal((1024, 1024), dtype=np.float32)
+    b = rng.standard_normal((1024, 1024), dtype=np.float32)
+    out.append(
+        Case(
+            "sgemm 1024x1024x1024 (A, B inputs)",
+            2 * 1024**3,
+            {"a": a, "b": b},
+            {},
+            lambda g, o: g.matmul(o["a"], o["b"]),
+            [helper.make_node("MatMul", ["a", "b"], ["y"])],
+            [1024, 1024],
+        )
+    )
+
+    x = rng.standard_normal((128, 768), dtype=np.float32)
+    w = rng.standard_normal((768, 3072), dtype=np.float32)
+    out.append(
+        Case(
+            "128x768 -> 3072 (constant weights)",
+            2 * 128 * 768 * 3072,
+            {"x": x},
+            {"w": w},
+            lambda g, o: g.matmul(o["x"], o["w"]),
+            [helper.make_node("MatMul", ["x", "w"], ["y"])],
+            [128, 3072],
+        )
+    )
+
+    x = rng.standard_normal((1, 64, 56, 56), dtype=np.float32)
+    w = (rng.standard_normal((64, 64, 3, 3), dtype=np.float32) * 0.1).astype(np.float32)
+    bias = rng.standard_normal(64, dtype=np.float32)
+    conv_flops = 2 * 56 * 56 * 64 * 64 * 9
+    out.append(
+        Case(
+            "conv 3x3 64->64 56x56 (nchw)",
+            conv_flops,
+            {"x": x},
+            {"w": w, "bias": bias},
+            lambda g, o: g.conv2d(o["x"], o["w"], bias=o["bias"], padding=[1, 1, 1, 1]),
+            [helper.make_node("Conv", ["x", "w", "bias"], ["y"], pads=[1, 1, 1, 1])],
+            [1, 64, 56, 56],
+        )
+    )
+
+    x = rng.standard_normal((1, 144, 56, 56), dtype=np.float32)
+    w = rng.standard_normal((144, 1, 3, 3), dtype=np.float32)
+    bias = rng.standard_normal(144, dtype=np.float32)
+    out.append(
+        Case(
+            "depthwise 3x3 C=144 56x56 (nchw)",
+            2 * 56 * 56 * 144 * 9,
+            {"x": x},
+            {"w": w, "bias": bias},
+            lambda g, o: g.conv2d(o["x"], o["w"], bias=o["bias"], padding=[1, 1, 1, 1], groups=144),
+            [helper.make_node("Conv", ["x", "w", "bias"], ["y"], pads=[1, 1, 1, 1], group=144)],
+            [1, 144, 56, 56],
+        )
+    )
+
+    n = 1 << 20
+    a = rng.standard_normal(n, dtype=np.float32)
+    b = rng.standard_normal(n, dtype=np.float32)
+    out.append(
+        Case(
+            "add 1M",
+            n,
+            {"a": a, "b": b},
+            {},
+            lambda g, o: g.add(o["a"], o["b"]),
+            [helper.make_node("Add", ["a", "b"], ["y"])],
+            [n],
+        )
+    )
+    out.append(
+        Case(
+            "relu 1M",
+            n,
+            {"a": a},
+            {},
+            lambda g, o: g.relu(o["a"]),
+            [helper.make_node("Relu", ["a"], ["y"])],
+            [n],
+        )
+    )
+    return out
+
+
+def nhwc_cases():
+    """Our NHWC layouts of the two convolutions, timed against ORT's NCHW models."""
+    rng = _rng()
+    out = []
+    x = rng.standard_normal((1, 64, 56, 56), dtype=np.float32)
+    w = (rng.standard_normal((64, 64, 3, 3), dtype=np.float32) * 0.1).astype(np.float32)
+    bias = rng.standard_normal(64, dtype=np.float32)
+    out.append(
+        (
+            Case(
+                "conv 3x3 64->64 56x56 (ours nhwc/ohwi)",
+                2 * 56 * 56 * 64 * 64 * 9,
+                {"x": x},
+                {"w": w, "bias": bias},
+                None,
+                [helper.make_node("Conv", ["x", "w", "bias"], ["y"], pads=[1, 1, 1, 1])],
+                [1, 64, 56, 56],
+            ),
+            {"x": x.transpose(0, 2, 3, 1).copy()},
+            {"w": w.transpose(0, 2, 3, 1).copy(), "bias": bias},
+            lambda g, o: g.conv2d(
+                o["x"],
+                o["w"],
+                bias=o["bias"],
+                padding=[1, 1, 1, 1],
+                input_layout="nhwc",
+                filter_layout="ohwi",
+            ),
+            lambda y: y.transpose(0, 3, 1, 2),
+        )
+    )
+    x = rng.standard_normal((1, 144, 56, 56), dtype=np.float32)
+    w = rng.standard_normal((144, 1, 3, 3), dtype=np.float32)
+    bias = rng.standard_normal(144, dtype=np.float32)
+    out.append(
+        (
+            Case(
+                "depthwise 3x3 C=144 56x56 (ours nhwc/ohwi)",
+                2 * 56 * 56 * 144 * 9,
+                {"x": x},
+                {"w": w, "bias": bias},
+                None,
+                [helper.make_node("Conv", ["x", "w", "bias"], ["y"], pads=[1, 1, 1, 1], group=144)],
+                [1, 144, 56, 56],
+            ),
+            {"x": x.transpose(0, 2, 3, 1).copy()},
+            {"w": w.transpose(0, 2, 3, 1).copy(), "bias": bias},
+            lambda g, o: g.conv2d(
+                o["x"],
+                o["w"],
+                bias=o["bias"],
+                padding=[1, 1, 1, 1],
+                groups=144,
+                input_layout="nhwc",
+                filter_layout="ohwi",
+            ),
+            lambda y: y.transpose(0, 3, 1, 2),
+        )
+    )
+    return out
+
+
+class Ours:
+    def __init__(self, context, inputs, constants, build):
+        builder = context.create_graph_builder()
+        ops = {k: builder.input(k, list(v.shape), "float32") for k, v in inputs.items()}
+        ops.update({k: builder.constant(v) for k, v in constants.items()})
+        self.graph = builder.build({"y": build(builder, ops)})
+        self.context = context
+        self.inputs = {}
+        for k, v in inputs.items():
+            t = context.create_tensor(list(v.shape), "float32", writable=True)
+            context.write_tensor(t, v)
+            self.inputs[k] = t
+        y = context.compute(self.graph, inputs)["y"]
+        self.output = context.create_tensor(list(y.shape), "float32", readable=True)
+
+    def run(self):
+        self.context.dispatch(self.graph, self.inputs, {"y": self.output})
+
+    def result(self):
+        self.run()
+        return self.context.read_tensor(self.output)
+
+
+class Ort:
+    def __init__(self, case, threads):
+        inputs = [
+            helper.make_tensor_value_info(k, TensorProto.FLOAT, list(v.shape))
+            for k, v in case.inputs.items()
+        ]
+        output = helper.make_tensor_value_info("y", TensorProto.FLOAT, case.output_shape)
+        inits = [numpy_helper.from_array(v, k) for k, v in case.constants.items()]
+        graph = helper.make_graph(case.onnx_nodes, "bench", inputs, [output], inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        model.ir_version = 8
+        onnx.checker.check_model(model)
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = threads
+        so.inter_op_num_threads = 1
+        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        self.session = ort.InferenceSession(
+            model.SerializeToString(), so, providers=["CPUExecutionProvider"]
+        )
+        self.binding = self.session.io_binding()
+        self.values = {k: ort.OrtValue.ortvalue_from_numpy(v) for k, v in case.inputs.items()}
+        for k, v in self.values.items():
+            self.binding.bind_ortvalue_input(k, v)
+        self.out = ort.OrtValue.ortvalue_from_shape_and_type(case.output_shape, np.float32)
+        self.binding.bind_ortvalue_output("y", self.out)
+
+    def run(self):
+        self.session.run_with_iobinding(self.binding)
+
+    def result(self):
+        self.run()
+        return self.out.numpy()
+
+
+def _timed(fn, calls):
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - start) / calls
+
+
+def measure(ours, theirs, rounds):
+    """Interleaved medians (seconds per call); each sample batches calls to ~5 ms."""
+    for _ in range(3):  # warm up both (plans, caches, thread pools)
+        ours.run()
+        theirs.run()
+    single = min(_timed(ours.run, 1), _timed(theirs.run, 1))
+    calls = max(1, int(0.005 / max(single, 1e-7)))
+    a, b = [], []
+    for _ in range(rounds):
+        a.append(_timed(ours.run, calls))
+        b.append(_timed(theirs.run, calls))
+    return statistics.median(a), statistics.median(b)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--markdown", help="also write the table to this file")
+    parser.add_argument("--filter", default="", help="only cases whose name contains this")
+    args = parser.parse_args()
+
+    rows = []
+    for threads in args.threads:
+        # Our contexts read WEBNN_NUM_THREADS when they are created.
+        os.environ["WEBNN_NUM_THREADS"] = str(threads)
+        import webnn
+
+        context = webnn.ML().create_context(accelerated=False, backend="cpu")
+        plan = [(c, c.inputs, c.constants, c.build_webnn, None) for c in cases()]
+        plan += nhwc_cases()
+        for case, our_inputs, our_constants, build, to_nchw in plan:
+            if args.filter not in case.name:
+                continue
+            ours = Ours(context, our_inputs, our_constants, build)
+            theirs = Ort(case, threads)
+            got, want = ours.result(), theirs.result()
+            if to_nchw is not None:
+                got = to_nchw(got)
+            scale = np.abs(want).max() or 1.0
+            err = float(np.abs(got - want).max() / scale)
+            if not err <= case.rtol:
+                raise SystemExit(f"{case.name}: outputs differ (max error {err:.2e} of max |y|)")
+            t_ours, t_ort = measure(ours, theirs, args.rounds)
+            rows.append((case, threads, t_ours, t_ort))
+            print(
+                f"{case.name:45s} {threads}T  ours {t_ours * 1e3:8.3f} ms  "
+                f"ORT {t_ort * 1e3:8.3f} ms  ratio {t_ours / t_ort:5.2f}",
+                flush=True,
+            )
+
+    lines = [
+        f"ONNX Runtime {ort.__version__}; medians of {args.rounds} interleaved samples.",
+        "",
+        "| case | threads | webnn cpu (ms) | ORT (ms) | ours/ORT | webnn GFLOP/s | ORT GFLOP/s |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for case, threads, t_ours, t_ort in rows:
+        lines.append(
+            f"| {case.name} | {threads} | {t_ours * 1e3:.3f} | {t_ort * 1e3:.3f} | "
+            f"{t_ours / t_ort:.2f} | {case.flops / t_ours / 1e9:.1f} | "
+            f"{case.flops / t_ort / 1e9:.1f} |"
+        )
+    table = "\n".join(lines)
+    print()
+    print(table)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(table + "\n")
+
+
+if __name__ == "__main__":
+    main()

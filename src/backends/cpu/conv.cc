@@ -1,0 +1,341 @@
+// conv2d (float32). Three paths, all with weights rearranged once when the filter is a
+// constant:
+//  - depthwise (groups == input channels == output channels): NHWC rows vectorised over
+//    channels, NCHW planes vectorised along rows (simd_kernels.h);
+//  - everything else: an implicit GEMM on NHWC data (gemm.h): A rows are output pixels read
+//    in place through a table of per-tap pointers (padding taps point at zeros), B the packed
+//    filter. NCHW tensors are transposed to NHWC around it.
+#include <algorithm>
+#include <string>
+
+#include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/gemm.h"
+#include "backends/cpu/plane.h"
+
+namespace webnn {
+
+namespace {
+
+struct ConvShape {
+  int64_t batch = 0, in_c = 0, in_h = 0, in_w = 0;
+  int64_t out_c = 0, out_h = 0, out_w = 0;
+  int64_t k_h = 0, k_w = 0, groups = 1, group_in = 0, group_out = 0;
+  int64_t stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1, pad_top = 0, pad_left = 0;
+  bool nhwc = false;
+
+  int64_t pixels() const { return out_h * out_w; }
+  int64_t taps() const { return k_h * k_w; }
+};
+
+// Element (o, i, h, w) of a filter in any of the layouts, by per-letter strides.
+class FilterLayout {
+ public:
+  FilterLayout(const std::string& letters, const std::vector<int64_t>& shape) {
+    int64_t stride = 1;
+    for (size_t i = letters.size(); i-- > 0;) {
+      stride_[index(letters[i])] = stride;
+      size_[index(letters[i])] = shape[i];
+      stride *= shape[i];
+    }
+  }
+  int64_t size(char c) const { return size_[index(c)]; }
+  int64_t at(int64_t o, int64_t i, int64_t h, int64_t w) const {
+    return o * stride_[0] + i * stride_[1] + h * stride_[2] + w * stride_[3];
+  }
+
+ private:
+  static int index(char c) { return c == 'o' ? 0 : c == 'i' ? 1 : c == 'h' ? 2 : 3; }
+  int64_t stride_[4] = {};
+  int64_t size_[4] = {};
+};
+
+// `count` matrices of rows x cols (consecutive) transposed, in parallel.
+void transpose_batch(const SimdKernels& simd, const float* a, int64_t count, int64_t rows,
+                     int64_t cols, float* out, ThreadPool* pool) {
+  const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, cols));
+  parallel_chunks(pool, count * rows, grain, [&](int64_t begin, int64_t end) {
+    while (begin < end) {
+      const int64_t m = begin / rows, r0 = begin % rows;
+      const int64_t r1 = std::min(rows, r0 + (end - begin));
+      simd.transpose(a + m * rows * cols, rows, cols, r0, r1, out + m * rows * cols);
+      begin += r1 - r0;
+    }
+  });
+}
+
+class Conv2dKernel final : public Kernel {
+ public:
+  explicit Conv2dKernel(const SimdKernels& simd) : simd_(simd) {}
+
+  bool init(const Node& node, const CompileContext& cc) {
+    const auto& p = node.as<Conv2dParams>();
+    const TensorView& x = cc.view(p.input);
+    const TensorView& w = cc.view(p.filter);
+    const TensorView& y = cc.view(OperandRef{node.outputs[0]});
+    if (x.data_type != DataType::kFloat32 || w.data_type != DataType::kFloat32) return false;
+    if (p.bias.present() && cc.view(p.bias).data_type != DataType::kFloat32) return false;
+    if (x.rank() != 4 || w.rank() != 4 || y.rank() != 4) return false;
+    if (p.input_layout != "nchw" && p.input_layout != "nhwc") return false;
+    ConvShape& s = s_;
+    s.nhwc = p.input_layout == "nhwc";
+    const int c_axis = s.nhwc ? 3 : 1, h_axis = s.nhwc ? 1 : 2, w_axis = s.nhwc ? 2 : 3;
+    s.batch = x.shape[0];
+    s.in_c = x.shape[c_axis];
+    s.in_h = x.shape[h_axis];
+    s.in_w = x.shape[w_axis];
+    s.out_c = y.shape[c_axis];
+    s.out_h = y.shape[h_axis];
+    s.out_w = y.shape[w_axis];
+    filter_ = FilterLayout(p.filter_layout, w.shape);
+    s.k_h = filter_.size('h');
+    s.k_w = filter_.size('w');
+    s.groups = p.groups;
+    s.group_in = filter_.size('i');
+    s.group_out = s.out_c / s.groups;
+    if (p.strides) s.stride_h = (*p.strides)[0], s.stride_w = (*p.strides)[1];
+    if (p.dilations) s.dil_h = (*p.dilations)[0], s.dil_w = (*p.dilations)[1];
+    if (p.padding) s.pad_top = (*p.padding)[0], s.pad_left = (*p.padding)[2];
+    depthwise_ = s.groups == s.in_c && s.group_in == 1 && s.group_out == 1;
+    filter_constant_ = cc.is_constant(p.filter);
+    if (depthwise_) {
+      weights_.reserve(static_cast<size_t>(std::max<int64_t>(1, s.in_c * s.taps())));
+      if (!s.nhwc) {
+        plane_ = PaddedPlane(window());
+      }
+    } else {
+      if (!packed_b_floats(s.taps() * s.group_in, s.group_out, simd_.gemm_nr, &group_floats_)) {
+        return false;
+      }
+      weights_.reserve(std::max<size_t>(1, group_floats_ * s.groups));
+      zero_.reserve(static_cast<size_t>(s.group_in + 16));
+      zero_.zero();
+      m_ = s.batch * s.pixels();
+      if (!s.nhwc) {
+        in_nhwc_.reserve(static_cast<size_t>(std::max<int64_t>(1, x.count)));
+        out_nhwc_.reserve(static_cast<size_t>(std::max<int64_t>(1, y.count)));
+      }
+    }
+    if (filter_constant_) prepare_weights(w.as<float>(), nullptr);
+    return true;
+  }
+
+  Status run(KernelContext& ctx) override {
+    const auto& p = ctx.params<Conv2dParams>();
+    if (!filter_constant_) prepare_weights(ctx.in(p.filter).as<float>(), ctx.pool());
+    const float* x = ctx.in(p.input).as<float>();
+    const float* bias = p.bias.present() ? ctx.in(p.bias).as<float>() : nullptr;
+    float* y = ctx.out().as<float>();
+    if (depthwise_) {
+      if (s_.nhwc) {
+        depthwise_nhwc(x, bias, y, ctx.pool());
+      } else {
+        depthwise_nchw(x, bias, y, ctx.pool());
+      }
+    } else {
+      implicit_gemm(x, bias, y, ctx.pool());
+    }
+    return Status::ok();
+  }
+
+ private:
+  WindowGeometry window() const {
+    WindowGeometry g;
+    g.in_h = s_.in_h;
+    g.in_w = s_.in_w;
+    g.out_h = s_.out_h;
+    g.out_w = s_.out_w;
+    g.k_h = s_.k_h;
+    g.k_w = s_.k_w;
+    g.stride_h = s_.stride_h;
+    g.stride_w = s_.stride_w;
+    g.dil_h = s_.dil_h;
+    g.dil_w = s_.dil_w;
+    g.pad_top = s_.pad_top;
+    g.pad_left = s_.pad_left;
+    return g;
+  }
+
+  // Depthwise: [kh][kw][c] for NHWC rows, [c][kh][kw] for NCHW planes. Otherwise, per group,
+  // the packed B of the implicit GEMM: rows (kh, kw, i), columns o.
+  void prepare_weights(const float* w, ThreadPool* pool) {
+    const ConvShape& s = s_;
+    float* out = weights_.data();
+    if (depthwise_) {
+      for (int64_t c = 0; c < s.in_c; ++c) {
+        for (int64_t kh = 0; kh < s.k_h; ++kh) {
+          for (int64_t kw = 0; kw < s.k_w; ++kw) {
+            const int64_t tap = kh * s.k_w + kw;
+            const float v = w[filter_.at(c, 0, kh, kw)];
+            if (s.nhwc) {
+              out[tap * s.in_c + c] = v;
+            } else {
+              out[c * s.taps() + tap] = v;
+            }
+          }
+        }
+      }
+      return;
+    }
+    const int64_t k = s.taps() * s.group_in;
+    parallel_chunks(pool, s.groups, 1, [&](int64_t g0, int64_t g1) {
+      std::vector<float> dense(static_cast<size_t>(k * s.group_out));
+      for (int64_t g = g0; g < g1; ++g) {
+        for (int64_t o = 0; o < s.group_out; ++o) {
+          for (int64_t kh = 0; kh < s.k_h; ++kh) {
+            for (int64_t kw = 0; kw < s.k_w; ++kw) {
+              for (int64_t i = 0; i < s.group_in; ++i) {
+                const int64_t row = (kh * s.k_w + kw) * s.group_in + i;
+                dense[row * s.group_out + o] = w[filter_.at(g * s.group_out + o, i, kh, kw)];
+              }
+            }
+          }
+        }
+        pack_b(dense.data(), s.group_out, 1, k, s.group_out, simd_.gemm_nr,
+               out + g * group_floats_);
+      }
+    });
+  }
+
+  void depthwise_nhwc(const float* x, const float* bias, float* y, ThreadPool* pool) {
+    const ConvShape& s = s_;
+    DepthwiseRowArgs a;
+    a.in_h = s.in_h;
+    a.in_w = s.in_w;
+    a.channels = s.in_c;
+    a.w = weights_.data();
+    a.bias = bias;
+    a.k_h = s.k_h;
+    a.k_w = s.k_w;
+    a.stride_h = s.stride_h;
+    a.stride_w = s.stride_w;
+    a.dil_h = s.dil_h;
+    a.dil_w = s.dil_w;
+    a.pad_top = s.pad_top;
+    a.pad_left = s.pad_left;
+    a.out_w = s.out_w;
+    const int64_t row_work = std::max<int64_t>(1, s.out_w * s.in_c * s.taps());
+    parallel_chunks(pool, s.batch * s.out_h, std::max<int64_t>(1, 32768 / row_work),
+                    [&](int64_t begin, int64_t end) {
+                      DepthwiseRowArgs r = a;
+                      for (int64_t i = begin; i < end; ++i) {
+                        const int64_t n = i / s.out_h;
+                        r.x = x + n * s.in_h * s.in_w * s.in_c;
+                        r.oh = i % s.out_h;
+                        r.y = y + i * s.out_w * s.in_c;
+                        simd_.depthwise_nhwc_row(r);
+                      }
+                    });
+  }
+
+  void depthwise_nchw(const float* x, const float* bias, float* y, ThreadPool* pool) {
+    const ConvShape& s = s_;
+    const int threads = pool ? pool->num_threads() : 1;
+    if (plane_scratch_.size() < static_cast<size_t>(threads)) plane_scratch_.resize(threads);
+    for (auto& buf : plane_scratch_) buf.reserve(static_cast<size_t>(plane_.floats() + 16));
+    const int64_t planes = s.batch * s.in_c;
+    const int64_t in_plane = s.in_h * s.in_w, out_plane = s.out_h * s.out_w;
+    auto task = [&](int64_t i, int thread) {
+      const int64_t c = i % s.in_c;
+      float* buf = plane_scratch_[thread].data();
+      plane_.fill(x + i * in_plane, 0.0f, buf);
+      PlaneArgs a = plane_.args(buf);
+      a.w = weights_.data() + c * s.taps();
+      a.bias = bias ? bias[c] : 0.0f;
+      a.y = y + i * out_plane;
+      simd_.plane(PlaneOp::kDepthwise, a);
+    };
+    if (pool) {
+      pool->parallel_for(planes, task);
+    } else {
+      for (int64_t i = 0; i < planes; ++i) task(i, 0);
+    }
+  }
+
+  // Pointers to the input pixel of every (output pixel, tap), gemm_mr pixels per tile.
+  void build_table(const float* x) {
+    const ConvShape& s = s_;
+    const int mr = simd_.gemm_mr;
+    const int64_t tiles = (m_ + mr - 1) / mr, taps = s.taps();
+    table_.resize(static_cast<size_t>(tiles * taps * mr));
+    for (int64_t t = 0; t < tiles; ++t) {
+      for (int r = 0; r < mr; ++r) {
+        const int64_t m = t * mr + r;
+        const int64_t n = m / s.pixels(), oh = (m % s.pixels()) / s.out_w, ow = m % s.out_w;
+        for (int64_t kh = 0; kh < s.k_h; ++kh) {
+          const int64_t ih = oh * s.stride_h - s.pad_top + kh * s.dil_h;
+          for (int64_t kw = 0; kw < s.k_w; ++kw) {
+            const int64_t iw = ow * s.stride_w - s.pad_left + kw * s.dil_w;
+            const bool inside = m < m_ && ih >= 0 && ih < s.in_h && iw >= 0 && iw < s.in_w;
+            table_[(t * taps + kh * s.k_w + kw) * mr + r] =
+                inside ? x + ((n * s.in_h + ih) * s.in_w + iw) * s.in_c : zero_.data();
+          }
+        }
+      }
+    }
+    table_input_ = x;
+  }
+
+  void implicit_gemm(const float* x, const float* bias, float* y, ThreadPool* pool) {
+    const ConvShape& s = s_;
+    if (!s.nhwc) {
+      transpose_batch(simd_, x, s.batch, s.in_c, s.in_h * s.in_w, in_nhwc_.data(), pool);
+      x = in_nhwc_.data();
+    }
+    if (x != table_input_) build_table(x);
+    float* out = s.nhwc ? y : out_nhwc_.data();
+    jobs_.resize(static_cast<size_t>(s.groups));
+    for (int64_t g = 0; g < s.groups; ++g) {
+      GemmJob& job = jobs_[g];
+      job.m = m_;
+      job.n = s.group_out;
+      job.taps = s.taps();
+      job.k_per_tap = s.group_in;
+      job.a_offset = g * s.group_in;
+      job.zero = zero_.data();
+      job.b_packed = weights_.data() + g * group_floats_;
+      job.c = out + g * s.group_out;
+      job.ldc = s.out_c;
+      job.col_bias = bias ? bias + g * s.group_out : nullptr;
+    }
+    struct TableCtx {
+      const std::vector<const float*>* table;
+      int64_t per_tile;
+      int mr;
+    } tc{&table_, s.taps() * simd_.gemm_mr, simd_.gemm_mr};
+    GemmAFn a_fn{[](const void* ctx, int64_t, int64_t m0, const float**) -> const float* const* {
+                   const auto& t = *static_cast<const TableCtx*>(ctx);
+                   return t.table->data() + (m0 / t.mr) * t.per_tile;
+                 },
+                 &tc};
+    run_gemm(simd_, jobs_, GemmEpilogue{}, a_fn, GemmBFn{}, scratch_, pool);
+    if (!s.nhwc) transpose_batch(simd_, out, s.batch, s.pixels(), s.out_c, y, pool);
+  }
+
+  const SimdKernels& simd_;
+  ConvShape s_;
+  FilterLayout filter_{"oihw", {0, 0, 0, 0}};
+  bool depthwise_ = false, filter_constant_ = false;
+  AlignedFloats weights_;
+  size_t group_floats_ = 0;
+  // Implicit GEMM.
+  int64_t m_ = 0;
+  AlignedFloats zero_, in_nhwc_, out_nhwc_;
+  std::vector<const float*> table_;
+  const float* table_input_ = nullptr;
+  std::vector<GemmJob> jobs_;
+  GemmScratch scratch_;
+  // Planar depthwise.
+  PaddedPlane plane_{WindowGeometry{}};
+  std::vector<AlignedFloats> plane_scratch_;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> make_conv2d_kernel(const Node& node, const CompileContext& cc,
+                                           const SimdKernels& simd) {
+  auto k = std::make_unique<Conv2dKernel>(simd);
+  if (!k->init(node, cc)) return nullptr;
+  return k;
+}
+
+}  // namespace webnn

@@ -1,0 +1,55 @@
+// Factories of the cpu backend's fast kernels. Each returns null when it does not handle the
+// node (data type, options or unknown shapes); cpu_backend.cc then uses the reference kernel.
+#pragma once
+
+#include <memory>
+
+#include "backends/backend.h"
+#include "backends/cpu/simd_kernels.h"
+
+namespace webnn {
+
+std::unique_ptr<Kernel> make_matmul_kernel(const Node& node, const CompileContext& cc,
+                                           const SimdKernels& simd);
+std::unique_ptr<Kernel> make_gemm_kernel(const Node& node, const CompileContext& cc,
+                                         const SimdKernels& simd);
+std::unique_ptr<Kernel> make_conv2d_kernel(const Node& node, const CompileContext& cc,
+                                           const SimdKernels& simd);
+std::unique_ptr<Kernel> make_elementwise_kernel(const Node& node, const CompileContext& cc,
+                                                const SimdKernels& simd);
+std::unique_ptr<Kernel> make_softmax_kernel(const Node& node, const CompileContext& cc,
+                                            const SimdKernels& simd);
+std::unique_ptr<Kernel> make_pool_kernel(const Node& node, const CompileContext& cc,
+                                         const SimdKernels& simd);
+
+// Runs fn(begin, end) over [0, n) in chunks of at least `grain` items, on the pool if any.
+template <class F>
+void parallel_chunks(ThreadPool* pool, int64_t n, int64_t grain, F&& fn);
+
+}  // namespace webnn
+
+#include "backends/cpu/thread_pool.h"
+
+namespace webnn {
+
+template <class F>
+void parallel_chunks(ThreadPool* pool, int64_t n, int64_t grain, F&& fn) {
+  if (n <= 0) return;
+  const int threads = pool ? pool->num_threads() : 1;
+  grain = grain < 1 ? 1 : grain;
+  // A few chunks per thread balance uneven progress without much scheduling overhead.
+  int64_t chunks = (n + grain - 1) / grain;
+  const int64_t max_chunks = static_cast<int64_t>(threads) * 4;
+  if (chunks > max_chunks) chunks = max_chunks;
+  if (chunks <= 1 || !pool) {
+    fn(int64_t{0}, n);
+    return;
+  }
+  const int64_t step = (n + chunks - 1) / chunks;
+  pool->parallel_for((n + step - 1) / step, [&](int64_t c, int) {
+    const int64_t begin = c * step;
+    fn(begin, begin + step < n ? begin + step : n);
+  });
+}
+
+}  // namespace webnn

@@ -1,0 +1,206 @@
+#include "backends/cpu/gemm.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "backends/cpu/thread_pool.h"
+
+namespace webnn {
+
+namespace {
+
+// Depth of one pass over K: a kc x nr panel of B is streamed from L2 for every micro-tile, and
+// kc x nb of B (one task's block) should stay in L2 while the task's rows go by.
+constexpr int64_t kKc = 768;
+constexpr int64_t kL2Bytes = 512 * 1024;
+constexpr int64_t kTasksPerThread = 4;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+// How K (taps x k_per_tap) is cut into passes: whole taps while they are short, else each
+// tap's columns in equal chunks.
+struct KBlocking {
+  int64_t taps_per_block, cols_per_block;
+};
+
+KBlocking k_blocking(int64_t taps, int64_t k_per_tap) {
+  if (k_per_tap >= kKc) return {1, ceil_div(k_per_tap, ceil_div(k_per_tap, kKc))};
+  // Equal passes: 9 taps of 64 go as 5 + 4, not 8 + 1.
+  const int64_t most = std::max<int64_t>(1, kKc / std::max<int64_t>(1, k_per_tap));
+  const int64_t passes = ceil_div(std::max<int64_t>(1, taps), most);
+  return {std::max<int64_t>(1, ceil_div(taps, passes)), k_per_tap};
+}
+
+}  // namespace
+
+bool packed_b_floats(int64_t k, int64_t n, int nr, size_t* floats) {
+  if (k < 0 || n < 0) return false;
+  uint64_t cols = static_cast<uint64_t>(round_up(n, nr));
+  uint64_t total = 0;
+  if (__builtin_mul_overflow(cols, static_cast<uint64_t>(k), &total)) return false;
+  if (__builtin_mul_overflow(total, uint64_t{sizeof(float)}, &total)) return false;
+  *floats = static_cast<size_t>(total / sizeof(float));
+  return true;
+}
+
+void pack_b(const float* b, int64_t row_stride, int64_t col_stride, int64_t k, int64_t n, int nr,
+            float* dst) {
+  for (int64_t n0 = 0; n0 < n; n0 += nr) {
+    const int64_t w = std::min<int64_t>(nr, n - n0);
+    float* panel = dst + (n0 / nr) * k * nr;
+    if (col_stride == 1) {
+      for (int64_t i = 0; i < k; ++i) {
+        float* d = panel + i * nr;
+        std::memcpy(d, b + i * row_stride + n0, static_cast<size_t>(w) * sizeof(float));
+        std::fill(d + w, d + nr, 0.0f);
+      }
+      continue;
+    }
+    // Columns are contiguous in memory (a transposed B): gather, 64 rows at a time so the
+    // written panel rows stay in L1.
+    for (int64_t i0 = 0; i0 < k; i0 += 64) {
+      const int64_t i1 = std::min(k, i0 + 64);
+      for (int64_t j = 0; j < w; ++j) {
+        const float* src = b + (n0 + j) * col_stride;
+        for (int64_t i = i0; i < i1; ++i) panel[i * nr + j] = src[i * row_stride];
+      }
+      for (int64_t i = i0; i < i1; ++i) std::fill(panel + i * nr + w, panel + (i + 1) * nr, 0.0f);
+    }
+  }
+}
+
+void transpose(const float* a, int64_t rows, int64_t cols, float* out) {
+  constexpr int64_t kTile = 32;
+  for (int64_t i0 = 0; i0 < rows; i0 += kTile) {
+    const int64_t i1 = std::min(rows, i0 + kTile);
+    for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
+      const int64_t j1 = std::min(cols, j0 + kTile);
+      for (int64_t i = i0; i < i1; ++i) {
+        for (int64_t j = j0; j < j1; ++j) out[j * rows + i] = a[i * cols + j];
+      }
+    }
+  }
+}
+
+GemmAFn RowMajorA::fn() const {
+  auto table = [](const void* ctx, int64_t job, int64_t m0,
+                  const float** scratch) -> const float* const* {
+    const auto& self = *static_cast<const RowMajorA*>(ctx);
+    // Rows past the matrix are never read (the micro-kernel is instantiated for the tile's
+    // real height); point them at row m0 to stay inside the buffer.
+    const float* base = self.a[job] + m0 * self.lda[job];
+    for (int r = 0; r < self.mr; ++r) {
+      scratch[r] = r < self.rows - m0 ? base + r * self.lda[job] : base;
+    }
+    return scratch;
+  };
+  return {table, this};
+}
+
+void run_gemm(const SimdKernels& simd, const std::vector<GemmJob>& jobs, const GemmEpilogue& ep,
+              GemmAFn a_fn, GemmBFn b_fn, GemmScratch& scratch, ThreadPool* pool) {
+  if (jobs.empty()) return;
+  // Every job has the same shape (batches of a matmul, groups of a convolution).
+  const GemmJob& shape = jobs[0];
+  const int64_t m = shape.m, n = shape.n, taps = shape.taps, k_per_tap = shape.k_per_tap;
+  if (m == 0 || n == 0) return;
+  const int mr = simd.gemm_mr, nr = simd.gemm_nr;
+  const int threads = pool ? pool->num_threads() : 1;
+  const bool pack_per_task = shape.b_packed == nullptr;
+  const KBlocking kb = k_blocking(taps, k_per_tap);
+  const int64_t k_total = taps * k_per_tap;
+  const int64_t kc = std::max<int64_t>(1, kb.taps_per_block * kb.cols_per_block);
+
+  // Task blocks: nb columns (B block kc x nb in L2) by mb rows, enough of them to balance the
+  // threads. Packing B per task favours splitting columns, so no block is packed twice.
+  const int64_t n_panels = ceil_div(n, nr), m_tiles = ceil_div(m, mr);
+  const int64_t jobs_count = static_cast<int64_t>(jobs.size());
+  const int64_t target = threads > 1 ? kTasksPerThread * threads : 1;
+  int64_t n_blocks = ceil_div(n_panels, std::max<int64_t>(1, kL2Bytes / (kc * 4 * nr)));
+  int64_t m_blocks = 1;
+  if (!pack_per_task && jobs_count * n_blocks < target) {
+    m_blocks = std::min(m_tiles, ceil_div(target, jobs_count * n_blocks));
+  }
+  if (jobs_count * m_blocks * n_blocks < target) {
+    n_blocks = std::min(n_panels, ceil_div(target, jobs_count * m_blocks));
+  }
+  const int64_t mb = ceil_div(m_tiles, m_blocks) * mr, nb = ceil_div(n_panels, n_blocks) * nr;
+  m_blocks = ceil_div(m, mb);
+  n_blocks = ceil_div(n, nb);
+  const int64_t tasks = jobs_count * m_blocks * n_blocks;
+
+  if (scratch.tables.size() < static_cast<size_t>(threads)) scratch.tables.resize(threads);
+  if (pack_per_task && scratch.b_blocks.size() < static_cast<size_t>(threads)) {
+    scratch.b_blocks.resize(threads);
+  }
+  for (int t = 0; t < threads; ++t) {
+    scratch.tables[t].resize(static_cast<size_t>(std::max<int64_t>(1, taps) * mr));
+    if (pack_per_task) scratch.b_blocks[t].reserve(static_cast<size_t>(kc * nb));
+  }
+
+  auto run_task = [&](int64_t task, int thread) {
+    const int64_t j = task / (m_blocks * n_blocks);
+    const int64_t rest = task % (m_blocks * n_blocks);
+    const int64_t m0 = (rest / n_blocks) * mb, n0 = (rest % n_blocks) * nb;
+    const int64_t m1 = std::min(m, m0 + mb), n1 = std::min(n, n0 + nb);
+    const GemmJob& job = jobs[j];
+    const float** table_scratch = scratch.tables[thread].data();
+    GemmUkernelArgs args;
+    args.zero = job.zero;
+    args.ldc = job.ldc;
+    args.alpha = ep.alpha;
+    // An empty K still writes C (alpha * 0 + C + bias): one pass of zero depth.
+    const int64_t t_step = k_total == 0 ? 1 : kb.taps_per_block;
+    const int64_t c_step = k_total == 0 ? 1 : kb.cols_per_block;
+    const int64_t t_end = k_total == 0 ? 1 : taps, c_end = k_total == 0 ? 1 : k_per_tap;
+    for (int64_t t0 = 0; t0 < t_end; t0 += t_step) {
+      const int64_t nt = k_total == 0 ? 0 : std::min(t_step, taps - t0);
+      for (int64_t c0 = 0; c0 < c_end; c0 += c_step) {
+        const int64_t nc = k_total == 0 ? 0 : std::min(c_step, k_per_tap - c0);
+        const bool first = t0 == 0 && c0 == 0;
+        const bool last = t0 + t_step >= t_end && c0 + c_step >= c_end;
+        const float* b_block;
+        int64_t panel_stride;
+        if (pack_per_task) {
+          float* buf = scratch.b_blocks[thread].data();
+          if (nc > 0) b_fn.fn(b_fn.ctx, j, n0, n1 - n0, c0, nc, buf);
+          b_block = buf;
+          panel_stride = nc * nr;
+          args.b_tap_stride = nc;
+        } else {
+          panel_stride = k_total * nr;
+          b_block = job.b_packed + (n0 / nr) * panel_stride + (t0 * k_per_tap + c0) * nr;
+          args.b_tap_stride = k_per_tap;
+        }
+        args.taps = nt;
+        args.kc = nc;
+        args.a_offset = job.a_offset + c0;
+        args.accumulate = first ? ep.accumulate : true;
+        args.clamp = last && ep.clamp;
+        args.lo = ep.lo;
+        args.hi = ep.hi;
+        for (int64_t i = m0; i < m1; i += mr) {
+          const float* const* table = a_fn.fn(a_fn.ctx, j, i, table_scratch);
+          args.a = table + t0 * mr;
+          args.mr = static_cast<int>(std::min<int64_t>(mr, m1 - i));
+          args.row_bias = first && job.row_bias ? job.row_bias + i : nullptr;
+          for (int64_t jj = n0; jj < n1; jj += nr) {
+            args.b = b_block + ((jj - n0) / nr) * panel_stride;
+            args.c = job.c + i * job.ldc + jj;
+            args.nr = static_cast<int>(std::min<int64_t>(nr, n1 - jj));
+            args.col_bias = first && job.col_bias ? job.col_bias + jj : nullptr;
+            simd.gemm_ukernel(args);
+          }
+        }
+      }
+    }
+  };
+  if (pool) {
+    pool->parallel_for(tasks, run_task);
+  } else {
+    for (int64_t t = 0; t < tasks; ++t) run_task(t, 0);
+  }
+}
+
+}  // namespace webnn

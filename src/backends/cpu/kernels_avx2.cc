@@ -1,0 +1,29 @@
+// The SIMD kernels built for AVX2 + FMA (CMakeLists.txt compiles this file with -mavx2 -mfma;
+// they run only where cpu_isa() finds AVX2).
+#include "backends/cpu/simd_kernels.h"
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+
+namespace webnn {
+namespace avx2 {
+constexpr const char* kIsaName = "avx2";
+#include "backends/cpu/simd.inc"
+//
+#include "backends/cpu/gemm_ukernel.inc"
+//
+#include "backends/cpu/elementwise.inc"
+//
+#include "backends/cpu/transpose.inc"
+//
+#include "backends/cpu/nhwc.inc"
+}  // namespace avx2
+
+const SimdKernels* simd_kernels_avx2() { return &avx2::kKernels; }
+
+}  // namespace webnn
+#else
+namespace webnn {
+const SimdKernels* simd_kernels_avx2() { return nullptr; }
+}  // namespace webnn
+#endif

@@ -1,0 +1,25 @@
+// The SIMD kernels built for the baseline ISA of the target (4-lane vectors), the fallback
+// for machines without AVX2.
+#include "backends/cpu/simd_kernels.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace webnn {
+namespace generic {
+constexpr const char* kIsaName = "generic";
+#include "backends/cpu/simd.inc"
+//
+#include "backends/cpu/gemm_ukernel.inc"
+//
+#include "backends/cpu/elementwise.inc"
+//
+#include "backends/cpu/transpose.inc"
+//
+#include "backends/cpu/nhwc.inc"
+}  // namespace generic
+
+const SimdKernels* simd_kernels_generic() { return &generic::kKernels; }
+
+}  // namespace webnn

@@ -1,0 +1,278 @@
+// matmul and gemm (float32) on the packed GEMM (gemm.h). Constant B operands are packed when
+// the plan is built; others are packed at the start of each run.
+#include <algorithm>
+
+#include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/gemm.h"
+
+namespace webnn {
+
+namespace {
+
+bool is_float32(const TensorView& v) { return v.data_type == DataType::kFloat32; }
+
+// Row-major strides of `shape` broadcast to `out` (0 along broadcast axes), in matrices.
+std::vector<int64_t> batch_strides(const std::vector<int64_t>& shape,
+                                   const std::vector<int64_t>& out) {
+  std::vector<int64_t> s(out.size(), 0);
+  int64_t stride = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    const size_t o = i + out.size() - shape.size();
+    s[o] = shape[i] == 1 ? 0 : stride;
+    stride *= shape[i];
+  }
+  return s;
+}
+
+// B matrices (k x n each, `count` of them) packed for the micro-kernel.
+class PackedB {
+ public:
+  bool init(int64_t count, int64_t k, int64_t n, int nr) {
+    size_t floats = 0;
+    if (!packed_b_floats(k, n, nr, &floats)) return false;
+    per_matrix_ = floats;
+    uint64_t total = 0;
+    if (__builtin_mul_overflow(static_cast<uint64_t>(floats), static_cast<uint64_t>(count),
+                               &total)) {
+      return false;
+    }
+    count_ = count;
+    k_ = k;
+    n_ = n;
+    nr_ = nr;
+    data_.reserve(std::max<size_t>(1, static_cast<size_t>(total)));
+    return true;
+  }
+  // Packs matrix i of b, whose element (r, c) is at b[r * row_stride + c * col_stride].
+  void pack(int64_t i, const float* b, int64_t row_stride, int64_t col_stride) {
+    pack_b(b, row_stride, col_stride, k_, n_, nr_, data_.data() + i * per_matrix_);
+  }
+  // Packs every matrix (matrix i at b + i * matrix_stride), in parallel.
+  void pack_all(const float* b, int64_t matrix_stride, int64_t row_stride, int64_t col_stride,
+                ThreadPool* pool) {
+    parallel_chunks(pool, count_, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) pack(i, b + i * matrix_stride, row_stride, col_stride);
+    });
+  }
+  const float* matrix(int64_t i) const { return data_.data() + i * per_matrix_; }
+
+ private:
+  AlignedFloats data_;
+  size_t per_matrix_ = 0;
+  int64_t count_ = 0, k_ = 0, n_ = 0;
+  int nr_ = 1;
+};
+
+// out[b..., m, n] = a[b..., m, k] * b[b..., k, n] with broadcast batch dimensions. When B has
+// a single matrix and A is not broadcast, all of A's rows form one product (one job).
+class MatmulKernel final : public Kernel {
+ public:
+  explicit MatmulKernel(const SimdKernels& simd) : simd_(simd) {}
+
+  bool init(const Node& node, const CompileContext& cc) {
+    const auto& p = node.as<BinaryParams>();
+    const TensorView& a = cc.view(p.a);
+    const TensorView& b = cc.view(p.b);
+    const TensorView& out = cc.view(OperandRef{node.outputs[0]});
+    if (!is_float32(a) || !is_float32(b) || a.rank() < 2 || b.rank() < 2) return false;
+    m_ = a.shape[a.rank() - 2];
+    k_ = a.shape[a.rank() - 1];
+    n_ = b.shape[b.rank() - 1];
+    const std::vector<int64_t> batch(out.shape.begin(), out.shape.end() - 2);
+    const std::vector<int64_t> a_batch(a.shape.begin(), a.shape.end() - 2);
+    const std::vector<int64_t> b_batch(b.shape.begin(), b.shape.end() - 2);
+    int64_t batches = 1, a_count = 1, b_count = 1;
+    for (int64_t d : batch) batches *= d;
+    for (int64_t d : a_batch) a_count *= d;
+    for (int64_t d : b_batch) b_count *= d;
+    b_count_ = b_count;
+    if (b_count == 1 && a_count == batches) {
+      rows_ = batches * m_;
+      a_offsets_ = {0};
+      b_index_ = {0};
+      c_offsets_ = {0};
+    } else {
+      rows_ = m_;
+      const std::vector<int64_t> sa = batch_strides(a_batch, batch);
+      const std::vector<int64_t> sb = batch_strides(b_batch, batch);
+      std::vector<int64_t> idx(batch.size(), 0);
+      for (int64_t flat = 0; flat < batches; ++flat) {
+        int64_t ia = 0, ib = 0;
+        for (size_t d = 0; d < batch.size(); ++d) {
+          ia += idx[d] * sa[d];
+          ib += idx[d] * sb[d];
+        }
+        a_offsets_.push_back(ia * m_ * k_);
+        b_index_.push_back(ib);
+        c_offsets_.push_back(flat * m_ * n_);
+        for (size_t d = batch.size(); d-- > 0;) {
+          if (++idx[d] < batch[d]) break;
+          idx[d] = 0;
+        }
+      }
+    }
+    if (!packed_.init(b_count, k_, n_, simd_.gemm_nr)) return false;
+    b_constant_ = cc.is_constant(p.b);
+    if (b_constant_) packed_.pack_all(b.as<float>(), k_ * n_, n_, 1, nullptr);
+    jobs_.resize(a_offsets_.size());
+    rows_a_.a.resize(a_offsets_.size());
+    rows_a_.lda.assign(a_offsets_.size(), k_);
+    rows_a_.rows = rows_;
+    rows_a_.mr = simd_.gemm_mr;
+    return true;
+  }
+
+  Status run(KernelContext& ctx) override {
+    const auto& p = ctx.params<BinaryParams>();
+    const float* a = ctx.in(p.a).as<float>();
+    float* c = ctx.out().as<float>();
+    if (!b_constant_) packed_.pack_all(ctx.in(p.b).as<float>(), k_ * n_, n_, 1, ctx.pool());
+    for (size_t j = 0; j < jobs_.size(); ++j) {
+      GemmJob& job = jobs_[j];
+      job.m = rows_;
+      job.n = n_;
+      job.k_per_tap = k_;
+      job.b_packed = packed_.matrix(b_index_[j]);
+      job.c = c + c_offsets_[j];
+      job.ldc = n_;
+      rows_a_.a[j] = a + a_offsets_[j];
+    }
+    run_gemm(simd_, jobs_, GemmEpilogue{}, rows_a_.fn(), GemmBFn{}, scratch_, ctx.pool());
+    return Status::ok();
+  }
+
+ private:
+  const SimdKernels& simd_;
+  int64_t m_ = 0, k_ = 0, n_ = 0, rows_ = 0, b_count_ = 1;
+  std::vector<int64_t> a_offsets_, b_index_, c_offsets_;
+  bool b_constant_ = false;
+  PackedB packed_;
+  std::vector<GemmJob> jobs_;
+  RowMajorA rows_a_;
+  GemmScratch scratch_;
+};
+
+// gemm: alpha * a' * b' + beta * c, a' and b' optionally transposed. A transposed A is copied
+// to row-major first; c is written into the output (scaled by beta) and accumulated onto,
+// except for a bias row (beta == 1, c of shape [n] or [1, n]), which the micro-kernel adds.
+class GemmKernel final : public Kernel {
+ public:
+  explicit GemmKernel(const SimdKernels& simd) : simd_(simd) {}
+
+  bool init(const Node& node, const CompileContext& cc) {
+    const auto& p = node.as<GemmParams>();
+    const TensorView& a = cc.view(p.a);
+    const TensorView& b = cc.view(p.b);
+    const TensorView& out = cc.view(OperandRef{node.outputs[0]});
+    if (!is_float32(a) || !is_float32(b) || !is_float32(out)) return false;
+    m_ = out.shape[0];
+    n_ = out.shape[1];
+    k_ = p.a_transpose ? a.shape[0] : a.shape[1];
+    if (p.c.present()) {
+      const TensorView& c = cc.view(p.c);
+      if (!is_float32(c)) return false;
+      c_strides_ = batch_strides(c.shape, {m_, n_});
+      bias_row_ = p.beta == 1.0 && c_strides_[0] == 0 && c_strides_[1] == 1;
+    }
+    if (!packed_.init(1, k_, n_, simd_.gemm_nr)) return false;
+    b_constant_ = cc.is_constant(p.b);
+    if (b_constant_) pack(b.as<float>(), p.b_transpose, nullptr);
+    if (p.a_transpose) {
+      uint64_t floats = 0;
+      if (__builtin_mul_overflow(static_cast<uint64_t>(m_), static_cast<uint64_t>(k_), &floats)) {
+        return false;
+      }
+      a_rows_.reserve(std::max<uint64_t>(1, floats));
+    }
+    jobs_.resize(1);
+    rows_a_.a.resize(1);
+    rows_a_.lda = {k_};
+    rows_a_.rows = m_;
+    rows_a_.mr = simd_.gemm_mr;
+    return true;
+  }
+
+  Status run(KernelContext& ctx) override {
+    const auto& p = ctx.params<GemmParams>();
+    float* out = ctx.out().as<float>();
+    if (!b_constant_) pack(ctx.in(p.b).as<float>(), p.b_transpose, ctx.pool());
+    const float* a = ctx.in(p.a).as<float>();
+    if (p.a_transpose) {
+      transpose(a, k_, m_, a_rows_.data());
+      a = a_rows_.data();
+    }
+    GemmEpilogue ep;
+    ep.alpha = static_cast<float>(p.alpha);
+    GemmJob& job = jobs_[0];
+    job.m = m_;
+    job.n = n_;
+    job.k_per_tap = k_;
+    job.b_packed = packed_.matrix(0);
+    job.c = out;
+    job.ldc = n_;
+    job.col_bias = nullptr;
+    if (p.c.present() && p.beta != 0.0) {
+      const float* c = ctx.in(p.c).as<float>();
+      if (bias_row_) {
+        job.col_bias = c;
+      } else {
+        fill_beta_c(c, static_cast<float>(p.beta), out, ctx.pool());
+        ep.accumulate = true;
+      }
+    }
+    rows_a_.a[0] = a;
+    run_gemm(simd_, jobs_, ep, rows_a_.fn(), GemmBFn{}, scratch_, ctx.pool());
+    return Status::ok();
+  }
+
+ private:
+  void pack(const float* b, bool transposed, ThreadPool* pool) {
+    // Stored b is k x n, or n x k when transposed.
+    if (transposed) {
+      packed_.pack_all(b, 0, 1, k_, pool);
+    } else {
+      packed_.pack_all(b, 0, n_, 1, pool);
+    }
+  }
+
+  void fill_beta_c(const float* c, float beta, float* out, ThreadPool* pool) {
+    const int64_t s0 = c_strides_[0], s1 = c_strides_[1];
+    parallel_chunks(pool, m_, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, n_)),
+                    [&](int64_t begin, int64_t end) {
+                      for (int64_t i = begin; i < end; ++i) {
+                        for (int64_t j = 0; j < n_; ++j) {
+                          out[i * n_ + j] = beta * c[i * s0 + j * s1];
+                        }
+                      }
+                    });
+  }
+
+  const SimdKernels& simd_;
+  int64_t m_ = 0, k_ = 0, n_ = 0;
+  std::vector<int64_t> c_strides_;
+  bool bias_row_ = false;
+  bool b_constant_ = false;
+  PackedB packed_;
+  AlignedFloats a_rows_;
+  std::vector<GemmJob> jobs_;
+  RowMajorA rows_a_;
+  GemmScratch scratch_;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> make_matmul_kernel(const Node& node, const CompileContext& cc,
+                                           const SimdKernels& simd) {
+  auto k = std::make_unique<MatmulKernel>(simd);
+  if (!k->init(node, cc)) return nullptr;
+  return k;
+}
+
+std::unique_ptr<Kernel> make_gemm_kernel(const Node& node, const CompileContext& cc,
+                                         const SimdKernels& simd) {
+  auto k = std::make_unique<GemmKernel>(simd);
+  if (!k->init(node, cc)) return nullptr;
+  return k;
+}
+
+}  // namespace webnn

@@ -1,0 +1,148 @@
+// The table of SIMD kernels the cpu backend calls: one instance per instruction set, each built
+// from the same sources (*.inc) in its own translation unit with its own compiler flags
+// (kernels_avx512.cc, kernels_avx2.cc, kernels_generic.cc). Only plain data and function
+// pointers cross this boundary, so no inline code compiled for one ISA leaks into another.
+#pragma once
+
+#include <cstdint>
+
+#include "backends/cpu/isa.h"
+
+namespace webnn {
+
+// One micro-tile of C (mr x nr, at most gemm_mr x gemm_nr) += A * B, where
+//   A row r of tap t is the pointer a[t * gemm_mr + r] (+ a_offset unless it equals `zero`),
+//     read at k = 0 .. kc-1 (rows >= mr are not read);
+//   B is packed: row k of tap t is the gemm_nr floats at b + (t * b_tap_stride + k) * gemm_nr.
+// The result is alpha * (A * B), plus C when `accumulate`, plus col_bias[j] and row_bias[i]
+// when given, clamped to [lo, hi] when `clamp`.
+struct GemmUkernelArgs {
+  int64_t taps = 1;
+  int64_t kc = 0;
+  const float* const* a = nullptr;
+  const float* zero = nullptr;
+  int64_t a_offset = 0;
+  const float* b = nullptr;
+  int64_t b_tap_stride = 0;
+  float* c = nullptr;
+  int64_t ldc = 0;
+  int mr = 0, nr = 0;
+  bool accumulate = false;
+  float alpha = 1.0f;
+  const float* col_bias = nullptr;
+  const float* row_bias = nullptr;
+  bool clamp = false;
+  float lo = 0.0f, hi = 0.0f;
+};
+
+enum class BinaryOpF : uint8_t { kAdd, kSub, kMul, kDiv, kMax, kMin };
+
+// Unary float32 operations with a vector implementation. The parametric ones (kLinear,
+// kLeakyRelu, kHardSigmoid, kHardSwish) evaluate in double like the reference kernels, since
+// rounding alpha/beta to float would lose accuracy when alpha * x + beta cancels.
+enum class UnaryOpF : uint8_t {
+  kCopy,
+  kRelu,
+  kClamp,
+  kNeg,
+  kAbs,
+  kFloor,
+  kCeil,
+  kRoundEven,
+  kSqrt,
+  kReciprocal,
+  kLinear,
+  kLeakyRelu,
+  kHardSigmoid,
+  kHardSwish,
+  kExp,
+  kSigmoid,
+  kTanh,
+};
+
+struct UnaryArgs {
+  UnaryOpF op = UnaryOpF::kCopy;
+  double alpha = 0, beta = 0;  // kLinear, kLeakyRelu, kHardSigmoid, kHardSwish
+  float lo = 0, hi = 0;        // kClamp (NaN bounds never reach here)
+};
+
+// One output row of a depthwise conv2d on NHWC data: y[ow][c] for ow in [0, out_w).
+// The filter is [kh][kw][channels]; taps that fall into the padding are skipped.
+struct DepthwiseRowArgs {
+  const float* x = nullptr;  // the image (in_h x in_w x channels)
+  int64_t in_h = 0, in_w = 0, channels = 0;
+  const float* w = nullptr;
+  const float* bias = nullptr;  // channels values or null
+  int64_t k_h = 0, k_w = 0, stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1;
+  int64_t pad_top = 0, pad_left = 0;
+  int64_t oh = 0, out_w = 0;
+  float* y = nullptr;  // the output row (out_w x channels)
+};
+
+// One output row of a max or average pool on NHWC data (window taps in the padding are
+// skipped; averages divide by the number of taps inside the image).
+struct PoolRowArgs {
+  const float* x = nullptr;
+  int64_t in_h = 0, in_w = 0, channels = 0;
+  int64_t win_h = 0, win_w = 0, stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1;
+  int64_t pad_top = 0, pad_left = 0;
+  int64_t oh = 0, out_w = 0;
+  bool max = true;
+  float* y = nullptr;
+};
+
+// A planar (NCHW) window operation over one channel plane that has been copied into a padded,
+// column-phase-split buffer: padded column c of row r is at
+//   src + (c % stride_w) * phase_stride + r * row_stride + c / stride_w,
+// so the taps of consecutive outputs are consecutive floats whatever the stride.
+// Depthwise: y = bias + sum of w[kh * k_w + kw] * tap. Max pool: NaN-sticky maximum (the
+// padding holds -inf). Average pool: sum (the padding holds 0) / (count_h[oh] * count_w[ow]).
+struct PlaneArgs {
+  const float* src = nullptr;
+  int64_t phase_stride = 0, row_stride = 0;
+  int64_t k_h = 0, k_w = 0, stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1;
+  int64_t out_h = 0, out_w = 0;
+  const float* w = nullptr;  // depthwise filter taps
+  float bias = 0.0f;
+  const float* count_h = nullptr;  // average pool
+  const float* count_w = nullptr;
+  float* y = nullptr;  // out_h x out_w
+};
+
+enum class PlaneOp : uint8_t { kDepthwise, kMaxPool, kAveragePool };
+
+struct SimdKernels {
+  const char* name;
+  int lanes;  // floats per vector register
+  int gemm_mr, gemm_nr;
+  void (*gemm_ukernel)(const GemmUkernelArgs& args);
+  // out[i] = a[i * a_step] op b[i * b_step], steps 0 (broadcast scalar) or 1.
+  void (*binary)(BinaryOpF op, const float* a, int64_t a_step, const float* b, int64_t b_step,
+                 float* out, int64_t n);
+  void (*unary)(const UnaryArgs& args, const float* x, float* y, int64_t n);
+  // Softmax along an axis of `len` elements spaced `inner` apart, for the `cols` consecutive
+  // columns starting at x (inner == 1 means one contiguous row, cols == 1).
+  void (*softmax)(const float* x, float* y, int64_t len, int64_t inner, int64_t cols);
+  void (*depthwise_nhwc_row)(const DepthwiseRowArgs& args);
+  void (*pool_nhwc_row)(const PoolRowArgs& args);
+  void (*plane)(PlaneOp op, const PlaneArgs& args);
+  // Row primitives for planar (NCHW) kernels.
+  void (*row_axpy)(float a, const float* x, float* y, int64_t n);  // y += a * x
+  void (*row_add)(const float* x, float* y, int64_t n);            // y += x
+  void (*row_max)(const float* x, float* y, int64_t n);            // y = max(y, x), NaN sticks
+  // Rows [r0, r1) of a (rows x cols, row-major) written transposed into out (cols x rows).
+  void (*transpose)(const float* a, int64_t rows, int64_t cols, int64_t r0, int64_t r1, float* out);
+  float (*reduce_sum)(const float* x, int64_t n);
+  float (*reduce_max)(const float* x, int64_t n);  // NaN if any is NaN; -inf when n == 0
+};
+
+// Kernels compiled for each ISA (null when this build has none for it).
+const SimdKernels* simd_kernels_avx512();
+const SimdKernels* simd_kernels_avx2();
+const SimdKernels* simd_kernels_generic();
+// The kernels for `isa` if this build has them and this machine runs them, else null.
+const SimdKernels* simd_kernels_for(CpuIsa isa);
+// The kernels for cpu_isa().
+const SimdKernels& simd_kernels();
+
+}  // namespace webnn

@@ -1,0 +1,135 @@
+#include "backends/cpu/thread_pool.h"
+
+#include <cstdlib>
+#include <limits>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace webnn {
+
+namespace {
+
+// Spinning before sleeping keeps the hand-off between consecutive kernels of a graph in the
+// microsecond range; the bound keeps idle workers from burning a shared core for long.
+constexpr int kSpinIterations = 4000;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+}  // namespace
+
+int default_thread_count() {
+  if (const char* env = std::getenv("WEBNN_NUM_THREADS")) {
+    char* end = nullptr;
+    long n = std::strtol(env, &end, 10);
+    if (end != env && *end == '\0' && n > 0) return n > 1024 ? 1024 : static_cast<int>(n);
+  }
+  unsigned hw = std::thread::hardware_concurrency();
+  return hw == 0 ? 1 : static_cast<int>(hw);
+}
+
+ThreadPool::ThreadPool(int num_threads) : num_threads_(num_threads < 1 ? 1 : num_threads) {}
+
+ThreadPool::~ThreadPool() {
+  std::lock_guard<std::mutex> lock(region_mutex_);
+  {
+    std::lock_guard<std::mutex> sleep(sleep_mutex_);
+    stop_.store(true, std::memory_order_release);
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+  }
+  wake_.notify_all();
+  for (std::thread& t : workers_) t.join();
+}
+
+void ThreadPool::start_workers() {
+  // Workers start from the generation before the first region: a thread scheduled late must
+  // not mistake a later generation (even the destructor's) for one it has already seen.
+  const uint32_t seen = generation_.load(std::memory_order_acquire);
+  workers_.reserve(num_threads_ - 1);
+  for (int t = 1; t < num_threads_; ++t) {
+    workers_.emplace_back([this, t, seen] { worker_main(t, seen); });
+  }
+}
+
+void ThreadPool::worker_main(int thread, uint32_t seen) {
+  for (;;) {
+    uint32_t g = generation_.load(std::memory_order_acquire);
+    for (int i = 0; g == seen && i < kSpinIterations; ++i) {
+      cpu_relax();
+      g = generation_.load(std::memory_order_acquire);
+    }
+    if (g == seen) {
+      std::unique_lock<std::mutex> sleep(sleep_mutex_);
+      wake_.wait(sleep, [&] { return generation_.load(std::memory_order_acquire) != seen; });
+      g = generation_.load(std::memory_order_acquire);
+    }
+    seen = g;
+    if (stop_.load(std::memory_order_acquire)) return;
+    work(g, thread);
+  }
+}
+
+void ThreadPool::work(uint32_t generation, int thread) {
+  // The region's fields are read before each claim: a successful claim of an index below
+  // tasks_ proves the region was still open when they were read, and the caller rewrites them
+  // only after every task of the region has finished.
+  for (;;) {
+    uint64_t c = claim_.load(std::memory_order_acquire);
+    if (static_cast<uint32_t>(c >> 32) != generation) return;
+    TaskFn fn = fn_.load(std::memory_order_relaxed);
+    void* ctx = ctx_.load(std::memory_order_relaxed);
+    int64_t tasks = tasks_.load(std::memory_order_relaxed);
+    int64_t index = static_cast<int64_t>(c & 0xffffffffu);
+    if (index >= tasks) return;
+    if (!claim_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel)) continue;
+    fn(ctx, index, thread);
+    if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == tasks) {
+      // Taking the mutex orders this notification after the caller's check-then-sleep.
+      {
+        std::lock_guard<std::mutex> sleep(sleep_mutex_);
+      }
+      finished_.notify_all();
+    }
+  }
+}
+
+void ThreadPool::run(int64_t tasks, TaskFn fn, void* ctx) {
+  std::unique_lock<std::mutex> lock(region_mutex_, std::try_to_lock);
+  // Inline when there is nothing to share, or when the pool is busy (see parallel_for).
+  if (num_threads_ == 1 || tasks == 1 || !lock.owns_lock() ||
+      tasks > std::numeric_limits<uint32_t>::max()) {
+    for (int64_t i = 0; i < tasks; ++i) fn(ctx, i, 0);
+    return;
+  }
+  if (workers_.empty()) start_workers();
+  fn_.store(fn, std::memory_order_relaxed);
+  ctx_.store(ctx, std::memory_order_relaxed);
+  tasks_.store(tasks, std::memory_order_relaxed);
+  done_.store(0, std::memory_order_relaxed);
+  uint32_t generation = generation_.load(std::memory_order_relaxed) + 1;
+  claim_.store(static_cast<uint64_t>(generation) << 32, std::memory_order_release);
+  {
+    std::lock_guard<std::mutex> sleep(sleep_mutex_);
+    generation_.store(generation, std::memory_order_release);
+  }
+  wake_.notify_all();
+  work(generation, 0);
+  int64_t d = done_.load(std::memory_order_acquire);
+  for (int i = 0; d != tasks && i < kSpinIterations; ++i) {
+    cpu_relax();
+    d = done_.load(std::memory_order_acquire);
+  }
+  if (d != tasks) {
+    std::unique_lock<std::mutex> sleep(sleep_mutex_);
+    finished_.wait(sleep, [&] { return done_.load(std::memory_order_acquire) == tasks; });
+  }
+}
+
+}  // namespace webnn

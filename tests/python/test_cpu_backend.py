@@ -1,0 +1,462 @@
+"""The cpu backend's fast float32 kernels against the reference backend.
+
+Random shapes and options per kernel (edge sizes 1, sizes that are not a multiple of the
+vector width, long reductions), compared with tolerances derived from the operation: exact
+where the float32 result is exact, a few ULP for element-wise math, and for sums of K
+products the classic bound K * eps * sum(|a| * |b|) (any summation order meets it; the
+reference sums in double and rounds once).
+
+The last tests rerun this file in subprocesses with the AVX2 and generic kernels
+(WEBNN_CPU_ISA) and with 1 and 3 threads (WEBNN_NUM_THREADS).
+"""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import webnn
+
+EPS = float(np.finfo(np.float32).eps)
+
+_CONTEXTS = {}
+
+
+def _context(backend):
+    if backend not in _CONTEXTS:
+        _CONTEXTS[backend] = webnn.ML().create_context(accelerated=False, backend=backend)
+    return _CONTEXTS[backend]
+
+
+def _run(backend, make, inputs, constants=None):
+    """Builds make(builder, operands) (inputs as graph inputs, constants as constants)."""
+    builder = _context(backend).create_graph_builder()
+    operands = {k: builder.input(k, list(v.shape), "float32") for k, v in inputs.items()}
+    for k, v in (constants or {}).items():
+        operands[k] = builder.constant(np.ascontiguousarray(v, dtype=np.float32))
+    graph = builder.build({"y": make(builder, operands)})
+    return _context(backend).compute(graph, inputs)["y"]
+
+
+def _both(make, inputs, constants=None):
+    return _run("cpu", make, inputs, constants), _run("reference", make, inputs, constants)
+
+
+def _ordered(a):
+    bits = a.view(np.int32).astype(np.int64)
+    return np.where(bits < 0, -(bits & 0x7FFFFFFF), bits)
+
+
+def assert_ulp(actual, expected, max_ulp):
+    assert actual.shape == expected.shape and actual.dtype == np.float32
+    same = (actual == expected) | (np.isnan(actual) & np.isnan(expected))
+    ulps = np.where(same, 0, np.abs(_ordered(actual) - _ordered(expected)))
+    worst = int(ulps.max(initial=0))
+    i = int(np.argmax(ulps)) if ulps.size else 0
+    assert worst <= max_ulp, (
+        f"{worst} ULP > {max_ulp} at flat index {i}: got {actual.flat[i]!r}, "
+        f"expected {expected.flat[i]!r}"
+    )
+
+
+def assert_within(actual, expected, bound):
+    """|actual - expected| <= bound element-wise (plus half an ULP of the result)."""
+    assert actual.shape == expected.shape and actual.dtype == np.float32
+    err = np.abs(actual.astype(np.float64) - expected.astype(np.float64))
+    limit = bound + np.abs(expected.astype(np.float64)) * EPS / 2
+    same = (actual == expected) | (np.isnan(actual) & np.isnan(expected))
+    bad = ~(same | (err <= limit))
+    assert not bad.any(), (
+        f"{int(bad.sum())} of {bad.size} elements off; first at {int(np.argmax(bad))}: "
+        f"error {err.flat[np.argmax(bad)]:.3g} > bound {limit.flat[np.argmax(bad)]:.3g}"
+    )
+
+
+def _data(rng, shape):
+    return rng.uniform(-2, 2, size=shape).astype(np.float32)
+
+
+# ---- matmul and gemm ------------------------------------------------------------------------
+
+
+def _dot_bound(k, magnitude):
+    # |fl(sum) - sum| <= gamma_k * sum |a b|, gamma_k ~ k eps; +2 covers alpha/beta/bias steps.
+    return (k + 2) * EPS * magnitude
+
+
+MATMUL_SHAPES = [
+    ([1, 1], [1, 1]),
+    ([1, 7], [7, 1]),
+    ([3, 5], [5, 7]),
+    ([6, 64], [64, 64]),
+    ([7, 65], [65, 129]),
+    ([13, 1], [1, 33]),
+    ([2, 2048], [2048, 17]),  # long K: several passes over K
+    ([130, 1537], [1537, 70]),
+    ([2, 3, 5, 9], [9, 66]),  # A's batch folds into rows
+    ([3, 1, 5, 37], [4, 37, 66]),  # broadcast batches
+    ([5, 9], [2, 3, 9, 20]),  # A broadcast over B's batches
+    ([2, 1, 4, 3], [1, 5, 3, 2]),
+]
+
+
+@pytest.mark.parametrize("constant_b", [False, True])
+@pytest.mark.parametrize("a_shape,b_shape", MATMUL_SHAPES)
+def test_matmul(a_shape, b_shape, constant_b):
+    rng = np.random.default_rng(len(a_shape) * 100 + a_shape[-1])
+    a, b = _data(rng, a_shape), _data(rng, b_shape)
+    inputs, constants = ({"a": a}, {"b": b}) if constant_b else ({"a": a, "b": b}, {})
+    got, want = _both(lambda g, o: g.matmul(o["a"], o["b"]), inputs, constants)
+    magnitude = np.matmul(np.abs(a).astype(np.float64), np.abs(b).astype(np.float64))
+    assert_within(got, want, _dot_bound(a_shape[-1], magnitude))
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_gemm(seed):
+    rng = np.random.default_rng(seed)
+    m, k, n = (int(v) for v in rng.choice([1, 2, 5, 6, 17, 64, 65, 300, 700], size=3))
+    a_t, b_t = bool(rng.integers(2)), bool(rng.integers(2))
+    alpha = float(rng.choice([1.0, 0.5, -2.25]))
+    beta = float(rng.choice([1.0, 0.0, 3.0]))
+    c_shape = [[], [n], [1, n], [m, 1], [m, n], None][int(rng.integers(6))]
+    a = _data(rng, [k, m] if a_t else [m, k])
+    b = _data(rng, [n, k] if b_t else [k, n])
+    inputs = {"a": a}
+    constants = {}
+    (constants if rng.integers(2) else inputs)["b"] = b
+    options = {"alpha": alpha, "beta": beta, "a_transpose": a_t, "b_transpose": b_t}
+    c = None
+    if c_shape is not None:
+        c = _data(rng, c_shape)
+        inputs["c"] = c
+
+    def make(g, o):
+        extra = {"c": o["c"]} if c is not None else {}
+        return g.gemm(o["a"], o["b"], **options, **extra)
+
+    got, want = _both(make, inputs, constants)
+    a2 = (a.T if a_t else a).astype(np.float64)
+    b2 = (b.T if b_t else b).astype(np.float64)
+    magnitude = abs(alpha) * np.abs(a2) @ np.abs(b2)
+    if c is not None:
+        magnitude = magnitude + abs(beta) * np.broadcast_to(np.abs(c), (m, n))
+    assert_within(got, want, _dot_bound(k, magnitude))
+
+
+# ---- conv2d -------------------------------------------------------------------------------
+
+
+def _conv_case(rng):
+    nhwc = bool(rng.integers(2))
+    kind = rng.choice(["dense", "grouped", "depthwise"], p=[0.45, 0.2, 0.35])
+    n = int(rng.integers(1, 3))
+    kh, kw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    stride = [int(rng.integers(1, 3)), int(rng.integers(1, 3))]
+    dilation = [int(rng.integers(1, 3)), int(rng.integers(1, 3))]
+    pads = [int(v) for v in rng.integers(0, 3, size=4)]
+    while True:
+        h, w = int(rng.integers(1, 14)), int(rng.integers(1, 14))
+        if (
+            h + pads[0] + pads[1] >= (kh - 1) * dilation[0] + 1
+            and w + pads[2] + pads[3] >= (kw - 1) * dilation[1] + 1
+        ):
+            break
+    if kind == "depthwise":
+        cin = int(rng.integers(1, 40))
+        groups, cout = cin, cin
+    elif kind == "grouped":
+        groups = int(rng.integers(2, 4))
+        cin, cout = groups * int(rng.integers(1, 6)), groups * int(rng.integers(1, 40))
+    else:
+        groups, cin, cout = 1, int(rng.integers(1, 20)), int(rng.integers(1, 140))
+    layout = str(rng.choice(["oihw", "hwio", "ohwi", "ihwo"]))
+    sizes = {"o": cout, "i": cin // groups, "h": kh, "w": kw}
+    filt = _data(rng, [sizes[c] for c in layout])
+    x = _data(rng, [n, h, w, cin] if nhwc else [n, cin, h, w])
+    bias = _data(rng, [cout]) if rng.integers(2) else None
+    options = {
+        "strides": stride,
+        "dilations": dilation,
+        "padding": pads,
+        "groups": groups,
+        "input_layout": "nhwc" if nhwc else "nchw",
+        "filter_layout": layout,
+    }
+    return x, filt, bias, options, (cin // groups) * kh * kw
+
+
+def _check_conv(x, filt, bias, options, k, constant_filter=True):
+    inputs, constants = {"x": x}, {}
+    (constants if constant_filter else inputs)["w"] = filt
+    if bias is not None:
+        constants["b"] = bias
+
+    def make(g, o):
+        extra = {"bias": o["b"]} if bias is not None else {}
+        return g.conv2d(o["x"], o["w"], **options, **extra)
+
+    got, want = _both(make, inputs, constants)
+    # sum |x| |w| + |bias| by the reference itself.
+    mag_constants = {"w": np.abs(filt)}
+    if bias is not None:
+        mag_constants["b"] = np.abs(bias)
+    magnitude = _run("reference", make, {"x": np.abs(x)}, mag_constants)
+    assert_within(got, want, _dot_bound(k, magnitude.astype(np.float64)))
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_conv2d_random(seed):
+    rng = np.random.default_rng(1000 + seed)
+    x, filt, bias, options, k = _conv_case(rng)
+    _check_conv(x, filt, bias, options, k, constant_filter=bool(seed % 4))
+
+
+@pytest.mark.parametrize("nhwc", [False, True])
+@pytest.mark.parametrize("kernel", [1, 3])
+def test_conv2d_long_reduction(nhwc, kernel):
+    # 600 input channels: each tap's channels are split into several passes over K.
+    rng = np.random.default_rng(kernel)
+    x = _data(rng, [1, 5, 6, 600] if nhwc else [1, 600, 5, 6])
+    filt = _data(rng, [70, 600, kernel, kernel])
+    options = {"padding": [1, 1, 1, 1], "input_layout": "nhwc" if nhwc else "nchw"}
+    _check_conv(x, filt, _data(rng, [70]), options, 600 * kernel * kernel)
+
+
+@pytest.mark.parametrize("nhwc", [False, True])
+@pytest.mark.parametrize("stride,dilation", [(1, 1), (2, 1), (1, 2), (3, 2)])
+def test_depthwise_conv2d(nhwc, stride, dilation):
+    rng = np.random.default_rng(stride * 10 + dilation)
+    c = 37
+    x = _data(rng, [2, 23, 19, c] if nhwc else [2, c, 23, 19])
+    filt = _data(rng, [c, 1, 3, 3])
+    options = {
+        "strides": [stride, stride],
+        "dilations": [dilation, dilation],
+        "padding": [1, 2, 2, 1],
+        "groups": c,
+        "input_layout": "nhwc" if nhwc else "nchw",
+    }
+    _check_conv(x, filt, _data(rng, [c]), options, 9)
+
+
+# ---- element-wise ---------------------------------------------------------------------------
+
+BINARY_SHAPES = [
+    ([1], [1]),
+    ([17], [17]),
+    ([70001], [70001]),  # several parallel chunks
+    ([5, 17], [1]),
+    ([1], [5, 17]),
+    ([4, 33], [33]),
+    ([4, 33], [4, 1]),
+    ([2, 3, 4, 5], [3, 1, 5]),
+    ([2, 1, 4, 1], [1, 3, 1, 5]),
+    ([2, 64, 3, 3], [1, 64, 1, 1]),
+    ([3, 1], [3, 1]),
+]
+
+
+def _with_specials(rng, shape):
+    a = rng.standard_normal(shape).astype(np.float32) * 10
+    flat = a.reshape(-1)
+    specials = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-40, 3.4e38], dtype=np.float32)
+    picks = rng.random(flat.size) < 0.05
+    flat[picks] = rng.choice(specials, size=int(picks.sum()))
+    return a
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "max", "min"])
+@pytest.mark.parametrize("a_shape,b_shape", BINARY_SHAPES)
+def test_binary(op, a_shape, b_shape):
+    rng = np.random.default_rng(len(a_shape) + a_shape[-1])
+    inputs = {"a": _with_specials(rng, a_shape), "b": _with_specials(rng, b_shape)}
+    got, want = _both(lambda g, o: getattr(g, op)(o["a"], o["b"]), inputs)
+    # Double rounding (the reference computes in double) costs at most one ULP.
+    assert_ulp(got, want, 0 if op in ("max", "min") else 1)
+
+
+UNARY = [
+    ("relu", {}, 0),
+    ("identity", {}, 0),
+    ("neg", {}, 0),
+    ("abs", {}, 0),
+    ("floor", {}, 0),
+    ("ceil", {}, 0),
+    ("round_even", {}, 0),
+    ("sqrt", {}, 0),
+    ("reciprocal", {}, 0),
+    ("clamp", {"min_value": -1.5, "max_value": 2.25}, 0),
+    ("clamp", {"min_value": 0.0}, 0),
+    ("leaky_relu", {"alpha": 0.1}, 1),
+    ("linear", {"alpha": 0.1, "beta": -1.0}, 1),
+    ("hard_sigmoid", {"alpha": 0.3, "beta": 0.4}, 1),
+    ("hard_swish", {}, 1),
+    ("exp", {}, 2),
+    ("sigmoid", {}, 3),
+    ("tanh", {}, 2),
+    ("elu", {"alpha": 0.7}, 0),
+    ("gelu", {}, 0),
+    ("erf", {}, 0),
+    ("sin", {}, 0),
+    ("log", {}, 0),
+    ("softplus", {}, 0),
+    ("softsign", {}, 0),
+    ("sign", {}, 0),
+]
+
+
+@pytest.mark.parametrize("size", [1, 15, 16, 17, 1000, 70001])
+@pytest.mark.parametrize(
+    "op,options,max_ulp", UNARY, ids=[u[0] + str(i) for i, u in enumerate(UNARY)]
+)
+def test_unary(op, options, max_ulp, size):
+    rng = np.random.default_rng(size)
+    x = _with_specials(rng, [size])
+    x[: size // 2] = rng.uniform(-120, 120, size // 2)  # exp's overflow and subnormal ranges
+    got, want = _both(lambda g, o: getattr(g, op)(o["x"], **options), {"x": x})
+    assert_ulp(got, want, max_ulp)
+
+
+@pytest.mark.parametrize(
+    "shape,axis",
+    [([1, 1], 1), ([3, 17], 1), ([4, 1000], 1), ([2, 3, 70], 2), ([5, 33, 7], 1), ([70, 3], 0)],
+)
+def test_softmax(shape, axis):
+    rng = np.random.default_rng(shape[-1])
+    x = (rng.standard_normal(shape) * 20).astype(np.float32)
+    got, want = _both(lambda g, o: g.softmax(o["x"], axis=axis), {"x": x})
+    assert_ulp(got, want, 4)
+
+
+def test_softmax_special_rows():
+    x = np.array(
+        [[1.0, np.nan, 2.0], [np.inf, 1.0, 0.0], [-np.inf, -np.inf, -np.inf], [-np.inf, 0, 1]],
+        dtype=np.float32,
+    )
+    got, want = _both(lambda g, o: g.softmax(o["x"], axis=1), {"x": x})
+    assert_ulp(got, want, 4)
+
+
+# ---- pooling ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_pool2d_random(seed):
+    rng = np.random.default_rng(2000 + seed)
+    nhwc = bool(rng.integers(2))
+    method = "max_pool2d" if seed % 2 else "average_pool2d"
+    c, n = int(rng.integers(1, 40)), int(rng.integers(1, 3))
+    h, w = int(rng.integers(1, 15)), int(rng.integers(1, 15))
+    win = [int(rng.integers(1, h + 1)), int(rng.integers(1, w + 1))]
+    options = {
+        "window_dimensions": win,
+        "strides": [int(rng.integers(1, 3)), int(rng.integers(1, 3))],
+        "dilations": [1, 1] if rng.integers(2) else [int(rng.integers(1, 3))] * 2,
+        "padding": [int(v) for v in rng.integers(0, 2, size=4)],
+        "layout": "nhwc" if nhwc else "nchw",
+        "output_shape_rounding": "ceil" if rng.integers(2) else "floor",
+    }
+    reach_h = (win[0] - 1) * options["dilations"][0] + 1
+    reach_w = (win[1] - 1) * options["dilations"][1] + 1
+    pads = options["padding"]
+    if h + pads[0] + pads[1] < reach_h or w + pads[2] + pads[3] < reach_w:
+        options["dilations"] = [1, 1]
+    x = _with_specials(rng, [n, h, w, c] if nhwc else [n, c, h, w])
+    if method == "average_pool2d":
+        # Finite and far from overflow: float sums of huge values overflow where the
+        # reference's double sums do not.
+        x = np.clip(np.nan_to_num(x), -100, 100)
+    got, want = _both(lambda g, o: getattr(g, method)(o["x"], **options), {"x": x})
+    if method == "max_pool2d":
+        assert_ulp(got, want, 0)
+    else:
+        # A mean of up to win_h * win_w values: the sum's bound, divided by the count.
+        mag = _run("reference", lambda g, o: g.average_pool2d(o["x"], **options), {"x": np.abs(x)})
+        assert_within(got, want, (win[0] * win[1] + 1) * EPS * mag.astype(np.float64))
+
+
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
+@pytest.mark.parametrize("method", ["global_average_pool", "global_max_pool"])
+@pytest.mark.parametrize("size", [1, 7, 56])
+def test_global_pool(layout, method, size):
+    rng = np.random.default_rng(size)
+    shape = [2, size, size, 19] if layout == "nhwc" else [2, 19, size, size]
+    x = rng.standard_normal(shape).astype(np.float32)
+    got, want = _both(lambda g, o: getattr(g, method)(o["x"], layout=layout), {"x": x})
+    if method == "global_max_pool":
+        assert_ulp(got, want, 0)
+    else:
+        mag = _run(
+            "reference", lambda g, o: g.global_average_pool(o["x"], layout=layout), {"x": np.abs(x)}
+        )
+        assert_within(got, want, (size * size + 1) * EPS * mag.astype(np.float64))
+
+
+# ---- runtime: fallbacks, dispatch in place, other ISAs and thread counts --------------------
+
+
+def test_unsupported_cases_fall_back_to_reference():
+    # float16 and int32 take the reference kernels; results are identical.
+    rng = np.random.default_rng(0)
+    for dtype in ("float16", "int32"):
+        a = (rng.standard_normal([4, 5]) * 4).astype(dtype)
+        b = (rng.standard_normal([5, 3]) * 4).astype(dtype)
+        outs = []
+        for backend in ("cpu", "reference"):
+            ctx = _context(backend)
+            g = ctx.create_graph_builder()
+            x, y = g.input("a", [4, 5], dtype), g.input("b", [5, 3], dtype)
+            op = g.matmul(x, y) if dtype == "float16" else g.add(x, g.constant(np.ones(1, dtype)))
+            outs.append(
+                ctx.compute(
+                    g.build({"y": op}), {"a": a, "b": b} if dtype == "float16" else {"a": a}
+                )["y"]
+            )
+        np.testing.assert_array_equal(outs[0], outs[1])
+
+
+def test_dispatch_reuses_tensors_and_graph_outputs_that_alias():
+    ctx = _context("cpu")
+    g = ctx.create_graph_builder()
+    x = g.input("x", [3, 4], "float32")
+    r = g.relu(x)
+    graph = g.build({"x_out": g.identity(x), "r1": r, "r2": r})
+    data = np.arange(-6, 6, dtype=np.float32).reshape(3, 4)
+    tx = ctx.create_tensor([3, 4], "float32", writable=True)
+    outs = {
+        k: ctx.create_tensor(s, "float32", readable=True)
+        for k, s in (("x_out", [3, 4]), ("r1", [3, 4]), ("r2", [3, 4]))
+    }
+    for scale in (1.0, -2.0):
+        ctx.write_tensor(tx, data * scale)
+        ctx.dispatch(graph, {"x": tx}, outs)
+        np.testing.assert_array_equal(ctx.read_tensor(outs["x_out"]), data * scale)
+        np.testing.assert_array_equal(ctx.read_tensor(outs["r1"]), np.maximum(data * scale, 0))
+        np.testing.assert_array_equal(ctx.read_tensor(outs["r2"]), np.maximum(data * scale, 0))
+
+
+@pytest.mark.skipif(os.environ.get("WEBNN_CPU_BACKEND_SUBPROCESS") == "1", reason="nested")
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"WEBNN_CPU_ISA": "avx2"},
+        {"WEBNN_CPU_ISA": "generic"},
+        {"WEBNN_NUM_THREADS": "1"},
+        {"WEBNN_NUM_THREADS": "3"},
+    ],
+    ids=lambda e: ",".join(f"{k}={v}" for k, v in e.items()),
+)
+def test_other_isas_and_thread_counts(env):
+    # Selected at first use and per context respectively, so each needs a fresh process. A
+    # machine without AVX2 falls back further; the results must hold either way.
+    full_env = dict(os.environ, WEBNN_CPU_BACKEND_SUBPROCESS="1", **env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", __file__, "-q", "-x", "-p", "no:cacheprovider"],
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
