@@ -237,7 +237,7 @@ class Conv2dKernel final : public Kernel {
     auto task = [&](int64_t i, int thread) {
       const int64_t c = i % s.in_c;
       float* buf = plane_scratch_[thread].data();
-      plane_.fill(x + i * in_plane, 0.0f, buf);
+      plane_.fill(simd_, x + i * in_plane, 0.0f, buf);
       PlaneArgs a = plane_.args(buf);
       a.w = weights_.data() + c * s.taps();
       a.bias = bias ? bias[c] : 0.0f;
