@@ -224,6 +224,17 @@ def test_conv2d_long_reduction(nhwc, kernel):
 
 
 @pytest.mark.parametrize("nhwc", [False, True])
+def test_conv2d_few_channels_large_image(nhwc):
+    # 3 input channels over 300 x 300: the per-tap pointer table would outgrow the input, so
+    # tiles build theirs as they go.
+    rng = np.random.default_rng(7)
+    x = _data(rng, [1, 300, 300, 3] if nhwc else [1, 3, 300, 300])
+    filt = _data(rng, [16, 3, 3, 3])
+    options = {"padding": [1, 1, 1, 1], "input_layout": "nhwc" if nhwc else "nchw"}
+    _check_conv(x, filt, _data(rng, [16]), options, 27)
+
+
+@pytest.mark.parametrize("nhwc", [False, True])
 @pytest.mark.parametrize("stride,dilation", [(1, 1), (2, 1), (1, 2), (3, 2)])
 def test_depthwise_conv2d(nhwc, stride, dilation):
     rng = np.random.default_rng(stride * 10 + dilation)
