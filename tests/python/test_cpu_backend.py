@@ -471,3 +471,20 @@ def test_other_isas_and_thread_counts(env):
         check=False,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+def test_forked_child_runs_without_the_parents_workers():
+    ctx = webnn.ML().create_context(accelerated=False, backend="cpu")
+    g = ctx.create_graph_builder()
+    x = g.input("x", [256, 256], "float32")
+    graph = g.build({"y": g.matmul(x, x)})
+    a = np.ones((256, 256), np.float32)
+    assert ctx.compute(graph, {"x": a})["y"][0, 0] == 256  # starts the workers
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through its exit status
+        ok = ctx.compute(graph, {"x": a})["y"][0, 0] == 256
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    assert ctx.compute(graph, {"x": a})["y"][0, 0] == 256
