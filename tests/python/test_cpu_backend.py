@@ -488,3 +488,33 @@ def test_forked_child_runs_without_the_parents_workers():
     _, status = os.waitpid(pid, 0)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
     assert ctx.compute(graph, {"x": a})["y"][0, 0] == 256
+
+
+def test_concurrent_dispatches_share_the_context_pool():
+    # A dispatch that finds the pool busy runs its tasks on its own thread; results are the same.
+    import threading
+
+    ctx = webnn.ML().create_context(accelerated=False, backend="cpu")
+    rng = np.random.default_rng(3)
+    graphs, feeds, expected = [], [], []
+    for i in range(3):
+        g = ctx.create_graph_builder()
+        x = g.input("x", [64, 96], "float32")
+        w = _data(rng, [96, 80 + i])
+        graphs.append(g.build({"y": g.relu(g.matmul(x, g.constant(w)))}))
+        feeds.append({"x": _data(rng, [64, 96])})
+        expected.append(ctx.compute(graphs[i], feeds[i])["y"])
+    errors = []
+
+    def worker(i):
+        for _ in range(30):
+            got = ctx.compute(graphs[i], feeds[i])["y"]
+            if not np.array_equal(got, expected[i]):
+                errors.append(i)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
