@@ -8,9 +8,10 @@ ours / ORT (below 1 means webnn is faster).
     pip install .[bench]          # onnxruntime, onnx
     python bench/bench_ops.py --threads 1 2 --rounds 30 [--markdown out.md]
 
-Our timing is MLContext.dispatch on tensors created beforehand (it includes the engine's copy
-of inputs into and outputs out of the plan); ORT's is run_with_iobinding on OrtValues bound
-beforehand (no copies).
+Our timing is MLContext.dispatch on tensors created beforehand (bound in place, no copies);
+ORT's is run_with_iobinding on OrtValues bound beforehand. ORT's intra-op spinning is turned
+off (session.intra_op.allow_spinning=0) unless --ort-spinning: its idle workers would otherwise
+keep spinning on the cores our interleaved run uses. Our workers spin for ~100 us at most.
 """
 
 import argparse
@@ -225,7 +226,7 @@ class Ours:
 
 
 class Ort:
-    def __init__(self, case, threads):
+    def __init__(self, case, threads, spin=False):
         inputs = [
             helper.make_tensor_value_info(k, TensorProto.FLOAT, list(v.shape))
             for k, v in case.inputs.items()
@@ -240,6 +241,10 @@ class Ort:
         so.intra_op_num_threads = threads
         so.inter_op_num_threads = 1
         so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        if not spin:
+            # ORT's idle workers otherwise keep spinning after each run, on the cores our
+            # interleaved run is about to use.
+            so.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.session = ort.InferenceSession(
             model.SerializeToString(), so, providers=["CPUExecutionProvider"]
         )
@@ -285,6 +290,12 @@ def main():
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--markdown", help="also write the table to this file")
     parser.add_argument("--filter", default="", help="only cases whose name contains this")
+    parser.add_argument(
+        "--ort-spinning",
+        action="store_true",
+        help="leave ORT's worker spinning on (its idle workers then hold the cores during our "
+        "interleaved runs, which halves our multi-threaded speed)",
+    )
     args = parser.parse_args()
 
     rows = []
@@ -300,7 +311,7 @@ def main():
             if args.filter not in case.name:
                 continue
             ours = Ours(context, our_inputs, our_constants, build)
-            theirs = Ort(case, threads)
+            theirs = Ort(case, threads, spin=args.ort_spinning)
             got, want = ours.result(), theirs.result()
             if to_nchw is not None:
                 got = to_nchw(got)
@@ -316,8 +327,10 @@ def main():
                 flush=True,
             )
 
+    spinning = "on" if args.ort_spinning else "off"
+    header = f"ONNX Runtime {ort.__version__} (intra-op spinning {spinning}); medians of "
     lines = [
-        f"ONNX Runtime {ort.__version__}; medians of {args.rounds} interleaved samples.",
+        header + f"{args.rounds} interleaved samples.",
         "",
         "| case | threads | webnn cpu (ms) | ORT (ms) | ours/ORT | webnn GFLOP/s | ORT GFLOP/s |",
         "|---|---|---|---|---|---|---|",

@@ -1,9 +1,11 @@
 // Context, tensors and compiled graphs (spec/api.md §6–§8, §10–§12).
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,24 @@ class GraphBuilder;
 class Context;
 class ThreadPool;
 struct Plan;
+
+// Allocates on 64-byte (cache line) boundaries: kernels read and write tensors in place with
+// full-width vector loads, which cost twice when they straddle two lines.
+template <class T>
+struct CacheAlignedAllocator {
+  using value_type = T;
+  static constexpr std::align_val_t kAlignment{64};
+  CacheAlignedAllocator() = default;
+  template <class U>
+  CacheAlignedAllocator(const CacheAlignedAllocator<U>&) {}
+  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlignment)); }
+  void deallocate(T* p, size_t) { ::operator delete(p, kAlignment); }
+  template <class U>
+  bool operator==(const CacheAlignedAllocator<U>&) const {
+    return true;
+  }
+};
+using AlignedBytes = std::vector<uint8_t, CacheAlignedAllocator<uint8_t>>;
 
 // Backend storage with a logical shape and a byte capacity (spec/api.md §8, §12).
 class Tensor {
@@ -39,7 +59,7 @@ class Tensor {
   friend class Context;
   DataType data_type_ = DataType::kFloat32;
   std::vector<int64_t> shape_;
-  std::vector<uint8_t> storage_;
+  AlignedBytes storage_;
   bool readable_ = false, writable_ = false, exportable_to_gpu_ = false, destroyed_ = false;
   const Context* owner_ = nullptr;
 };

@@ -24,7 +24,7 @@ uint64_t Tensor::byte_length() const {
 
 void Tensor::destroy() {
   destroyed_ = true;
-  std::vector<uint8_t>().swap(storage_);
+  AlignedBytes().swap(storage_);
 }
 
 CompiledGraph::~CompiledGraph() = default;

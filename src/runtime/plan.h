@@ -8,13 +8,14 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "webnn/context.h"
 #include "webnn/graph.h"
 
 namespace webnn {
 
 struct Plan {
-  std::vector<OperandDesc> descs;  // concrete descriptors, by operand id
-  std::vector<std::vector<uint8_t>> storage;
+  std::vector<OperandDesc> descs;                // concrete descriptors, by operand id
+  std::vector<AlignedBytes> storage;             // cache-line aligned, like tensors
   std::vector<TensorView> views;                 // by operand id; unused operands have no data
   std::vector<std::unique_ptr<Kernel>> kernels;  // by node index
 };

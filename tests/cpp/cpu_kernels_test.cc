@@ -14,6 +14,7 @@
 #include "backends/cpu/isa.h"
 #include "backends/cpu/simd_kernels.h"
 #include "backends/cpu/thread_pool.h"
+#include "webnn/context.h"
 
 namespace webnn {
 namespace {
@@ -92,6 +93,22 @@ TEST(ThreadPoolTest, DefaultThreadCountReadsEnvironment) {
   EXPECT_GE(default_thread_count(), 1);
   setenv("WEBNN_NUM_THREADS", "-2", 1);
   EXPECT_GE(default_thread_count(), 1);
+  if (old) {
+    setenv("WEBNN_NUM_THREADS", saved.c_str(), 1);
+  } else {
+    unsetenv("WEBNN_NUM_THREADS");
+  }
+}
+
+TEST(ThreadPoolTest, EachContextOwnsAPoolSizedFromTheEnvironment) {
+  const char* old = std::getenv("WEBNN_NUM_THREADS");
+  std::string saved = old ? old : "";
+  setenv("WEBNN_NUM_THREADS", "3", 1);
+  auto three = *Context::create("default", false, "cpu");
+  setenv("WEBNN_NUM_THREADS", "1", 1);
+  auto one = *Context::create("default", false, "cpu");
+  EXPECT_EQ(three->num_threads(), 3);
+  EXPECT_EQ(one->num_threads(), 1);
   if (old) {
     setenv("WEBNN_NUM_THREADS", saved.c_str(), 1);
   } else {

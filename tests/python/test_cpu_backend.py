@@ -224,6 +224,17 @@ def test_conv2d_long_reduction(nhwc, kernel):
 
 
 @pytest.mark.parametrize("nhwc", [False, True])
+def test_conv2d_few_channels_large_image(nhwc):
+    # 3 input channels over 300 x 300: the per-tap pointer table would outgrow the input, so
+    # tiles build theirs as they go.
+    rng = np.random.default_rng(7)
+    x = _data(rng, [1, 300, 300, 3] if nhwc else [1, 3, 300, 300])
+    filt = _data(rng, [16, 3, 3, 3])
+    options = {"padding": [1, 1, 1, 1], "input_layout": "nhwc" if nhwc else "nchw"}
+    _check_conv(x, filt, _data(rng, [16]), options, 27)
+
+
+@pytest.mark.parametrize("nhwc", [False, True])
 @pytest.mark.parametrize("stride,dilation", [(1, 1), (2, 1), (1, 2), (3, 2)])
 def test_depthwise_conv2d(nhwc, stride, dilation):
     rng = np.random.default_rng(stride * 10 + dilation)
@@ -460,3 +471,50 @@ def test_other_isas_and_thread_counts(env):
         check=False,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+def test_forked_child_runs_without_the_parents_workers():
+    ctx = webnn.ML().create_context(accelerated=False, backend="cpu")
+    g = ctx.create_graph_builder()
+    x = g.input("x", [256, 256], "float32")
+    graph = g.build({"y": g.matmul(x, x)})
+    a = np.ones((256, 256), np.float32)
+    assert ctx.compute(graph, {"x": a})["y"][0, 0] == 256  # starts the workers
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through its exit status
+        ok = ctx.compute(graph, {"x": a})["y"][0, 0] == 256
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    assert ctx.compute(graph, {"x": a})["y"][0, 0] == 256
+
+
+def test_concurrent_dispatches_share_the_context_pool():
+    # A dispatch that finds the pool busy runs its tasks on its own thread; results are the same.
+    import threading
+
+    ctx = webnn.ML().create_context(accelerated=False, backend="cpu")
+    rng = np.random.default_rng(3)
+    graphs, feeds, expected = [], [], []
+    for i in range(3):
+        g = ctx.create_graph_builder()
+        x = g.input("x", [64, 96], "float32")
+        w = _data(rng, [96, 80 + i])
+        graphs.append(g.build({"y": g.relu(g.matmul(x, g.constant(w)))}))
+        feeds.append({"x": _data(rng, [64, 96])})
+        expected.append(ctx.compute(graphs[i], feeds[i])["y"])
+    errors = []
+
+    def worker(i):
+        for _ in range(30):
+            got = ctx.compute(graphs[i], feeds[i])["y"]
+            if not np.array_equal(got, expected[i]):
+                errors.append(i)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors

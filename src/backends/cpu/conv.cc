@@ -110,6 +110,14 @@ class Conv2dKernel final : public Kernel {
       zero_.reserve(static_cast<size_t>(s.group_in + 16));
       zero_.zero();
       m_ = s.batch * s.pixels();
+      // The pointer table is kept between runs unless it would outgrow the input itself
+      // (few input channels, e.g. a first RGB layer): then tiles fill it as they go.
+      uint64_t table_bytes = 0;
+      const uint64_t tiles = static_cast<uint64_t>((m_ + simd_.gemm_mr - 1) / simd_.gemm_mr);
+      precompute_table_ =
+          !__builtin_mul_overflow(tiles, static_cast<uint64_t>(s.taps() * simd_.gemm_mr * 8),
+                                  &table_bytes) &&
+          table_bytes <= std::max<uint64_t>(uint64_t{4} << 20, x.count * sizeof(float));
       if (!s.nhwc) {
         in_nhwc_.reserve(static_cast<size_t>(std::max<int64_t>(1, x.count)));
         out_nhwc_.reserve(static_cast<size_t>(std::max<int64_t>(1, y.count)));
@@ -237,7 +245,7 @@ class Conv2dKernel final : public Kernel {
     auto task = [&](int64_t i, int thread) {
       const int64_t c = i % s.in_c;
       float* buf = plane_scratch_[thread].data();
-      plane_.fill(x + i * in_plane, 0.0f, buf);
+      plane_.fill(simd_, x + i * in_plane, 0.0f, buf);
       PlaneArgs a = plane_.args(buf);
       a.w = weights_.data() + c * s.taps();
       a.bias = bias ? bias[c] : 0.0f;
@@ -251,27 +259,31 @@ class Conv2dKernel final : public Kernel {
     }
   }
 
-  // Pointers to the input pixel of every (output pixel, tap), gemm_mr pixels per tile.
-  void build_table(const float* x) {
+  // Pointers to the input pixel of each (output pixel, tap) of tile t (gemm_mr pixels):
+  // dst[tap * gemm_mr + r]; taps in the padding and pixels past the end point at zeros.
+  void fill_tile(const float* x, int64_t t, const float** dst) const {
     const ConvShape& s = s_;
     const int mr = simd_.gemm_mr;
-    const int64_t tiles = (m_ + mr - 1) / mr, taps = s.taps();
-    table_.resize(static_cast<size_t>(tiles * taps * mr));
-    for (int64_t t = 0; t < tiles; ++t) {
-      for (int r = 0; r < mr; ++r) {
-        const int64_t m = t * mr + r;
-        const int64_t n = m / s.pixels(), oh = (m % s.pixels()) / s.out_w, ow = m % s.out_w;
-        for (int64_t kh = 0; kh < s.k_h; ++kh) {
-          const int64_t ih = oh * s.stride_h - s.pad_top + kh * s.dil_h;
-          for (int64_t kw = 0; kw < s.k_w; ++kw) {
-            const int64_t iw = ow * s.stride_w - s.pad_left + kw * s.dil_w;
-            const bool inside = m < m_ && ih >= 0 && ih < s.in_h && iw >= 0 && iw < s.in_w;
-            table_[(t * taps + kh * s.k_w + kw) * mr + r] =
-                inside ? x + ((n * s.in_h + ih) * s.in_w + iw) * s.in_c : zero_.data();
-          }
+    for (int r = 0; r < mr; ++r) {
+      const int64_t m = t * mr + r;
+      const int64_t n = m / s.pixels(), oh = (m % s.pixels()) / s.out_w, ow = m % s.out_w;
+      for (int64_t kh = 0; kh < s.k_h; ++kh) {
+        const int64_t ih = oh * s.stride_h - s.pad_top + kh * s.dil_h;
+        for (int64_t kw = 0; kw < s.k_w; ++kw) {
+          const int64_t iw = ow * s.stride_w - s.pad_left + kw * s.dil_w;
+          const bool inside = m < m_ && ih >= 0 && ih < s.in_h && iw >= 0 && iw < s.in_w;
+          dst[(kh * s.k_w + kw) * mr + r] =
+              inside ? x + ((n * s.in_h + ih) * s.in_w + iw) * s.in_c : zero_.data();
         }
       }
     }
+  }
+
+  void build_table(const float* x) {
+    const int64_t tiles = (m_ + simd_.gemm_mr - 1) / simd_.gemm_mr;
+    const int64_t per_tile = s_.taps() * simd_.gemm_mr;
+    table_.resize(static_cast<size_t>(tiles * per_tile));
+    for (int64_t t = 0; t < tiles; ++t) fill_tile(x, t, table_.data() + t * per_tile);
     table_input_ = x;
   }
 
@@ -281,7 +293,7 @@ class Conv2dKernel final : public Kernel {
       transpose_batch(simd_, x, s.batch, s.in_c, s.in_h * s.in_w, in_nhwc_.data(), pool);
       x = in_nhwc_.data();
     }
-    if (x != table_input_) build_table(x);
+    if (precompute_table_ && x != table_input_) build_table(x);
     float* out = s.nhwc ? y : out_nhwc_.data();
     jobs_.resize(static_cast<size_t>(s.groups));
     for (int64_t g = 0; g < s.groups; ++g) {
@@ -298,13 +310,18 @@ class Conv2dKernel final : public Kernel {
       job.col_bias = bias ? bias + g * s.group_out : nullptr;
     }
     struct TableCtx {
-      const std::vector<const float*>* table;
-      int64_t per_tile;
-      int mr;
-    } tc{&table_, s.taps() * simd_.gemm_mr, simd_.gemm_mr};
-    GemmAFn a_fn{[](const void* ctx, int64_t, int64_t m0, const float**) -> const float* const* {
-                   const auto& t = *static_cast<const TableCtx*>(ctx);
-                   return t.table->data() + (m0 / t.mr) * t.per_tile;
+      const Conv2dKernel* self;
+      const float* x;
+    } tc{this, x};
+    GemmAFn a_fn{[](const void* ctx, int64_t, int64_t m0, const float** scratch) {
+                   const auto& c = *static_cast<const TableCtx*>(ctx);
+                   const int mr = c.self->simd_.gemm_mr;
+                   if (c.self->precompute_table_) {
+                     return static_cast<const float* const*>(c.self->table_.data() +
+                                                             (m0 / mr) * c.self->s_.taps() * mr);
+                   }
+                   c.self->fill_tile(c.x, m0 / mr, scratch);
+                   return static_cast<const float* const*>(scratch);
                  },
                  &tc};
     run_gemm(simd_, jobs_, GemmEpilogue{}, a_fn, GemmBFn{}, scratch_, pool);
@@ -320,6 +337,7 @@ class Conv2dKernel final : public Kernel {
   // Implicit GEMM.
   int64_t m_ = 0;
   AlignedFloats zero_, in_nhwc_, out_nhwc_;
+  bool precompute_table_ = true;
   std::vector<const float*> table_;
   const float* table_input_ = nullptr;
   std::vector<GemmJob> jobs_;

@@ -6,6 +6,7 @@
 
 #include "backends/backend.h"
 #include "backends/cpu/simd_kernels.h"
+#include "backends/cpu/thread_pool.h"
 
 namespace webnn {
 
@@ -23,15 +24,6 @@ std::unique_ptr<Kernel> make_pool_kernel(const Node& node, const CompileContext&
                                          const SimdKernels& simd);
 
 // Runs fn(begin, end) over [0, n) in chunks of at least `grain` items, on the pool if any.
-template <class F>
-void parallel_chunks(ThreadPool* pool, int64_t n, int64_t grain, F&& fn);
-
-}  // namespace webnn
-
-#include "backends/cpu/thread_pool.h"
-
-namespace webnn {
-
 template <class F>
 void parallel_chunks(ThreadPool* pool, int64_t n, int64_t grain, F&& fn) {
   if (n <= 0) return;

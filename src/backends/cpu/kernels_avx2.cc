@@ -16,7 +16,9 @@ constexpr const char* kIsaName = "avx2";
 //
 #include "backends/cpu/transpose.inc"
 //
-#include "backends/cpu/nhwc.inc"
+#include "backends/cpu/window.inc"
+//
+#include "backends/cpu/kernels_table.inc"
 }  // namespace avx2
 
 const SimdKernels* simd_kernels_avx2() { return &avx2::kKernels; }

@@ -16,7 +16,9 @@ constexpr const char* kIsaName = "avx512";
 //
 #include "backends/cpu/transpose.inc"
 //
-#include "backends/cpu/nhwc.inc"
+#include "backends/cpu/window.inc"
+//
+#include "backends/cpu/kernels_table.inc"
 }  // namespace avx512
 
 const SimdKernels* simd_kernels_avx512() { return &avx512::kKernels; }

@@ -17,7 +17,9 @@ constexpr const char* kIsaName = "generic";
 //
 #include "backends/cpu/transpose.inc"
 //
-#include "backends/cpu/nhwc.inc"
+#include "backends/cpu/window.inc"
+//
+#include "backends/cpu/kernels_table.inc"
 }  // namespace generic
 
 const SimdKernels* simd_kernels_generic() { return &generic::kKernels; }

@@ -85,7 +85,6 @@ class MatmulKernel final : public Kernel {
     for (int64_t d : batch) batches *= d;
     for (int64_t d : a_batch) a_count *= d;
     for (int64_t d : b_batch) b_count *= d;
-    b_count_ = b_count;
     if (b_count == 1 && a_count == batches) {
       rows_ = batches * m_;
       a_offsets_ = {0};
@@ -143,7 +142,7 @@ class MatmulKernel final : public Kernel {
 
  private:
   const SimdKernels& simd_;
-  int64_t m_ = 0, k_ = 0, n_ = 0, rows_ = 0, b_count_ = 1;
+  int64_t m_ = 0, k_ = 0, n_ = 0, rows_ = 0;
   std::vector<int64_t> a_offsets_, b_index_, c_offsets_;
   bool b_constant_ = false;
   PackedB packed_;

@@ -12,7 +12,7 @@ PaddedPlane::PaddedPlane(const WindowGeometry& g) : g_(g) {
   phase_stride_ = rows_ * row_stride_;
 }
 
-void PaddedPlane::fill(const float* plane, float pad, float* dst) const {
+void PaddedPlane::fill(const SimdKernels& simd, const float* plane, float pad, float* dst) const {
   const int64_t s = g_.stride_w;
   // Image columns [c_lo, c_hi) of the padded extent.
   const int64_t c_lo = std::clamp<int64_t>(g_.pad_left, 0, cols_);
@@ -20,7 +20,8 @@ void PaddedPlane::fill(const float* plane, float pad, float* dst) const {
   for (int64_t r = 0; r < rows_; ++r) {
     const int64_t ih = r - g_.pad_top;
     const bool inside = ih >= 0 && ih < g_.in_h;
-    const float* src = inside ? plane + ih * g_.in_w - g_.pad_left : nullptr;
+    // Row ih of the image, indexed by padded column (only read inside [c_lo, c_hi)).
+    const float* src = inside ? plane + ih * g_.in_w : nullptr;
     if (s == 1) {
       float* d = dst + r * row_stride_;
       if (!inside) {
@@ -28,13 +29,24 @@ void PaddedPlane::fill(const float* plane, float pad, float* dst) const {
         continue;
       }
       std::fill(d, d + c_lo, pad);
-      std::memcpy(d + c_lo, src + c_lo, static_cast<size_t>(c_hi - c_lo) * sizeof(float));
+      if (c_hi > c_lo) {
+        std::memcpy(d + c_lo, src + (c_lo - g_.pad_left),
+                    static_cast<size_t>(c_hi - c_lo) * sizeof(float));
+      }
       std::fill(d + c_hi, d + cols_, pad);
       continue;
     }
-    for (int64_t c = 0; c < cols_; ++c) {
-      const float v = inside && c >= c_lo && c < c_hi ? src[c] : pad;
-      dst[(c % s) * phase_stride_ + r * row_stride_ + c / s] = v;
+    // Phase q holds padded columns q, q + s, q + 2s, ...: i < i_lo and i >= i_hi are padding.
+    for (int64_t q = 0; q < s; ++q) {
+      float* d = dst + q * phase_stride_ + r * row_stride_;
+      const int64_t n = (cols_ - q + s - 1) / s;
+      const int64_t i_lo = inside ? std::min(n, (std::max<int64_t>(c_lo - q, 0) + s - 1) / s) : n;
+      const int64_t i_hi = inside ? std::clamp<int64_t>((c_hi - q + s - 1) / s, i_lo, n) : n;
+      std::fill(d, d + i_lo, pad);
+      if (i_hi > i_lo) {
+        simd.strided_copy(src + (q + i_lo * s - g_.pad_left), s, i_hi - i_lo, d + i_lo);
+      }
+      std::fill(d + i_hi, d + n, pad);
     }
   }
 }

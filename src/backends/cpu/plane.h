@@ -20,7 +20,7 @@ class PaddedPlane {
   // Floats of the buffer fill() writes.
   int64_t floats() const { return phase_stride_ * g_.stride_w; }
   // Copies `plane` (in_h x in_w) into dst, `pad` outside the image.
-  void fill(const float* plane, float pad, float* dst) const;
+  void fill(const SimdKernels& simd, const float* plane, float pad, float* dst) const;
   // PlaneArgs with the source and geometry set.
   PlaneArgs args(const float* dst) const;
 

@@ -91,7 +91,7 @@ class PoolKernel final : public Kernel {
     const int64_t in_plane = g_.in_h * g_.in_w, out_plane = g_.out_h * g_.out_w;
     auto task = [&](int64_t i, int thread) {
       float* buf = scratch_[thread].data();
-      plane_.fill(x + i * in_plane, max_ ? -INFINITY : 0.0f, buf);
+      plane_.fill(simd_, x + i * in_plane, max_ ? -INFINITY : 0.0f, buf);
       PlaneArgs a = plane_.args(buf);
       a.count_h = count_h_.data();
       a.count_w = count_w_.data();

@@ -63,7 +63,7 @@ enum class UnaryOpF : uint8_t {
 struct UnaryArgs {
   UnaryOpF op = UnaryOpF::kCopy;
   double alpha = 0, beta = 0;  // kLinear, kLeakyRelu, kHardSigmoid, kHardSwish
-  float lo = 0, hi = 0;        // kClamp (NaN bounds never reach here)
+  float lo = 0, hi = 0;        // kClamp: a NaN bound clamps nothing, as in the reference
 };
 
 // One output row of a depthwise conv2d on NHWC data: y[ow][c] for ow in [0, out_w).
@@ -126,12 +126,13 @@ struct SimdKernels {
   void (*depthwise_nhwc_row)(const DepthwiseRowArgs& args);
   void (*pool_nhwc_row)(const PoolRowArgs& args);
   void (*plane)(PlaneOp op, const PlaneArgs& args);
-  // Row primitives for planar (NCHW) kernels.
-  void (*row_axpy)(float a, const float* x, float* y, int64_t n);  // y += a * x
-  void (*row_add)(const float* x, float* y, int64_t n);            // y += x
-  void (*row_max)(const float* x, float* y, int64_t n);            // y = max(y, x), NaN sticks
+  // Row primitives (global pools over NHWC pixels).
+  void (*row_add)(const float* x, float* y, int64_t n);  // y += x
+  void (*row_max)(const float* x, float* y, int64_t n);  // y = max(y, x), NaN sticks
   // Rows [r0, r1) of a (rows x cols, row-major) written transposed into out (cols x rows).
   void (*transpose)(const float* a, int64_t rows, int64_t cols, int64_t r0, int64_t r1, float* out);
+  void (*strided_copy)(const float* src, int64_t stride, int64_t n,
+                       float* dst);  // dst[i] = src[i*stride]
   float (*reduce_sum)(const float* x, int64_t n);
   float (*reduce_max)(const float* x, int64_t n);  // NaN if any is NaN; -inf when n == 0
 };

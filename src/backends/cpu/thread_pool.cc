@@ -6,6 +6,9 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>
+#endif
 
 namespace webnn {
 
@@ -37,8 +40,28 @@ int default_thread_count() {
 
 ThreadPool::ThreadPool(int num_threads) : num_threads_(num_threads < 1 ? 1 : num_threads) {}
 
+namespace {
+
+long current_pid() {
+#if defined(__unix__) || defined(__APPLE__)
+  return static_cast<long>(getpid());
+#else
+  return 0;
+#endif
+}
+
+}  // namespace
+
+bool ThreadPool::forked() const { return !workers_.empty() && owner_pid_ != current_pid(); }
+
 ThreadPool::~ThreadPool() {
   std::lock_guard<std::mutex> lock(region_mutex_);
+  if (forked()) {
+    // The workers belong to the parent process; joining or detaching their handles here would
+    // fail, so the handles are abandoned (a small leak in the child).
+    new std::vector<std::thread>(std::move(workers_));
+    return;
+  }
   {
     std::lock_guard<std::mutex> sleep(sleep_mutex_);
     stop_.store(true, std::memory_order_release);
@@ -52,6 +75,7 @@ void ThreadPool::start_workers() {
   // Workers start from the generation before the first region: a thread scheduled late must
   // not mistake a later generation (even the destructor's) for one it has already seen.
   const uint32_t seen = generation_.load(std::memory_order_acquire);
+  owner_pid_ = current_pid();
   workers_.reserve(num_threads_ - 1);
   for (int t = 1; t < num_threads_; ++t) {
     workers_.emplace_back([this, t, seen] { worker_main(t, seen); });
@@ -102,9 +126,10 @@ void ThreadPool::work(uint32_t generation, int thread) {
 
 void ThreadPool::run(int64_t tasks, TaskFn fn, void* ctx) {
   std::unique_lock<std::mutex> lock(region_mutex_, std::try_to_lock);
-  // Inline when there is nothing to share, or when the pool is busy (see parallel_for).
+  // Inline when there is nothing to share, when the pool is busy (see parallel_for), or in a
+  // forked child, where the workers do not exist.
   if (num_threads_ == 1 || tasks == 1 || !lock.owns_lock() ||
-      tasks > std::numeric_limits<uint32_t>::max()) {
+      tasks > std::numeric_limits<uint32_t>::max() || forked()) {
     for (int64_t i = 0; i < tasks; ++i) fn(ctx, i, 0);
     return;
   }

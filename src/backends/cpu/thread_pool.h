@@ -44,8 +44,12 @@ class ThreadPool {
   // Claims and runs tasks of the region tagged `generation` until none are left.
   void work(uint32_t generation, int thread);
 
+  // True in a child created by fork() after the workers started: they do not exist there.
+  bool forked() const;
+
   const int num_threads_;
   std::vector<std::thread> workers_;
+  long owner_pid_ = 0;       // the process that started the workers
   std::mutex region_mutex_;  // one parallel region at a time
   // The current region. `claim_` packs the region's generation (high 32 bits) with the next
   // unclaimed task index (low 32 bits), so a worker that wakes late cannot claim a task of a
