@@ -20,24 +20,6 @@ class Context;
 class ThreadPool;
 struct Plan;
 
-// Allocates on 64-byte (cache line) boundaries: kernels read and write tensors in place with
-// full-width vector loads, which cost twice when they straddle two lines.
-template <class T>
-struct CacheAlignedAllocator {
-  using value_type = T;
-  static constexpr std::align_val_t kAlignment{64};
-  CacheAlignedAllocator() = default;
-  template <class U>
-  CacheAlignedAllocator(const CacheAlignedAllocator<U>&) {}
-  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlignment)); }
-  void deallocate(T* p, size_t) { ::operator delete(p, kAlignment); }
-  template <class U>
-  bool operator==(const CacheAlignedAllocator<U>&) const {
-    return true;
-  }
-};
-using AlignedBytes = std::vector<uint8_t, CacheAlignedAllocator<uint8_t>>;
-
 // Backend storage with a logical shape and a byte capacity (spec/api.md §8, §12).
 class Tensor {
  public:

@@ -695,21 +695,19 @@ struct LstmCellParams {
 #undef WEBNN_PARAMS_EQ
 
 // Every params struct, in one list (expanded into OpParams and the bindings).
-#define WEBNN_PARAMS_TYPES(X)                                                                     \
-  X(BinaryParams)                                                                                 \
-  X(UnaryParams)                                                                                  \
-  X(LogicalNotParams)                                                                             \
-  X(HardSwishParams) X(EluParams) X(LeakyReluParams) X(HardSigmoidParams) X(LinearParams)         \
-      X(PreluParams) X(ClampParams) X(SoftmaxParams) X(ReduceParams) X(ArgMinMaxParams)           \
-          X(CumulativeSumParams) X(CastParams) X(ConcatParams) X(NewShapeParams) X(SliceParams)   \
-              X(SplitParams) X(TileParams) X(TransposeParams) X(PadParams) X(AxesParams)          \
-                  X(UnsqueezeParams) X(TriangularParams) X(GatherParams) X(GatherNdParams)        \
-                      X(ScatterElementsParams) X(ScatterNdParams) X(WhereParams) X(GemmParams)    \
-                          X(Conv2dParams) X(ConvTranspose2dParams) X(Pool2dParams)                \
-                              X(GlobalPoolParams) X(Resample2dParams) X(BatchNormalizationParams) \
-                                  X(InstanceNormalizationParams) X(LayerNormalizationParams)      \
-                                      X(QuantizeParams) X(GruParams) X(GruCellParams)             \
-                                          X(LstmParams) X(LstmCellParams)
+// clang-format off
+#define WEBNN_PARAMS_TYPES(X)                                                                 \
+  X(BinaryParams) X(UnaryParams) X(LogicalNotParams) X(HardSwishParams) X(EluParams)          \
+  X(LeakyReluParams) X(HardSigmoidParams) X(LinearParams) X(PreluParams) X(ClampParams)       \
+  X(SoftmaxParams) X(ReduceParams) X(ArgMinMaxParams) X(CumulativeSumParams) X(CastParams)    \
+  X(ConcatParams) X(NewShapeParams) X(SliceParams) X(SplitParams) X(TileParams)               \
+  X(TransposeParams) X(PadParams) X(AxesParams) X(UnsqueezeParams) X(TriangularParams)        \
+  X(GatherParams) X(GatherNdParams) X(ScatterElementsParams) X(ScatterNdParams)              \
+  X(WhereParams) X(GemmParams) X(Conv2dParams) X(ConvTranspose2dParams) X(Pool2dParams)       \
+  X(GlobalPoolParams) X(Resample2dParams) X(BatchNormalizationParams)                        \
+  X(InstanceNormalizationParams) X(LayerNormalizationParams) X(QuantizeParams)               \
+  X(GruParams) X(GruCellParams) X(LstmParams) X(LstmCellParams)
+// clang-format on
 
 #define WEBNN_PARAMS_VARIANT_ENTRY(T) T,
 using OpParams = std::variant<WEBNN_PARAMS_TYPES(WEBNN_PARAMS_VARIANT_ENTRY) std::monostate>;

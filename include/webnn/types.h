@@ -1,7 +1,9 @@
 // Data types, dimensions and operand descriptors (spec/api.md §3, §4).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <new>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -64,8 +66,26 @@ Expected<uint64_t> storage_bytes(DataType t, uint64_t count);
 // Largest byte length of one tensor or operand (reported as maxTensorByteLength).
 inline constexpr uint64_t kMaxTensorByteLength = uint64_t{1} << 40;
 
+// Allocates on 64-byte (cache line) boundaries: kernels read and write tensors in place with
+// full-width vector loads, which cost twice when they straddle two lines.
+template <class T>
+struct CacheAlignedAllocator {
+  using value_type = T;
+  static constexpr std::align_val_t kAlignment{64};
+  CacheAlignedAllocator() = default;
+  template <class U>
+  CacheAlignedAllocator(const CacheAlignedAllocator<U>&) {}
+  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlignment)); }
+  void deallocate(T* p, size_t) { ::operator delete(p, kAlignment); }
+  template <class U>
+  bool operator==(const CacheAlignedAllocator<U>&) const {
+    return true;
+  }
+};
+using AlignedBytes = std::vector<uint8_t, CacheAlignedAllocator<uint8_t>>;
+
 // Resizes `buffer` to `bytes` zero bytes; a clear error instead of std::bad_alloc.
-Status allocate_zeroed(std::vector<uint8_t>& buffer, uint64_t bytes, const char* what);
+Status allocate_zeroed(AlignedBytes& buffer, uint64_t bytes, const char* what);
 
 // Largest valid dimension (WebNN "valid dimension").
 inline constexpr int64_t kMaxDimension = 2147483647;

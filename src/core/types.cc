@@ -124,7 +124,7 @@ std::string desc_to_string(const OperandDesc& d) {
   return str_cat(data_type_name(d.data_type), " ", shape_to_string(d.shape));
 }
 
-Status allocate_zeroed(std::vector<uint8_t>& buffer, uint64_t bytes, const char* what) {
+Status allocate_zeroed(AlignedBytes& buffer, uint64_t bytes, const char* what) {
   if (bytes > kMaxTensorByteLength) {
     return make_error(ErrorKind::kValue, what, ": ", bytes,
                       " bytes exceed the maximum tensor byte length ", kMaxTensorByteLength);

@@ -172,7 +172,7 @@ class ScalarUnaryKernel final : public Kernel {
       case OpKind::kErf:
         return std::erf(x);
       case OpKind::kSign:
-        return std::isnan(x) ? x : (x > 0) - (x < 0);
+        return (x > 0) - (x < 0);  // NaN gives 0, as in the reference (spec emulation)
       case OpKind::kGelu:
         return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
       case OpKind::kSoftplus:
@@ -190,6 +190,12 @@ class ScalarUnaryKernel final : public Kernel {
   OperandRef input_;
   double alpha_;
 };
+
+// WebNN casts alpha/beta coefficients to the input data type (float32 here) before use.
+double as_float32(double v) {
+  volatile float rounded = static_cast<float>(v);  // keep the rounding step explicit
+  return rounded;
+}
 
 bool binary_op(OpKind kind, BinaryOpF* op) {
   switch (kind) {
@@ -267,19 +273,19 @@ bool unary_args(const Node& node, UnaryArgs* args) {
     case OpKind::kLinear: {
       const auto& p = node.as<LinearParams>();
       a.op = UnaryOpF::kLinear;
-      a.alpha = p.alpha;
-      a.beta = p.beta;
+      a.alpha = as_float32(p.alpha);
+      a.beta = as_float32(p.beta);
       return true;
     }
     case OpKind::kLeakyRelu:
       a.op = UnaryOpF::kLeakyRelu;
-      a.alpha = node.as<LeakyReluParams>().alpha;
+      a.alpha = as_float32(node.as<LeakyReluParams>().alpha);
       return true;
     case OpKind::kHardSigmoid: {
       const auto& p = node.as<HardSigmoidParams>();
       a.op = UnaryOpF::kHardSigmoid;
-      a.alpha = p.alpha;
-      a.beta = p.beta;
+      a.alpha = as_float32(p.alpha);
+      a.beta = as_float32(p.beta);
       return true;
     }
     case OpKind::kHardSwish: {
@@ -336,7 +342,7 @@ std::unique_ptr<Kernel> make_elementwise_kernel(const Node& node, const CompileC
   const TensorView& x = cc.view(input);
   if (x.data_type != DataType::kFloat32 || x.count != out.count) return nullptr;
   if (vector) return std::make_unique<UnaryKernel>(simd, input, args);
-  const double alpha = node.kind == OpKind::kElu ? node.as<EluParams>().alpha : 0.0;
+  const double alpha = node.kind == OpKind::kElu ? as_float32(node.as<EluParams>().alpha) : 0.0;
   return std::make_unique<ScalarUnaryKernel>(node.kind, input, alpha);
 }
 
