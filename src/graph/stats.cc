@@ -31,8 +31,8 @@ double node_flops(const Graph& g, const Node& node) {
       // Every output element takes (filter elements / outC) multiply-adds.
       const Shape& f = g.desc(p.filter.id).shape;
       const std::string& layout = p.filter_layout;
-      double out_channels = static_cast<double>(
-          f[layout == "oihw" || layout == "ohwi" ? 0 : 3].value);
+      double out_channels =
+          static_cast<double>(f[layout == "oihw" || layout == "ohwi" ? 0 : 3].value);
       return 2 * out * elements(g, p.filter) / out_channels;
     }
     case OpKind::kConvTranspose2d: {
@@ -55,10 +55,10 @@ double node_flops(const Graph& g, const Node& node) {
     }
     case OpKind::kGru:
     case OpKind::kLstm: {
-      OperandRef input = node.kind == OpKind::kGru ? node.as<GruParams>().input
-                                                   : node.as<LstmParams>().input;
-      OperandRef w = node.kind == OpKind::kGru ? node.as<GruParams>().weight
-                                               : node.as<LstmParams>().weight;
+      OperandRef input =
+          node.kind == OpKind::kGru ? node.as<GruParams>().input : node.as<LstmParams>().input;
+      OperandRef w =
+          node.kind == OpKind::kGru ? node.as<GruParams>().weight : node.as<LstmParams>().weight;
       OperandRef r = node.kind == OpKind::kGru ? node.as<GruParams>().recurrent_weight
                                                : node.as<LstmParams>().recurrent_weight;
       const Shape& in = g.desc(input.id).shape;
