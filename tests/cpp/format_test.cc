@@ -136,35 +136,15 @@ TEST(FormatLexerTest, TokensAndLegacyIdentifiers) {
   }
 }
 
-constexpr char kTinyMlp[] = R"(# two-layer perceptron; the batch size is chosen at dispatch time
-webnn_graph "tiny_mlp" v2 {
-  inputs {
-    features: f32[dyn("batch", 16), 4];
-  }
-
-  consts {
-    w1: f32[4, 8] @weights("w1");
-    b1: f32[8] @weights("b1");
-    w2: f32[8, 3] @weights("w2");
-    b2: f32[3] @scalar(0.5);
-  }
-
-  nodes {
-    h0 = matmul(features, w1);
-    h1 = add(h0, b1);
-    h2 = relu(h1, label="hidden_act");
-    z0 = matmul(h2, w2);
-    z = add(z0, b2);
-    probs = softmax(z, axis=1);
-  }
-
-  outputs { probs; }
+// format.md §11.1, shared with tests/python/test_files.py.
+std::string tiny_mlp() {
+  std::ifstream in(std::string(WEBNN_TEST_DATA_DIR) + "/format/tiny_mlp.webnn");
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
-)";
 
 TEST(FormatExamplesTest, TinyMlpWithSafeTensors) {
   TempDir dir;
-  write_file(dir.file("tiny_mlp.webnn"), kTinyMlp);
+  write_file(dir.file("tiny_mlp.webnn"), tiny_mlp());
   write_safetensors(dir.file("tiny_mlp.safetensors"),
                     {{"w1", DataType::kFloat32, {4, 8}, bytes_of(std::vector<float>(32, 1))},
                      {"b1", DataType::kFloat32, {8}, bytes_of(std::vector<float>(8, 2))},

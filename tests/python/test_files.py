@@ -143,32 +143,8 @@ def write(path, text):
     Path(path).write_text(textwrap.dedent(text).lstrip())
 
 
-TINY_MLP = """
-    # two-layer perceptron; the batch size is chosen at dispatch time
-    webnn_graph "tiny_mlp" v2 {
-      inputs {
-        features: f32[dyn("batch", 16), 4];
-      }
-
-      consts {
-        w1: f32[4, 8] @weights("w1");
-        b1: f32[8] @weights("b1");
-        w2: f32[8, 3] @weights("w2");
-        b2: f32[3] @scalar(0.5);
-      }
-
-      nodes {
-        h0 = matmul(features, w1);
-        h1 = add(h0, b1);
-        h2 = relu(h1, label="hidden_act");
-        z0 = matmul(h2, w2);
-        z = add(z0, b2);
-        probs = softmax(z, axis=1);
-      }
-
-      outputs { probs; }
-    }
-"""
+# format.md §11.1, shared with tests/cpp/format_test.cc.
+TINY_MLP = (Path(__file__).parents[1] / "data" / "format" / "tiny_mlp.webnn").read_text()
 
 
 def run(ctx, graph, feeds, shapes):
