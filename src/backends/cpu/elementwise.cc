@@ -193,7 +193,9 @@ class ScalarUnaryKernel final : public Kernel {
 
 // WebNN casts alpha/beta coefficients to the input data type (float32 here) before use.
 double as_float32(double v) {
-  volatile float rounded = static_cast<float>(v);  // keep the rounding step explicit
+  // Without `volatile`, GCC 12 -O3 was observed to drop this rounding for linear's alpha
+  // (tests/python/test_ops_audit.py catches it); keep the step explicit.
+  volatile float rounded = static_cast<float>(v);
   return rounded;
 }
 
