@@ -137,10 +137,12 @@ TEST(FormatLexerTest, TokensAndLegacyIdentifiers) {
 }
 
 // format.md §11.1, shared with tests/python/test_files.py.
-std::string tiny_mlp() {
-  std::ifstream in(std::string(WEBNN_TEST_DATA_DIR) + "/format/tiny_mlp.webnn");
+std::string read_test_data(const std::string& relative) {
+  std::ifstream in(std::string(WEBNN_TEST_DATA_DIR) + "/" + relative);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
+
+std::string tiny_mlp() { return read_test_data("format/tiny_mlp.webnn"); }
 
 TEST(FormatExamplesTest, TinyMlpWithSafeTensors) {
   TempDir dir;
@@ -233,28 +235,11 @@ TEST(FormatExamplesTest, ManifestAndWeightsBlob) {
   EXPECT_NE(msg.find("no weights file found"), std::string::npos) << msg;
 }
 
-constexpr char kTokenMixer[] = R"(webnn_graph "token_mixer" v2 {
-  inputs {
-    x: f32[2, 6];
-    mask: u8[2, 6];
-  }
-  consts {
-    idx: i64[3] @bytes([2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0]);
-    zero: f32[] @scalar(0);
-  }
-  nodes {
-    [left, right] = split(x, splits=2, axis=1);
-    swapped = concat(right, left, axis=1);
-    picked = gather(swapped, idx, axis=1);
-    masked = where(mask, swapped, zero);
-    total = reduceSum(masked, axes=[1], keepDimensions=true);
-  }
-  outputs { picked; total; }
-}
-)";
+// format.md §11.3, shared with tests/python/test_files.py.
+std::string token_mixer() { return read_test_data("format/token_mixer.webnn"); }
 
 TEST(FormatExamplesTest, SplitGatherWhereLstmAndDynamicReshape) {
-  auto g = load(kTokenMixer);
+  auto g = load(token_mixer());
   ASSERT_TRUE(g.has_value()) << g.status().message();
   EXPECT_EQ(output_desc(*g, "picked").shape, (Shape{2, 3}));
   EXPECT_EQ(output_desc(*g, "total").shape, (Shape{2, 1}));
@@ -593,7 +578,7 @@ TEST(FormatWeightsTest, SafeTensorsValidationAndKeyMatching) {
 }
 
 TEST(FormatHostileTest, TruncationsDeepNestingAndHugeShapes) {
-  std::string text = kTokenMixer;
+  std::string text = token_mixer();
   for (size_t n = 0; n + 1 < text.size(); ++n) {
     auto g = load(text.substr(0, n));
     // The only valid prefix is the file without its final newline.

@@ -245,29 +245,8 @@ def test_manifest_and_weights_blob(ctx, tmp_path):
     np.testing.assert_array_equal(got, np.full((1, 10), 196 * (1 + 2 + 3 + 6), np.float32))
 
 
-TOKEN_MIXER = """
-    webnn_graph "token_mixer" v2 {
-      inputs {
-        x: f32[2, 6];
-        mask: u8[2, 6];
-      }
-
-      consts {
-        idx: i64[3] @bytes([2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0]);
-        zero: f32[] @scalar(0);
-      }
-
-      nodes {
-        [left, right] = split(x, splits=2, axis=1);
-        swapped = concat(right, left, axis=1);
-        picked = gather(swapped, idx, axis=1);
-        masked = where(mask, swapped, zero);
-        total = reduceSum(masked, axes=[1], keepDimensions=true);
-      }
-
-      outputs { picked; total; }
-    }
-"""
+# format.md §11.3, shared with tests/cpp/format_test.cc.
+TOKEN_MIXER = (Path(__file__).parents[1] / "data" / "format" / "token_mixer.webnn").read_text()
 
 
 def test_split_gather_where_without_sidecar(ctx, tmp_path):
