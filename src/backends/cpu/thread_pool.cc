@@ -1,7 +1,6 @@
 #include "backends/cpu/thread_pool.h"
 
 #include <cstdlib>
-#include <limits>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -101,16 +100,19 @@ void ThreadPool::worker_main(int thread, uint32_t seen) {
 }
 
 void ThreadPool::work(uint32_t generation, int thread) {
-  // The region's fields are read before each claim: a successful claim of an index below
-  // tasks_ proves the region was still open when they were read, and the caller rewrites them
-  // only after every task of the region has finished.
+  // A claim is valid only for its own region. run() closes the previous region (claim_ moves to
+  // the new generation with no task open) before it rewrites fn_/ctx_/tasks_, and writes those
+  // fields with release stores. So a worker that read the new fields while still holding a claim
+  // of the old region is ordered after the close, and its compare-and-swap on the old value fails;
+  // a successful claim proves the fields read before it belong to the claimed region.
   for (;;) {
     uint64_t c = claim_.load(std::memory_order_acquire);
     if (static_cast<uint32_t>(c >> 32) != generation) return;
-    TaskFn fn = fn_.load(std::memory_order_relaxed);
-    void* ctx = ctx_.load(std::memory_order_relaxed);
-    int64_t tasks = tasks_.load(std::memory_order_relaxed);
-    int64_t index = static_cast<int64_t>(c & 0xffffffffu);
+    const int64_t index = static_cast<int64_t>(c & 0xffffffffu);
+    if (index == kClosedIndex) return;
+    TaskFn fn = fn_.load(std::memory_order_acquire);
+    void* ctx = ctx_.load(std::memory_order_acquire);
+    const int64_t tasks = tasks_.load(std::memory_order_acquire);
     if (index >= tasks) return;
     if (!claim_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel)) continue;
     fn(ctx, index, thread);
@@ -129,17 +131,20 @@ void ThreadPool::run(int64_t tasks, TaskFn fn, void* ctx) {
   // Inline when there is nothing to share, when the pool is busy (see parallel_for), or in a
   // forked child, where the workers do not exist.
   if (num_threads_ == 1 || tasks == 1 || !lock.owns_lock() ||
-      tasks > std::numeric_limits<uint32_t>::max() || forked()) {
+      tasks >= kClosedIndex || forked()) {
     for (int64_t i = 0; i < tasks; ++i) fn(ctx, i, 0);
     return;
   }
   if (workers_.empty()) start_workers();
-  fn_.store(fn, std::memory_order_relaxed);
-  ctx_.store(ctx, std::memory_order_relaxed);
-  tasks_.store(tasks, std::memory_order_relaxed);
-  done_.store(0, std::memory_order_relaxed);
-  uint32_t generation = generation_.load(std::memory_order_relaxed) + 1;
-  claim_.store(static_cast<uint64_t>(generation) << 32, std::memory_order_release);
+  const uint32_t generation = generation_.load(std::memory_order_relaxed) + 1;
+  const uint64_t base = static_cast<uint64_t>(generation) << 32;
+  // Close the previous region before its fields change (see work()).
+  claim_.store(base | kClosedIndex, std::memory_order_seq_cst);
+  fn_.store(fn, std::memory_order_release);
+  ctx_.store(ctx, std::memory_order_release);
+  tasks_.store(tasks, std::memory_order_release);
+  done_.store(0, std::memory_order_release);
+  claim_.store(base, std::memory_order_release);  // open: task 0 is next
   {
     std::lock_guard<std::mutex> sleep(sleep_mutex_);
     generation_.store(generation, std::memory_order_release);

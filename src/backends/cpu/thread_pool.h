@@ -52,8 +52,10 @@ class ThreadPool {
   long owner_pid_ = 0;       // the process that started the workers
   std::mutex region_mutex_;  // one parallel region at a time
   // The current region. `claim_` packs the region's generation (high 32 bits) with the next
-  // unclaimed task index (low 32 bits), so a worker that wakes late cannot claim a task of a
-  // later region by mistake.
+  // unclaimed task index (low 32 bits); the index kClosedIndex marks a region being set up. A
+  // claim is a compare-and-swap on that word, so it can only take a task of the region whose
+  // fields the worker read (see work()); each task runs exactly once and done_ cannot overshoot.
+  static constexpr int64_t kClosedIndex = 0xffffffff;
   std::atomic<TaskFn> fn_{nullptr};
   std::atomic<void*> ctx_{nullptr};
   std::atomic<int64_t> tasks_{0};
