@@ -69,7 +69,7 @@ void stress(int threads, int regions) {
 
 TEST(ThreadPoolStressTest, BackToBackSmallRegionsRunEachTaskOnce) {
   Watchdog watchdog(std::chrono::seconds(120), "thread pool stress");
-  for (int threads : {2, 3, 4}) stress(threads, 200000);
+  for (int threads : {2, 3, 4}) stress(threads, 1000000);
 }
 
 TEST(ThreadPoolStressTest, ConcurrentCallersShareOnePool) {
