@@ -5,7 +5,7 @@
 #include <set>
 
 #include "backends/backend.h"
-#include "backends/cpu/thread_pool.h"
+#include "core/thread_pool.h"
 #include "runtime/plan.h"
 #include "webnn/builder.h"
 
