@@ -4,7 +4,7 @@
 #include <cstring>
 #include <set>
 
-#include "backends/backend.h"
+#include "backends/registry.h"
 #include "core/thread_pool.h"
 #include "runtime/plan.h"
 #include "webnn/builder.h"

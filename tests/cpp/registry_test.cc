@@ -2,7 +2,7 @@
 // every operand field and a reference kernel.
 #include <gtest/gtest.h>
 
-#include "backends/backend.h"
+#include "backends/reference/reference_backend.h"
 #include "ops/infer.h"
 
 namespace webnn {
