@@ -24,11 +24,31 @@ inline constexpr int kOpCount = 0
     ;
 static_assert(kOpCount == 100, "95 WebNN operations + 5 RustNN extensions");
 
+// The families of the op table: operations sharing one Infer and one kernel shape (binary
+// arithmetic, reductions, pool2d, ...), each listed once in op_table.def.
+enum class OpFamily : uint8_t {
+#define WEBNN_FAMILY(name) k##name,
+#define WEBNN_OP(kind, spec, py, params, multi)
+#include "webnn/op_table.def"
+#undef WEBNN_OP
+};
+
 const char* op_spec_name(OpKind kind);    // "convTranspose2d"
 const char* op_python_name(OpKind kind);  // "conv_transpose2d"
 bool op_multi_output(OpKind kind);
 std::optional<OpKind> op_from_spec_name(std::string_view name);
 OpParams default_params(OpKind kind);  // the kind's params struct with spec defaults
+OpFamily op_family(OpKind kind);
+// The kinds of `family`, in op-table order.
+const std::vector<OpKind>& ops_in_family(OpFamily family);
+// True when `kind`'s params struct is P (e.g. UnaryParams: an element-wise op with no options).
+template <class P>
+bool op_params_are(OpKind kind) {
+  return std::holds_alternative<P>(default_params(kind));
+}
+// The option-less (UnaryParams) ops of the Unary and Activation families: element-wise unary
+// functions that one Infer and one kernel with an op switch serve.
+const std::vector<OpKind>& elementwise_unary_ops();
 
 // Narrows the data types an operand field accepts (a backend's support): (op, field name,
 // schema types) -> accepted types. Empty: the op schemas alone decide.

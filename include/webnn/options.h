@@ -60,6 +60,14 @@ enum FieldFlags : unsigned {
   kKeywordOnly = 4,  // compat extras that may not be passed positionally
 };
 
+// An option's position (from 1) in the spec's options dictionary (MLConv2dOptions, ...), which
+// is the order options are written in .webnn files (format.md §5.3). Or-ed into the flags of
+// every option of a struct whose visit order (the Python positional order) differs from it;
+// without it, files use the visit order.
+inline constexpr unsigned kDictOrderShift = 16;
+constexpr unsigned dict_order(unsigned position) { return position << kDictOrderShift; }
+constexpr unsigned dict_order_of(unsigned flags) { return flags >> kDictOrderShift; }
+
 using IntList = std::vector<int64_t>;
 using OptIntList = std::optional<IntList>;
 using OptDoubleList = std::optional<std::vector<double>>;
@@ -453,13 +461,13 @@ struct Conv2dParams {
   void visit(V& v) {
     v("input", input, kRequired, "x");
     v("filter", filter, kRequired);
-    v("strides", strides, kUnsigned);
-    v("dilations", dilations, kUnsigned);
-    v("padding", padding, kUnsigned, "pads");
-    v("groups", groups, kUnsigned);
-    v("input_layout", input_layout);
-    v("filter_layout", filter_layout);
-    v("bias", bias);
+    v("strides", strides, kUnsigned | dict_order(2));
+    v("dilations", dilations, kUnsigned | dict_order(3));
+    v("padding", padding, kUnsigned | dict_order(1), "pads");
+    v("groups", groups, kUnsigned | dict_order(4));
+    v("input_layout", input_layout, dict_order(5));
+    v("filter_layout", filter_layout, dict_order(6));
+    v("bias", bias, dict_order(7));
   }
   WEBNN_PARAMS_EQ(Conv2dParams);
 };
@@ -474,15 +482,15 @@ struct ConvTranspose2dParams {
   void visit(V& v) {
     v("input", input, kRequired, "x");
     v("filter", filter, kRequired);
-    v("strides", strides, kUnsigned);
-    v("dilations", dilations, kUnsigned);
-    v("padding", padding, kUnsigned, "pads");
-    v("output_padding", output_padding, kUnsigned);
-    v("output_sizes", output_sizes, kUnsigned);
-    v("groups", groups, kUnsigned);
-    v("input_layout", input_layout);
-    v("filter_layout", filter_layout);
-    v("bias", bias);
+    v("strides", strides, kUnsigned | dict_order(2));
+    v("dilations", dilations, kUnsigned | dict_order(3));
+    v("padding", padding, kUnsigned | dict_order(1), "pads");
+    v("output_padding", output_padding, kUnsigned | dict_order(4));
+    v("output_sizes", output_sizes, kUnsigned | dict_order(5));
+    v("groups", groups, kUnsigned | dict_order(6));
+    v("input_layout", input_layout, dict_order(7));
+    v("filter_layout", filter_layout, dict_order(8));
+    v("bias", bias, dict_order(9));
   }
   WEBNN_PARAMS_EQ(ConvTranspose2dParams);
 };
@@ -495,13 +503,13 @@ struct Pool2dParams {
   template <class V>
   void visit(V& v) {
     v("input", input, kRequired, "x");
-    v("window_dimensions", window_dimensions, kUnsigned);
-    v("strides", strides, kUnsigned);
-    v("dilations", dilations, kUnsigned);
-    v("padding", padding, kUnsigned, "pads");
-    v("layout", layout);
-    v("output_shape_rounding", output_shape_rounding);
-    v("output_sizes", output_sizes, kUnsigned);
+    v("window_dimensions", window_dimensions, kUnsigned | dict_order(1));
+    v("strides", strides, kUnsigned | dict_order(3));
+    v("dilations", dilations, kUnsigned | dict_order(4));
+    v("padding", padding, kUnsigned | dict_order(2), "pads");
+    v("layout", layout, dict_order(5));
+    v("output_shape_rounding", output_shape_rounding, dict_order(6));
+    v("output_sizes", output_sizes, kUnsigned | dict_order(7));
   }
   WEBNN_PARAMS_EQ(Pool2dParams);
 };
@@ -526,10 +534,10 @@ struct Resample2dParams {
   template <class V>
   void visit(V& v) {
     v("input", input, kRequired, "x");
-    v("sizes", sizes, kUnsigned);
-    v("scales", scales);
-    v("mode", mode);
-    v("axes", axes, kUnsigned);
+    v("sizes", sizes, kUnsigned | dict_order(3));
+    v("scales", scales, dict_order(2));
+    v("mode", mode, dict_order(1));
+    v("axes", axes, kUnsigned | dict_order(4));
   }
   WEBNN_PARAMS_EQ(Resample2dParams);
 };
@@ -543,10 +551,10 @@ struct BatchNormalizationParams {
     v("input", input, kRequired, "x");
     v("mean", mean, kRequired);
     v("variance", variance, kRequired);
-    v("scale", scale);
-    v("bias", bias);
-    v("epsilon", epsilon);
-    v("axis", axis, kUnsigned);
+    v("scale", scale, dict_order(1));
+    v("bias", bias, dict_order(2));
+    v("epsilon", epsilon, dict_order(4));
+    v("axis", axis, kUnsigned | dict_order(3));
   }
   WEBNN_PARAMS_EQ(BatchNormalizationParams);
 };
@@ -573,10 +581,10 @@ struct LayerNormalizationParams {
   template <class V>
   void visit(V& v) {
     v("input", input, kRequired, "x");
-    v("scale", scale);
-    v("bias", bias);
-    v("epsilon", epsilon);
-    v("axes", axes, kUnsigned);
+    v("scale", scale, dict_order(1));
+    v("bias", bias, dict_order(2));
+    v("epsilon", epsilon, dict_order(4));
+    v("axes", axes, kUnsigned | dict_order(3));
   }
   WEBNN_PARAMS_EQ(LayerNormalizationParams);
 };

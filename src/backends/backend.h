@@ -46,13 +46,4 @@ class Backend {
                                                     const CompileContext& cc) const = 0;
 };
 
-// Backends compiled into this build, in preference order. Immutable.
-const std::vector<const Backend*>& registered_backends();
-const Backend* find_backend(const std::string& name);
-
-// The reference kernel table (every op, every data type of its schema).
-const KernelTable& reference_kernels();
-const Backend& reference_backend();
-const Backend& cpu_backend();
-
 }  // namespace webnn

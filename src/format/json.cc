@@ -10,7 +10,8 @@ namespace {
 
 class JsonParser {
  public:
-  JsonParser(std::string_view text, const std::string& source) : text_(text), source_(source) {}
+  JsonParser(std::string_view text, const std::string& source)
+      : text_(text), source_(source), locs_(text) {}
 
   Expected<Value> parse_document() {
     skip_ws();
@@ -22,19 +23,7 @@ class JsonParser {
   }
 
  private:
-  Loc here() {
-    // Incremental position tracking keeps error reporting linear on large documents.
-    while (loc_pos_ < pos_ && loc_pos_ < text_.size()) {
-      char c = text_[loc_pos_++];
-      if (c == '\n') {
-        ++loc_.line;
-        loc_.col = 1;
-      } else if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) {
-        ++loc_.col;
-      }
-    }
-    return loc_;
-  }
+  Loc here() { return locs_.at(pos_); }
   template <class... Args>
   Status error(const Args&... args) {
     return error_at(source_, here(), args...);
@@ -294,8 +283,7 @@ class JsonParser {
   std::string_view text_;
   const std::string& source_;
   size_t pos_ = 0;
-  size_t loc_pos_ = 0;
-  Loc loc_{1, 1};
+  LocTracker locs_;
 };
 
 }  // namespace

@@ -4,13 +4,6 @@ namespace webnn::format {
 
 namespace {
 
-bool ident_start(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' || c == '/' || c == '$';
-}
-bool ident_char(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == '.' || c == '/';
-}
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 }  // namespace
@@ -36,18 +29,7 @@ Token Lexer::next() {
   return t;
 }
 
-Loc Lexer::here() {
-  while (loc_pos_ < pos_) {
-    char c = text_[loc_pos_++];
-    if (c == '\n') {
-      ++loc_.line;
-      loc_.col = 1;
-    } else if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) {
-      ++loc_.col;
-    }
-  }
-  return loc_;
-}
+Loc Lexer::here() { return locs_.at(pos_); }
 
 Token Lexer::error_token(Loc loc, std::string message) {
   Token t;
@@ -74,17 +56,17 @@ Token Lexer::scan() {
   t.loc = here();
   if (pos_ >= text_.size()) return t;  // kEof
   char c = text_[pos_];
-  if (ident_start(c)) {
+  if (is_identifier_start(c)) {
     t.kind = Token::Kind::kIdent;
     t.text += c;  // '$' may only start an identifier
     ++pos_;
     while (pos_ < text_.size()) {
       char d = text_[pos_];
-      if (ident_char(d)) {
+      if (is_identifier_char(d)) {
         t.text += d;
         ++pos_;
       } else if (d == ':' && pos_ + 2 < text_.size() && text_[pos_ + 1] == ':' &&
-                 ident_char(text_[pos_ + 2])) {
+                 is_identifier_char(text_[pos_ + 2])) {
         // Legacy RustNN sanitisation (format.md §7.4): `::` in identifiers means `__`.
         t.text += "__";
         pos_ += 2;
@@ -97,7 +79,7 @@ Token Lexer::scan() {
   if (c == '@') {
     ++pos_;
     t.kind = Token::Kind::kAt;
-    while (pos_ < text_.size() && ident_char(text_[pos_])) t.text += text_[pos_++];
+    while (pos_ < text_.size() && is_identifier_char(text_[pos_])) t.text += text_[pos_++];
     if (t.text.empty()) return error_token(t.loc, "expected a word after '@'");
     return t;
   }
@@ -139,7 +121,7 @@ Token Lexer::scan() {
       }
       while (pos_ < text_.size() && is_digit(text_[pos_])) ++pos_;
     }
-    if (pos_ < text_.size() && ident_start(text_[pos_])) {
+    if (pos_ < text_.size() && is_identifier_start(text_[pos_])) {
       return error_token(t.loc,
                          str_cat("invalid number '", text_.substr(start, pos_ - start + 1), "'"));
     }

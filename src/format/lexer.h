@@ -22,7 +22,7 @@ struct Token {
 class Lexer {
  public:
   // `text` must be valid UTF-8 without a BOM.
-  Lexer(std::string_view text) : text_(text) {}
+  Lexer(std::string_view text) : text_(text), locs_(text) {}
 
   // The k-th token ahead (0 = next). After an error every further token is that kError.
   const Token& peek(size_t k = 0);
@@ -35,8 +35,7 @@ class Lexer {
 
   std::string_view text_;
   size_t pos_ = 0;
-  size_t loc_pos_ = 0;
-  Loc loc_{1, 1};
+  LocTracker locs_;
   std::deque<Token> ahead_;
 };
 

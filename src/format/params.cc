@@ -51,39 +51,6 @@ bool empty_list_is_meaningful(std::string_view field) {
 // Optional operands the canonical form writes positionally (format.md §5.3 quantize rows).
 bool positional_optional_operand(std::string_view field) { return field == "zero_point"; }
 
-// Option order of format.md §5.3 where it differs from the params' visit (= Python) order.
-const std::vector<std::string_view>* option_order(OpKind kind) {
-  static const std::vector<std::string_view> conv = {
-      "padding", "strides", "dilations", "groups", "inputLayout", "filterLayout", "bias"};
-  static const std::vector<std::string_view> conv_transpose = {
-      "padding", "strides",     "dilations",    "outputPadding", "outputSizes",
-      "groups",  "inputLayout", "filterLayout", "bias"};
-  static const std::vector<std::string_view> pool = {
-      "windowDimensions",    "padding",    "strides", "dilations", "layout",
-      "outputShapeRounding", "outputSizes"};
-  static const std::vector<std::string_view> batch_norm = {"scale", "bias", "axis", "epsilon"};
-  static const std::vector<std::string_view> layer_norm = {"scale", "bias", "axes", "epsilon"};
-  static const std::vector<std::string_view> resample = {"mode", "scales", "sizes", "axes"};
-  switch (kind) {
-    case OpKind::kConv2d:
-      return &conv;
-    case OpKind::kConvTranspose2d:
-      return &conv_transpose;
-    case OpKind::kAveragePool2d:
-    case OpKind::kL2Pool2d:
-    case OpKind::kMaxPool2d:
-      return &pool;
-    case OpKind::kBatchNormalization:
-      return &batch_norm;
-    case OpKind::kLayerNormalization:
-      return &layer_norm;
-    case OpKind::kResample2d:
-      return &resample;
-    default:
-      return nullptr;
-  }
-}
-
 // ---- reading ------------------------------------------------------------------------------
 
 struct FieldAssigner {
@@ -473,8 +440,12 @@ Expected<std::vector<std::string>> format_args(
   FieldCollector actual{&name_of, {}}, defaults{nullptr, {}};
   visit_params(node.params, actual);
   visit_params(default_params(node.kind), defaults);
-  std::vector<std::string> positional, required, options_text;
-  std::vector<std::pair<std::string, std::string>> options;  // key, text
+  std::vector<std::string> positional, required;
+  struct Option {
+    unsigned order;  // position in the spec's options dictionary (options.h dict_order)
+    std::string key, text;
+  };
+  std::vector<Option> options;
   for (size_t k = 0; k < actual.out.size(); ++k) {
     FieldValue& f = actual.out[k];
     std::string key = file_key(f.name);
@@ -487,7 +458,7 @@ Expected<std::vector<std::string>> format_args(
       if ((f.flags & kRequired) || positional_optional_operand(f.name)) {
         positional.push_back(f.value.s);
       } else {
-        options.emplace_back(key, f.value.s);
+        options.push_back({dict_order_of(f.flags), key, f.value.s});
       }
       continue;
     }
@@ -495,20 +466,16 @@ Expected<std::vector<std::string>> format_args(
     if (f.flags & kRequired) {
       required.push_back(key + "=" + format_value(f.value));
     } else if (!f.value.same_as(defaults.out[k].value) && f.value.kind != Value::Kind::kNull) {
-      options.emplace_back(key, format_value(f.value));
+      options.push_back({dict_order_of(f.flags), key, format_value(f.value)});
     }
   }
-  if (const auto* order = option_order(node.kind)) {
-    auto rank = [&](const std::string& key) {
-      auto it = std::find(order->begin(), order->end(), key);
-      return it - order->begin();
-    };
-    std::stable_sort(options.begin(), options.end(),
-                     [&](const auto& a, const auto& b) { return rank(a.first) < rank(b.first); });
-  }
+  // Options in the order of the spec's dictionary (format.md §5.3); structs without one keep
+  // the visit order (all positions 0).
+  std::stable_sort(options.begin(), options.end(),
+                   [](const Option& a, const Option& b) { return a.order < b.order; });
   std::vector<std::string> out = std::move(positional);
   for (std::string& r : required) out.push_back(std::move(r));
-  for (auto& [key, text] : options) out.push_back(key + "=" + text);
+  for (const Option& o : options) out.push_back(o.key + "=" + o.text);
   if (!node.label.empty()) out.push_back("label=" + quote_text_string(node.label));
   return out;
 }

@@ -6,18 +6,6 @@
 
 namespace webnn::format {
 
-namespace {
-
-bool ident_start(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' || c == '/' || c == '$';
-}
-bool ident_char(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == '.' || c == '/';
-}
-
-}  // namespace
-
 bool Value::same_as(const Value& o) const {
   if (kind != o.kind) return false;
   switch (kind) {
@@ -75,9 +63,9 @@ const char* Value::kind_name() const {
 }
 
 bool is_text_identifier(std::string_view s) {
-  if (s.empty() || !ident_start(s[0])) return false;
+  if (s.empty() || !is_identifier_start(s[0])) return false;
   for (char c : s.substr(1)) {
-    if (!ident_char(c)) return false;
+    if (!is_identifier_char(c)) return false;
   }
   return true;
 }
@@ -117,19 +105,7 @@ bool valid_utf8(std::string_view text, Loc* loc) {
   return true;
 }
 
-Loc loc_of(std::string_view text, size_t offset) {
-  Loc loc{1, 1};
-  for (size_t i = 0; i < offset && i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '\n') {
-      ++loc.line;
-      loc.col = 1;
-    } else if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) {
-      ++loc.col;
-    }
-  }
-  return loc;
-}
+Loc loc_of(std::string_view text, size_t offset) { return LocTracker(text).at(offset); }
 
 std::string json_quote(std::string_view s) {
   std::string out = "\"";

@@ -18,6 +18,32 @@ struct Loc {
   int col = 0;
 };
 
+// Positions of non-decreasing byte offsets of one text, tracked incrementally so that a reader
+// asking for every token's position stays linear in the text's size. Columns count code
+// points. The one line/column rule of the text lexer, the JSON parser and loc_of().
+class LocTracker {
+ public:
+  explicit LocTracker(std::string_view text) : text_(text) {}
+  Loc at(size_t offset) {
+    if (offset < pos_) *this = LocTracker(text_);  // a step back: count again from the start
+    for (; pos_ < offset && pos_ < text_.size(); ++pos_) {
+      char c = text_[pos_];
+      if (c == '\n') {
+        ++loc_.line;
+        loc_.col = 1;
+      } else if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) {  // not a continuation byte
+        ++loc_.col;
+      }
+    }
+    return loc_;
+  }
+
+ private:
+  std::string_view text_;
+  size_t pos_ = 0;
+  Loc loc_{1, 1};
+};
+
 struct Value {
   enum class Kind : uint8_t {
     kNull,
@@ -113,6 +139,14 @@ Status error_at(const std::string& source, Loc loc, const Args&... args) {
 
 // Identifier rule of format.md §2 (first char A-Z a-z _ / $, then also digits and '.').
 bool is_text_identifier(std::string_view s);
+// The two character classes of that rule: the lexer reads and the printer writes by them.
+inline bool is_identifier_start(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' || c == '/' || c == '$';
+}
+inline bool is_identifier_char(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '.' || c == '/';
+}
 // True for names a writer must not use for values (`true`, `false`, `null`).
 bool is_reserved_word(std::string_view s);
 

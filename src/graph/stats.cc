@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/layout.h"
+
 namespace webnn {
 
 namespace {
@@ -25,21 +27,28 @@ double recurrent_flops(const Graph& g, OperandRef weight, OperandRef recurrent, 
 
 double node_flops(const Graph& g, const Node& node) {
   const double out = node.outputs.empty() ? 0 : elements(g, node.outputs[0]);
+  const OpFamily family = op_family(node.kind);
+  if (family == OpFamily::kPool2d || family == OpFamily::kGlobalPool ||
+      family == OpFamily::kReduction || family == OpFamily::kScan ||
+      node.kind == OpKind::kSoftmax) {
+    // Each input element is read once per window it falls in; approximate with the input.
+    double in = 0;
+    for_each_operand(node.params, [&](OperandRef r) { in = std::max(in, elements(g, r)); });
+    return in;
+  }
   switch (node.kind) {
     case OpKind::kConv2d: {
       const auto& p = node.as<Conv2dParams>();
       // Every output element takes (filter elements / outC) multiply-adds.
       const Shape& f = g.desc(p.filter.id).shape;
-      const std::string& layout = p.filter_layout;
-      double out_channels =
-          static_cast<double>(f[layout == "oihw" || layout == "ohwi" ? 0 : 3].value);
+      double out_channels = static_cast<double>(f[LayoutAxes(p.filter_layout)['o']].value);
       return 2 * out * elements(g, p.filter) / out_channels;
     }
     case OpKind::kConvTranspose2d: {
       // Every input element is scattered through (filter elements / inC) multiply-adds.
       const auto& p = node.as<ConvTranspose2dParams>();
       const Shape& in = g.desc(p.input.id).shape;
-      double in_channels = static_cast<double>(in[p.input_layout == "nchw" ? 1 : 3].value);
+      double in_channels = static_cast<double>(in[LayoutAxes(p.input_layout)['c']].value);
       return 2 * elements(g, p.input) * elements(g, p.filter) / in_channels;
     }
     case OpKind::kMatmul: {
@@ -74,28 +83,6 @@ double node_flops(const Graph& g, const Node& node) {
       OperandRef r = node.kind == OpKind::kGruCell ? node.as<GruCellParams>().recurrent_weight
                                                    : node.as<LstmCellParams>().recurrent_weight;
       return recurrent_flops(g, w, r, 1, static_cast<double>(g.desc(input.id).shape[0].value));
-    }
-    case OpKind::kAveragePool2d:
-    case OpKind::kL2Pool2d:
-    case OpKind::kMaxPool2d:
-    case OpKind::kGlobalAveragePool:
-    case OpKind::kGlobalMaxPool:
-    case OpKind::kReduceL1:
-    case OpKind::kReduceL2:
-    case OpKind::kReduceLogSum:
-    case OpKind::kReduceLogSumExp:
-    case OpKind::kReduceMax:
-    case OpKind::kReduceMean:
-    case OpKind::kReduceMin:
-    case OpKind::kReduceProduct:
-    case OpKind::kReduceSum:
-    case OpKind::kReduceSumSquare:
-    case OpKind::kSoftmax:
-    case OpKind::kCumulativeSum: {
-      // Each input element is read once per window it falls in; approximate with the input.
-      double in = 0;
-      for_each_operand(node.params, [&](OperandRef r) { in = std::max(in, elements(g, r)); });
-      return in;
     }
     default:
       return out;

@@ -2,6 +2,7 @@
 #include <initializer_list>
 #include <string>
 
+#include "core/layout.h"
 #include "ops/infer.h"
 
 namespace webnn {
@@ -55,14 +56,14 @@ Expected<Window> read_window(const InferContext& ctx, const OptIntList& strides,
 
 // Static sizes of the axes named by `layout` ("nchw", "oihw", ...), looked up by letter.
 struct Axes {
-  std::string layout;
+  LayoutAxes axes;
   int64_t size[4] = {0, 0, 0, 0};
-  int64_t operator[](char letter) const { return size[layout.find(letter)]; }
+  int64_t operator[](char letter) const { return size[axes[letter]]; }
 };
 
 Expected<Axes> static_axes(const InferContext& ctx, const Shape& shape, const std::string& layout,
                            const char* what, bool batch_first) {
-  Axes a{layout};
+  Axes a{LayoutAxes(layout)};
   for (size_t i = 0; i < 4; ++i) {
     // The batch axis may be dynamic: it is copied to the output, never used as a number.
     if (batch_first && i == 0) continue;

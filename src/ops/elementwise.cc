@@ -151,36 +151,34 @@ InferResult infer_softmax(const InferContext& ctx) {
 }  // namespace
 
 void register_elementwise_schemas(SchemaTable& t) {
-  for (OpKind k : {OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv, OpKind::kMax,
-                   OpKind::kMin, OpKind::kPow}) {
+  for (OpKind k : ops_in_family(OpFamily::kBinary)) {
     set_schema(t, k, infer_binary, {{"a", kByteTypes}, {"b", kByteTypes}, {"output", kByteTypes}});
   }
-  for (OpKind k : {OpKind::kEqual, OpKind::kNotEqual, OpKind::kGreater, OpKind::kGreaterOrEqual,
-                   OpKind::kLesser, OpKind::kLesserOrEqual}) {
+  for (OpKind k : ops_in_family(OpFamily::kComparison)) {
     set_schema(t, k, infer_predicate,
                {{"a", kByteTypes}, {"b", kByteTypes}, {"output", mask_of(DataType::kUint8)}});
   }
   const DataTypeMask u8 = mask_of(DataType::kUint8);
-  for (OpKind k : {OpKind::kLogicalAnd, OpKind::kLogicalOr, OpKind::kLogicalXor}) {
-    set_schema(t, k, infer_predicate, {{"a", u8}, {"b", u8}, {"output", u8}});
+  for (OpKind k : ops_in_family(OpFamily::kLogical)) {
+    if (k == OpKind::kLogicalNot) {
+      set_schema(t, k, infer_logical_not, {{"a", u8}, {"output", u8}});
+    } else {
+      set_schema(t, k, infer_predicate, {{"a", u8}, {"b", u8}, {"output", u8}});
+    }
   }
-  set_schema(t, OpKind::kLogicalNot, infer_logical_not, {{"a", u8}, {"output", u8}});
-  for (OpKind k : {OpKind::kIsNaN, OpKind::kIsInfinite}) {
+  for (OpKind k : ops_in_family(OpFamily::kClassification)) {
     set_schema(t, k, infer_unary_predicate, {{"input", kFloatTypes}, {"output", u8}});
   }
-  for (OpKind k : {OpKind::kAbs, OpKind::kNeg, OpKind::kSign, OpKind::kRelu}) {
-    set_schema(t, k, infer_same_as_input<UnaryParams>,
-               {{"input", kSignedNumeric}, {"output", kSignedNumeric}});
+  // Unary math and the option-less activations: floating-point only, except the ops.md
+  // "signed numeric" ones and identity (any type).
+  for (OpKind k : elementwise_unary_ops()) {
+    const bool is_signed =
+        k == OpKind::kAbs || k == OpKind::kNeg || k == OpKind::kSign || k == OpKind::kRelu;
+    const DataTypeMask types = k == OpKind::kIdentity ? kAllTypes
+                               : is_signed            ? kSignedNumeric
+                                                      : kFloatTypes;
+    set_schema(t, k, infer_same_as_input<UnaryParams>, {{"input", types}, {"output", types}});
   }
-  for (OpKind k :
-       {OpKind::kCeil, OpKind::kCos, OpKind::kErf, OpKind::kExp, OpKind::kFloor, OpKind::kLog,
-        OpKind::kReciprocal, OpKind::kRoundEven, OpKind::kSin, OpKind::kSqrt, OpKind::kTan,
-        OpKind::kSigmoid, OpKind::kTanh, OpKind::kSoftplus, OpKind::kSoftsign, OpKind::kGelu}) {
-    set_schema(t, k, infer_same_as_input<UnaryParams>,
-               {{"input", kFloatTypes}, {"output", kFloatTypes}});
-  }
-  set_schema(t, OpKind::kIdentity, infer_same_as_input<UnaryParams>,
-             {{"input", kAllTypes}, {"output", kAllTypes}});
   const std::vector<OperandLimit> float_only = {{"input", kFloatTypes}, {"output", kFloatTypes}};
   set_schema(t, OpKind::kHardSwish, infer_same_as_input<HardSwishParams>, float_only);
   set_schema(t, OpKind::kElu, infer_same_as_input<EluParams>, float_only);

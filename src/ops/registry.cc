@@ -1,3 +1,4 @@
+#include <array>
 #include <cstring>
 
 #include "ops/infer.h"
@@ -17,6 +18,25 @@ constexpr OpInfo kOpInfo[] = {
 #include "webnn/op_table.def"
 #undef WEBNN_OP
 };
+
+constexpr int kOpFamilyCount = 0
+#define WEBNN_FAMILY(name) +1
+#define WEBNN_OP(kind, spec, py, params, multi)
+#include "webnn/op_table.def"
+#undef WEBNN_OP
+    ;
+
+// Each row's family is the WEBNN_FAMILY marker above it.
+constexpr std::array<OpFamily, kOpCount> kOpFamilies = [] {
+  std::array<OpFamily, kOpCount> families{};
+  OpFamily current{};
+  int i = 0;
+#define WEBNN_FAMILY(name) current = OpFamily::k##name;
+#define WEBNN_OP(kind, spec, py, params, multi) families[i++] = current;
+#include "webnn/op_table.def"
+#undef WEBNN_OP
+  return families;
+}();
 
 SchemaTable build_schemas() {
   SchemaTable t;
@@ -38,6 +58,32 @@ SchemaTable build_schemas() {
 const char* op_spec_name(OpKind kind) { return kOpInfo[static_cast<int>(kind)].spec; }
 const char* op_python_name(OpKind kind) { return kOpInfo[static_cast<int>(kind)].python; }
 bool op_multi_output(OpKind kind) { return kOpInfo[static_cast<int>(kind)].multi; }
+
+OpFamily op_family(OpKind kind) { return kOpFamilies[static_cast<int>(kind)]; }
+
+const std::vector<OpKind>& ops_in_family(OpFamily family) {
+  static const std::vector<std::vector<OpKind>> members = [] {
+    std::vector<std::vector<OpKind>> m(kOpFamilyCount);
+    for (int i = 0; i < kOpCount; ++i) {
+      m[static_cast<int>(kOpFamilies[i])].push_back(static_cast<OpKind>(i));
+    }
+    return m;
+  }();
+  return members[static_cast<int>(family)];
+}
+
+const std::vector<OpKind>& elementwise_unary_ops() {
+  static const std::vector<OpKind> kinds = [] {
+    std::vector<OpKind> k;
+    for (OpFamily f : {OpFamily::kUnary, OpFamily::kActivation}) {
+      for (OpKind kind : ops_in_family(f)) {
+        if (op_params_are<UnaryParams>(kind)) k.push_back(kind);
+      }
+    }
+    return k;
+  }();
+  return kinds;
+}
 
 std::optional<OpKind> op_from_spec_name(std::string_view name) {
   for (int i = 0; i < kOpCount; ++i) {

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <set>
 
-#include "backends/backend.h"
-#include "backends/cpu/thread_pool.h"
+#include "backends/registry.h"
+#include "core/thread_pool.h"
 #include "runtime/plan.h"
 #include "webnn/builder.h"
 

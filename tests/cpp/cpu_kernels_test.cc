@@ -13,7 +13,7 @@
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/isa.h"
 #include "backends/cpu/simd_kernels.h"
-#include "backends/cpu/thread_pool.h"
+#include "core/thread_pool.h"
 #include "webnn/context.h"
 
 namespace webnn {

@@ -136,6 +136,89 @@ TEST(FormatLexerTest, TokensAndLegacyIdentifiers) {
   }
 }
 
+TEST(FormatLocTest, LinesAndCodePointColumns) {
+  const std::string text = "ab\n\xC3\xA9x\n\n y";  // "é" is two bytes, one column
+  format::LocTracker t(text);
+  auto at = [&](size_t offset) { return std::make_pair(t.at(offset).line, t.at(offset).col); };
+  EXPECT_EQ(at(0), std::make_pair(1, 1));
+  EXPECT_EQ(at(2), std::make_pair(1, 3));
+  EXPECT_EQ(at(3), std::make_pair(2, 1));
+  EXPECT_EQ(at(5), std::make_pair(2, 2));  // after "é"
+  EXPECT_EQ(at(9), std::make_pair(4, 2));
+  EXPECT_EQ(at(1), std::make_pair(1, 2));  // stepping back counts again
+  EXPECT_EQ(format::loc_of(text, 9).col, 2);
+  // The lexer and the JSON parser report the same position for the same bad byte.
+  format::Lexer lex("x\n\xC3\xA9 ?");
+  format::Token t1 = lex.next(), t2 = lex.next();
+  EXPECT_EQ(t1.text, "x");
+  EXPECT_EQ(t2.kind, format::Token::Kind::kError);
+  EXPECT_EQ(std::make_pair(t2.loc.line, t2.loc.col), std::make_pair(2, 1));
+  auto json = format::parse_json("[1,\n \"\xC3\xA9\", ?]", "t.json");
+  ASSERT_FALSE(json.has_value());
+  EXPECT_EQ(json.status().message().rfind("t.json:2:7:", 0), 0u) << json.status().message();
+}
+
+// format.md §2: the printer writes a name bare exactly when the lexer reads it back as one
+// identifier token.
+TEST(FormatLexerTest, PrinterAndLexerAgreeOnIdentifiers) {
+  for (const char* s :
+       {"x", "_a1", "/model/conv.weight", "$x", "a.b", "1a", "a-b", "a$", ".a", "a b", "é", ""}) {
+    format::Lexer lex(s);
+    format::Token t = lex.next();
+    bool one_ident = t.kind == format::Token::Kind::kIdent && t.text == s &&
+                     lex.next().kind == format::Token::Kind::kEof;
+    EXPECT_EQ(format::is_text_identifier(s), one_ident) << s;
+  }
+}
+
+// format.md §5.3: options in the order of the spec's dictionaries, not the Python order.
+TEST(FormatPrinterTest, OptionOrderOfTheSpecDictionaries) {
+  auto keys = [](OpKind kind, OpParams params) {
+    Node node{kind, "", std::move(params), {9}};
+    auto args = format::format_args(node, [](OperandId id) { return "v" + std::to_string(id); });
+    EXPECT_TRUE(args.has_value());
+    std::vector<std::string> out;
+    for (const std::string& a : *args) {
+      if (a.find('=') != std::string::npos) out.push_back(a.substr(0, a.find('=')));
+    }
+    return out;
+  };
+  using V = std::vector<std::string>;
+  Conv2dParams conv{{0},    {1}, IntList{2, 2}, IntList{2, 2}, IntList{1, 1, 1, 1}, 2, "nhwc",
+                    "ohwi", {2}};
+  EXPECT_EQ(keys(OpKind::kConv2d, conv), (V{"padding", "strides", "dilations", "groups",
+                                            "inputLayout", "filterLayout", "bias"}));
+  ConvTranspose2dParams convt{{0},
+                              {1},
+                              IntList{2, 2},
+                              IntList{2, 2},
+                              IntList{1, 1, 1, 1},
+                              IntList{1, 1},
+                              IntList{8, 8},
+                              2,
+                              "nhwc",
+                              "ohwi",
+                              {2}};
+  EXPECT_EQ(keys(OpKind::kConvTranspose2d, convt),
+            (V{"padding", "strides", "dilations", "outputPadding", "outputSizes", "groups",
+               "inputLayout", "filterLayout", "bias"}));
+  Pool2dParams pool{{0},    IntList{2, 2}, IntList{2, 2}, IntList{2, 2}, IntList{1, 1, 1, 1},
+                    "nhwc", "ceil",        IntList{4, 4}};
+  EXPECT_EQ(keys(OpKind::kMaxPool2d, pool),
+            (V{"windowDimensions", "padding", "strides", "dilations", "layout",
+               "outputShapeRounding", "outputSizes"}));
+  Resample2dParams resample{
+      {0}, IntList{4, 4}, std::vector<double>{2.0, 2.0}, "linear", IntList{1, 2}};
+  EXPECT_EQ(keys(OpKind::kResample2d, resample), (V{"mode", "scales", "sizes", "axes"}));
+  BatchNormalizationParams batch{{0}, {1}, {2}, {3}, {4}, 1e-3, 3};
+  EXPECT_EQ(keys(OpKind::kBatchNormalization, batch), (V{"scale", "bias", "axis", "epsilon"}));
+  LayerNormalizationParams layer{{0}, {1}, {2}, 1e-3, IntList{1}};
+  EXPECT_EQ(keys(OpKind::kLayerNormalization, layer), (V{"scale", "bias", "axes", "epsilon"}));
+  // An op without dictionary positions keeps its visit order.
+  GemmParams gemm{{0}, {1}, {2}, 2.0, 3.0, true, true};
+  EXPECT_EQ(keys(OpKind::kGemm, gemm), (V{"c", "alpha", "beta", "aTranspose", "bTranspose"}));
+}
+
 // format.md §11.1, shared with tests/python/test_files.py.
 std::string read_test_data(const std::string& relative) {
   std::ifstream in(std::string(WEBNN_TEST_DATA_DIR) + "/" + relative);

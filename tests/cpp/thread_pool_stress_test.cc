@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "backends/cpu/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace webnn {
 namespace {

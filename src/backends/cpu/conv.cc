@@ -11,6 +11,7 @@
 #include "backends/cpu/cpu_kernels.h"
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/plane.h"
+#include "core/layout.h"
 
 namespace webnn {
 
@@ -30,23 +31,16 @@ struct ConvShape {
 // Element (o, i, h, w) of a filter in any of the layouts, by per-letter strides.
 class FilterLayout {
  public:
-  FilterLayout(const std::string& letters, const std::vector<int64_t>& shape) {
-    int64_t stride = 1;
-    for (size_t i = letters.size(); i-- > 0;) {
-      stride_[index(letters[i])] = stride;
-      size_[index(letters[i])] = shape[i];
-      stride *= shape[i];
-    }
-  }
-  int64_t size(char c) const { return size_[index(c)]; }
+  FilterLayout(const std::string& letters, const std::vector<int64_t>& shape)
+      : axes_(letters, shape) {}
+  int64_t size(char c) const { return axes_.size(c); }
   int64_t at(int64_t o, int64_t i, int64_t h, int64_t w) const {
-    return o * stride_[0] + i * stride_[1] + h * stride_[2] + w * stride_[3];
+    return o * axes_.stride('o') + i * axes_.stride('i') + h * axes_.stride('h') +
+           w * axes_.stride('w');
   }
 
  private:
-  static int index(char c) { return c == 'o' ? 0 : c == 'i' ? 1 : c == 'h' ? 2 : 3; }
-  int64_t stride_[4] = {};
-  int64_t size_[4] = {};
+  LayoutStrides axes_;
 };
 
 // `count` matrices of rows x cols (consecutive) transposed, in parallel.

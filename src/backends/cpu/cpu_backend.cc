@@ -1,8 +1,10 @@
 // The default CPU backend: float32 fast paths for the hot operations (cpu_kernels.h), the
 // reference kernel for everything else, through the same compile/plan/dispatch path as any
 // backend.
-#include "backends/backend.h"
+#include "backends/cpu/cpu_backend.h"
+
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/reference/reference_backend.h"
 
 namespace webnn {
 
@@ -52,18 +54,6 @@ class CpuBackend final : public Backend {
 const Backend& cpu_backend() {
   static const CpuBackend backend;
   return backend;
-}
-
-const std::vector<const Backend*>& registered_backends() {
-  static const std::vector<const Backend*> backends = {&cpu_backend(), &reference_backend()};
-  return backends;
-}
-
-const Backend* find_backend(const std::string& name) {
-  for (const Backend* b : registered_backends()) {
-    if (name == b->name()) return b;
-  }
-  return nullptr;
 }
 
 }  // namespace webnn

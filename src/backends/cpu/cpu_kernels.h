@@ -6,7 +6,7 @@
 
 #include "backends/backend.h"
 #include "backends/cpu/simd_kernels.h"
-#include "backends/cpu/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace webnn {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "backends/cpu/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace webnn {
 

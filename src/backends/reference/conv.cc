@@ -4,29 +4,11 @@
 #include <string>
 
 #include "backends/reference/kernels.h"
+#include "core/layout.h"
 
 namespace webnn {
 
 namespace {
-
-// Size and row-major stride of each axis of a rank-4 tensor, looked up by layout letter
-// (Infer has validated the layout strings, so every letter is in 'a'..'z').
-class Layout {
- public:
-  Layout(const std::string& letters, const std::vector<int64_t>& shape) {
-    const std::vector<int64_t> strides = strides_of(shape);
-    for (size_t i = 0; i < letters.size() && i < shape.size(); ++i) {
-      size_[letters[i] - 'a'] = shape[i];
-      stride_[letters[i] - 'a'] = strides[i];
-    }
-  }
-  int64_t size(char c) const { return size_[c - 'a']; }
-  int64_t stride(char c) const { return stride_[c - 'a']; }
-
- private:
-  int64_t size_[26] = {};
-  int64_t stride_[26] = {};
-};
 
 struct ConvGeometry {
   int64_t stride[2] = {1, 1};
@@ -46,8 +28,8 @@ ConvGeometry geometry(const OptIntList& strides, const OptIntList& dilations,
 }
 
 // The output tensor's axes: batch, channels, height, width.
-Layout output_layout(const TensorView& out, const std::string& input_layout) {
-  return Layout(input_layout, out.shape);
+LayoutStrides output_layout(const TensorView& out, const std::string& input_layout) {
+  return LayoutStrides(input_layout, out.shape);
 }
 
 template <class T>
@@ -61,8 +43,8 @@ Status run_conv2d(KernelContext& ctx) {
   const TensorView& w = ctx.in(p.filter);
   const TensorView* bias = p.bias.present() ? &ctx.in(p.bias) : nullptr;
   TensorView& out = ctx.out();
-  const Layout in(p.input_layout, x.shape), f(p.filter_layout, w.shape);
-  const Layout o = output_layout(out, p.input_layout);
+  const LayoutStrides in(p.input_layout, x.shape), f(p.filter_layout, w.shape);
+  const LayoutStrides o = output_layout(out, p.input_layout);
   const ConvGeometry g = geometry(p.strides, p.dilations, p.padding);
   const int64_t batch = o.size('n'), out_c = o.size('c'), out_h = o.size('h'), out_w = o.size('w');
   const int64_t in_h = in.size('h'), in_w = in.size('w');
@@ -112,8 +94,8 @@ Status run_conv_transpose2d(KernelContext& ctx) {
   const TensorView& w = ctx.in(p.filter);
   const TensorView* bias = p.bias.present() ? &ctx.in(p.bias) : nullptr;
   TensorView& out = ctx.out();
-  const Layout in(p.input_layout, x.shape), f(p.filter_layout, w.shape);
-  const Layout o = output_layout(out, p.input_layout);
+  const LayoutStrides in(p.input_layout, x.shape), f(p.filter_layout, w.shape);
+  const LayoutStrides o = output_layout(out, p.input_layout);
   const ConvGeometry g = geometry(p.strides, p.dilations, p.padding);
   const int64_t batch = o.size('n'), out_c = o.size('c'), out_h = o.size('h'), out_w = o.size('w');
   const int64_t in_h = in.size('h'), in_w = in.size('w');

@@ -416,26 +416,13 @@ Status run_softmax(KernelContext& ctx) {
 
 void register_reference_elementwise(KernelTable& t) {
   auto set = [&](OpKind k, KernelFn fn) { t[static_cast<int>(k)] = fn; };
-  for (OpKind k : {OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv, OpKind::kMax,
-                   OpKind::kMin, OpKind::kPow}) {
-    set(k, run_binary);
+  for (OpKind k : ops_in_family(OpFamily::kBinary)) set(k, run_binary);
+  for (OpKind k : ops_in_family(OpFamily::kComparison)) set(k, run_predicate);
+  for (OpKind k : ops_in_family(OpFamily::kLogical)) {
+    set(k, k == OpKind::kLogicalNot ? run_logical_not : run_predicate);
   }
-  for (OpKind k : {OpKind::kEqual, OpKind::kNotEqual, OpKind::kGreater, OpKind::kGreaterOrEqual,
-                   OpKind::kLesser, OpKind::kLesserOrEqual, OpKind::kLogicalAnd, OpKind::kLogicalOr,
-                   OpKind::kLogicalXor}) {
-    set(k, run_predicate);
-  }
-  set(OpKind::kLogicalNot, run_logical_not);
-  set(OpKind::kIsNaN, run_classify);
-  set(OpKind::kIsInfinite, run_classify);
-  for (OpKind k : {OpKind::kAbs,     OpKind::kCeil,       OpKind::kCos,       OpKind::kErf,
-                   OpKind::kExp,     OpKind::kFloor,      OpKind::kIdentity,  OpKind::kLog,
-                   OpKind::kNeg,     OpKind::kReciprocal, OpKind::kRoundEven, OpKind::kSin,
-                   OpKind::kSign,    OpKind::kSqrt,       OpKind::kTan,       OpKind::kRelu,
-                   OpKind::kSigmoid, OpKind::kTanh,       OpKind::kSoftplus,  OpKind::kSoftsign,
-                   OpKind::kGelu}) {
-    set(k, run_unary);
-  }
+  for (OpKind k : ops_in_family(OpFamily::kClassification)) set(k, run_classify);
+  for (OpKind k : elementwise_unary_ops()) set(k, run_unary);
   set(OpKind::kHardSwish, run_hard_swish);
   set(OpKind::kElu, run_elu);
   set(OpKind::kLeakyRelu, run_leaky_relu);

@@ -281,14 +281,8 @@ Status run_cumulative_sum(KernelContext& ctx) {
 
 void register_reference_reduction(KernelTable& t) {
   auto set = [&](OpKind k, KernelFn fn) { t[static_cast<int>(k)] = fn; };
-  for (OpKind k :
-       {OpKind::kReduceL1, OpKind::kReduceL2, OpKind::kReduceLogSum, OpKind::kReduceLogSumExp,
-        OpKind::kReduceMax, OpKind::kReduceMean, OpKind::kReduceMin, OpKind::kReduceProduct,
-        OpKind::kReduceSum, OpKind::kReduceSumSquare}) {
-    set(k, run_reduce);
-  }
-  set(OpKind::kArgMin, run_arg_min_max);
-  set(OpKind::kArgMax, run_arg_min_max);
+  for (OpKind k : ops_in_family(OpFamily::kReduction)) set(k, run_reduce);
+  for (OpKind k : ops_in_family(OpFamily::kArgMinMax)) set(k, run_arg_min_max);
   set(OpKind::kCumulativeSum, run_cumulative_sum);
 }
 

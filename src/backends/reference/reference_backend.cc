@@ -1,3 +1,5 @@
+#include "backends/reference/reference_backend.h"
+
 #include "backends/reference/kernels.h"
 
 namespace webnn {

@@ -1,4 +1,4 @@
-#include "backends/cpu/thread_pool.h"
+#include "core/thread_pool.h"
 
 #include <cstdlib>
 
@@ -130,8 +130,7 @@ void ThreadPool::run(int64_t tasks, TaskFn fn, void* ctx) {
   std::unique_lock<std::mutex> lock(region_mutex_, std::try_to_lock);
   // Inline when there is nothing to share, when the pool is busy (see parallel_for), or in a
   // forked child, where the workers do not exist.
-  if (num_threads_ == 1 || tasks == 1 || !lock.owns_lock() ||
-      tasks >= kClosedIndex || forked()) {
+  if (num_threads_ == 1 || tasks == 1 || !lock.owns_lock() || tasks >= kClosedIndex || forked()) {
     for (int64_t i = 0; i < tasks; ++i) fn(ctx, i, 0);
     return;
   }
