@@ -8,12 +8,9 @@ this file with each instruction set (WEBNN_CPU_ISA=avx512|avx2|generic; a machin
 AVX-512 runs its best ISA for "avx512").
 """
 
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
+import rerun
 import webnn
 
 _CONTEXTS = {}
@@ -124,18 +121,7 @@ def test_prelu_matches_reference_bitwise():
     )
 
 
-@pytest.mark.skipif(
-    os.environ.get("WEBNN_CPU_BREAKPOINTS_SUBPROCESS") == "1", reason="already in a subprocess"
-)
+@pytest.mark.skipif(rerun.nested(), reason="already in a subprocess")
 @pytest.mark.parametrize("isa", ["avx512", "avx2", "generic"])
 def test_every_isa(isa):
-    env = dict(os.environ, WEBNN_CPU_BREAKPOINTS_SUBPROCESS="1", WEBNN_CPU_ISA=isa)
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", __file__, "-q", "-x", "-p", "no:cacheprovider"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    rerun.assert_file_passes(__file__, {"WEBNN_CPU_ISA": isa})

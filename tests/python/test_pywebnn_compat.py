@@ -4,13 +4,13 @@ reprs and ml_dtypes 4-bit arrays."""
 
 import ast
 import asyncio
-import importlib
 from pathlib import Path
 
 import ml_dtypes
 import numpy as np
 import pytest
 import webnn
+from samples_common import all_samples
 
 STUB = Path(__file__).resolve().parents[2] / "python" / "webnn" / "_webnn.pyi"
 
@@ -135,14 +135,7 @@ def _method_of(op):
     return next(m for m in METHODS if m.replace("_", "") == op.lower())
 
 
-def _samples():
-    samples = {}
-    for path in sorted(Path(__file__).parent.glob("samples_*.py")):
-        samples.update(importlib.import_module(path.stem).SAMPLES)
-    return samples
-
-
-SAMPLES = _samples()
+SAMPLES = all_samples()
 
 
 def _outputs(result):
