@@ -312,6 +312,12 @@ def test_async_context_tensors_default_to_readable_and_writable(ctx):
     assert not ctx.create_tensor([2, 2], "float32").readable
     explicit = actx.create_tensor([2], "int32", readable=False, writable=True)
     assert (explicit.readable, explicit.writable) == (False, True)
+    positional = actx.create_tensor([2], "int32", True, False, True)
+    assert (positional.readable, positional.writable, positional.exportable_to_gpu) == (
+        True,
+        False,
+        True,
+    )
     b = actx.create_graph_builder()
     x = b.input("x", [2, 2], "float32")
     graph = b.build({"y": b.mul(x, x)})
