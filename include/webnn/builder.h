@@ -21,6 +21,11 @@ class GraphBuilder {
   Expected<OperandId> input(const std::string& name, const Shape& shape, DataType data_type);
   // `bytes` is the packed storage of `desc` (4-bit types packed two per byte).
   Expected<OperandId> constant(const OperandDesc& desc, std::vector<uint8_t> bytes);
+  // Same, for bytes packed from a host value of `value_count` elements viewed as `desc`'s shape
+  // (spec/api.md §9.3 `constant(value, shape)`): the counts must be equal, which the byte
+  // length alone cannot tell for 4-bit types.
+  Expected<OperandId> constant(const OperandDesc& desc, std::vector<uint8_t> bytes,
+                               uint64_t value_count);
   // Same, sharing `data` (e.g. a view into a memory-mapped weights file) instead of copying.
   Expected<OperandId> constant(const OperandDesc& desc, std::shared_ptr<const ConstantData> data);
   // Validates `params` (limits + Infer) and appends the node. Returns its output operands.

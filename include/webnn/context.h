@@ -89,9 +89,27 @@ struct OpSupport {
   std::vector<OperandSupport> operands;
 };
 
+// The whole WebNN MLOpSupportLimits dictionary of a context (spec/api.md §7
+// op_support_limits): the global entries and one entry per operation.
+struct SupportLimits {
+  std::string preferred_input_layout;  // "nchw" or "nhwc"
+  uint64_t max_tensor_byte_length = 0;
+  OperandSupport input, constant, output;  // what graph inputs/constants/outputs may be
+  std::vector<OpSupport> operations;       // in op table order
+};
+
 struct TensorBinding {
   std::string name;
   Tensor* tensor;
+};
+
+// Host data of one named graph input or output for Context::compute(): packed bytes (4-bit
+// types two per byte) in C order.
+struct HostTensor {
+  std::string name;
+  DataType data_type = DataType::kFloat32;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> bytes;
 };
 
 class Context {
@@ -127,8 +145,18 @@ class Context {
   Status set_tensor_capacity(Tensor& tensor, const std::vector<int64_t>& max_shape) const;
   // Generated from the op schemas narrowed by this context's backend.
   std::vector<OpSupport> op_support_limits() const;
+  // op_support_limits() plus the global entries (layout, byte length, input/constant/output).
+  SupportLimits support_limits() const;
   Status dispatch(CompiledGraph& graph, const std::vector<TensorBinding>& inputs,
                   const std::vector<TensorBinding>& outputs) const;
+  // One-shot execution (spec/api.md §7 compute) of a graph whose inputs and outputs are all
+  // static: every graph input must be in `inputs` with its data type and exactly its shape
+  // (names the graph does not have are ignored); temporary tensors are created, the graph is
+  // dispatched and every output is returned, in graph output order. Errors: kValue for a
+  // missing input, a dynamic dimension, a data type or shape mismatch; dispatch's errors
+  // otherwise.
+  Expected<std::vector<HostTensor>> compute(CompiledGraph& graph,
+                                            const std::vector<HostTensor>& inputs) const;
 
  private:
   Status check_tensor(const Tensor& tensor, const char* method) const;

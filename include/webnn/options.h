@@ -332,7 +332,7 @@ struct PadParams {
   template <class V>
   void visit(V& v) {
     v("input", input, kRequired, "x");
-    v("beginning_padding", beginning_padding, kRequired | kUnsigned);
+    v("beginning_padding", beginning_padding, kRequired | kUnsigned, "padding");  // pywebnn
     v("ending_padding", ending_padding, kUnsigned);
     v("mode", mode);
     v("value", value);

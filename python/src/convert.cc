@@ -198,17 +198,8 @@ Shape parse_shape(nb::handle value, const std::string& what, bool allow_dynamic)
                   what + ": dimension must be an int or a dynamic-dimension dict (got " +
                       py_type_name(item) + ")");
     }
-    int64_t d = to_int64(item, what + " dimension", true);
-    if (d < 1 || d > kMaxDimension) {
-      throw_error(PyExc_ValueError, what + ": dimension " + std::to_string(d) +
-                                        " is out of range (must be in [1, " +
-                                        std::to_string(kMaxDimension) + "])");
-    }
-    shape.push_back(Dim(d));
-  }
-  if (shape.size() > kMaxRank) {
-    throw_error(PyExc_ValueError, what + ": rank " + std::to_string(shape.size()) +
-                                      " exceeds the maximum of " + std::to_string(kMaxRank));
+    // Ranges and rank are the builder's checks (GraphBuilder::check_shape, Infer).
+    shape.push_back(Dim(to_int64(item, what + " dimension", true)));
   }
   return shape;
 }
@@ -256,8 +247,9 @@ HostArray adapt_array(nb::handle value, std::optional<DataType> target, const st
     } else if (kind == "bool") {
       target = DataType::kUint8;
     } else {
+      // ml_dtypes.int4 / uint4 arrays are named "int4" / "uint4" (one value per byte).
       auto t = webnn::parse_data_type(kind);
-      if (!t || is_4bit(*t)) {
+      if (!t) {
         throw_error(PyExc_ValueError, what + ": Unsupported data type '" + kind +
                                           "' (NumPy dtype has no WebNN equivalent)");
       }
@@ -294,6 +286,26 @@ HostArray adapt_array(nb::handle value, std::optional<DataType> target, const st
   out.bytes.assign(reinterpret_cast<const uint8_t*>(raw.c_str()),
                    reinterpret_cast<const uint8_t*>(raw.c_str()) + raw.size());
   return out;
+}
+
+nb::object to_numpy(DataType data_type, const std::vector<int64_t>& shape,
+                    const std::vector<uint8_t>& packed, nb::handle dtype, const std::string& what) {
+  nb::object arr = to_numpy(data_type, shape, packed);
+  if (dtype.is_none()) return arr;
+  // Importing ml_dtypes registers "int4"/"uint4" with NumPy, so names resolve too.
+  nb::object ml_dtypes = nb::module_::import_("ml_dtypes");
+  std::string want = nb::cast<std::string>(numpy().attr("dtype")(dtype).attr("name"));
+  if (want == result_dtype(data_type)) return arr;
+  if (is_4bit(data_type) && want == data_type_name(data_type)) {
+    return arr.attr("astype")(ml_dtypes.attr(data_type_name(data_type)));
+  }
+  std::string accepted = std::string("'") + result_dtype(data_type) + "'";
+  if (is_4bit(data_type)) {
+    accepted += std::string(" or 'ml_dtypes.") + data_type_name(data_type) + "'";
+  }
+  throw_error(PyExc_ValueError, what + ": dtype '" + want + "' cannot hold a " +
+                                    data_type_name(data_type) + " tensor (accepted: " + accepted +
+                                    ")");
 }
 
 nb::object to_numpy(DataType data_type, const std::vector<int64_t>& shape,

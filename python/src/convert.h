@@ -21,7 +21,8 @@ bool to_bool(nb::handle value, const std::string& what);
 std::string to_string(nb::handle value, const std::string& what);
 std::vector<nb::handle> to_sequence(nb::handle value, const std::string& what);
 
-// Graph shapes: ints >= 1 and, where allowed, dynamic-dimension dicts.
+// Graph shapes: ints and, where allowed, dynamic-dimension dicts. Sizes and rank are checked
+// by the builder (GraphBuilder::check_shape and the ops' Infer), not here.
 Shape parse_shape(nb::handle value, const std::string& what, bool allow_dynamic);
 // Tensor shapes: static ints >= 0.
 std::vector<int64_t> parse_tensor_shape(nb::handle value, const std::string& what);
@@ -40,5 +41,9 @@ HostArray adapt_array(nb::handle value, std::optional<DataType> target, const st
 // Packed bytes -> a new owning NumPy array of the carrier dtype.
 nb::object to_numpy(DataType data_type, const std::vector<int64_t>& shape,
                     const std::vector<uint8_t>& packed);
+// Same, as NumPy dtype `dtype` (None: the carrier): the carrier itself or, for int4/uint4,
+// ml_dtypes.int4/uint4. Any other dtype raises ValueError naming `what`.
+nb::object to_numpy(DataType data_type, const std::vector<int64_t>& shape,
+                    const std::vector<uint8_t>& packed, nb::handle dtype, const std::string& what);
 
 }  // namespace webnn::py

@@ -18,6 +18,23 @@ namespace webnn::py {
 
 namespace {
 
+// pywebnn's deprecated device_type keyword (api.md §6): "cpu" asks for a CPU device, the
+// accelerator names only confirm the accelerated hint.
+bool device_type_accelerated(const std::string& device_type, bool accelerated) {
+  if (device_type == "cpu") return false;
+  if (device_type == "gpu" || device_type == "npu" || device_type == "auto") return accelerated;
+  const std::string got = "(got '" + device_type + "')";
+  throw_error(PyExc_ValueError,
+              "create_context: device_type must be one of 'auto', 'cpu', 'gpu', 'npu' " + got);
+}
+
+// A Python-style list of ints ("[2, 3]"), as reprs show shapes (api.md §8).
+std::string python_list(const std::vector<int64_t>& values) {
+  std::string s = "[";
+  for (size_t i = 0; i < values.size(); ++i) s += (i ? ", " : "") + std::to_string(values[i]);
+  return s + "]";
+}
+
 void no_direct_construction(const char* cls) {
   throw_error(PyExc_TypeError, std::string(cls) + " cannot be instantiated directly");
 }
@@ -85,94 +102,58 @@ std::vector<NamedOperand> outputs_arg(const BuilderHandle& self, nb::handle outp
   return out;
 }
 
-nb::dict rank_range(int lo, int hi) {
-  nb::dict r;
-  r["min"] = lo;
-  r["max"] = hi;
-  return r;
-}
-
-nb::dict support_entry(const std::vector<DataType>& types, int lo, int hi) {
+nb::dict support_entry(const OperandSupport& s) {
   nb::list names;
-  for (DataType t : types) names.append(data_type_name(t));
+  for (DataType t : s.data_types) names.append(data_type_name(t));
+  nb::dict range;
+  range["min"] = s.min_rank;
+  range["max"] = s.max_rank;
   nb::dict e;
   e["dataTypes"] = names;
-  e["rankRange"] = rank_range(lo, hi);
+  e["rankRange"] = range;
   return e;
 }
 
+// Context::support_limits() as the nested dicts of WebNN's MLOpSupportLimits.
 nb::dict op_support_limits(const Context& ctx) {
+  SupportLimits limits = ctx.support_limits();
   nb::dict out;
-  out["preferredInputLayout"] = "nchw";
-  out["maxTensorByteLength"] = nb::int_(kMaxTensorByteLength);
-  std::vector<DataType> all = mask_to_list(kAllTypes);
-  const int max_rank = static_cast<int>(kMaxRank);
-  out["input"] = support_entry(all, 0, max_rank);
-  out["constant"] = support_entry(all, 0, max_rank);
-  out["output"] = support_entry(all, 0, max_rank);
-  for (const OpSupport& op : ctx.op_support_limits()) {
+  out["preferredInputLayout"] = limits.preferred_input_layout;
+  out["maxTensorByteLength"] = nb::int_(limits.max_tensor_byte_length);
+  out["input"] = support_entry(limits.input);
+  out["constant"] = support_entry(limits.constant);
+  out["output"] = support_entry(limits.output);
+  for (const OpSupport& op : limits.operations) {
     nb::dict entry;
-    for (const OperandSupport& s : op.operands) {
-      entry[nb::str(s.name.c_str())] = support_entry(s.data_types, s.min_rank, s.max_rank);
-    }
+    for (const OperandSupport& s : op.operands) entry[nb::str(s.name.c_str())] = support_entry(s);
     out[op_spec_name(op.kind)] = entry;
   }
   return out;
 }
 
+// Converts the arrays to each graph input's data type; Context::compute() does the rest.
 nb::dict compute(ContextHandle& self, GraphHandle& g, nb::handle inputs) {
   if (!PyDict_Check(inputs.ptr())) {
     throw_error(PyExc_TypeError, "compute: inputs must be a dict of name -> array");
   }
-  const Graph& graph = g.graph->graph();
   nb::dict in_dict = nb::borrow<nb::dict>(inputs);
-  std::vector<std::shared_ptr<Tensor>> keep;
-  std::vector<TensorBinding> in, out;
+  const Graph& graph = g.graph->graph();
+  std::vector<HostTensor> in;
   for (OperandId id : graph.inputs) {
     const Operand& op = graph.operands[id];
-    if (!is_static_shape(op.desc.shape)) {
-      throw_error(PyExc_ValueError, "compute: input '" + op.name +
-                                        "' has dynamic dimensions; use resize_tensor + dispatch");
-    }
-    if (!in_dict.contains(op.name.c_str())) {
-      throw_error(PyExc_ValueError, "compute: Missing input '" + op.name + "'");
-    }
+    if (!in_dict.contains(op.name.c_str())) continue;
     HostArray arr = adapt_array(in_dict[op.name.c_str()], op.desc.data_type,
                                 "compute: input '" + op.name + "'");
-    std::vector<int64_t> want = static_sizes(op.desc.shape);
-    if (arr.shape != want) {
-      throw_error(PyExc_ValueError, "compute: input '" + op.name + "' has shape " +
-                                        shape_to_string(arr.shape) + ", the graph expects " +
-                                        shape_to_string(want));
-    }
-    auto t = unwrap(self.context->create_tensor(op.desc.data_type, want, false, true, false));
-    check(self.context->write_tensor(*t, arr.bytes.data(), arr.bytes.size(), arr.count));
-    in.push_back({op.name, t.get()});
-    keep.push_back(t);
+    in.push_back({op.name, arr.data_type, std::move(arr.shape), std::move(arr.bytes)});
   }
-  for (const NamedOperand& o : graph.outputs) {
-    const OperandDesc& d = graph.desc(o.id);
-    if (!is_static_shape(d.shape)) {
-      throw_error(PyExc_ValueError, "compute: output '" + o.name +
-                                        "' has dynamic dimensions; use resize_tensor + dispatch");
-    }
-    auto t =
-        unwrap(self.context->create_tensor(d.data_type, static_sizes(d.shape), true, false, false));
-    out.push_back({o.name, t.get()});
-    keep.push_back(t);
-  }
+  Expected<std::vector<HostTensor>> out = Status(ErrorKind::kInternal, "not run");
   {
     nb::gil_scoped_release release;
-    Status s = self.context->dispatch(*g.graph, in, out);
-    if (!s.is_ok()) {
-      nb::gil_scoped_acquire acquire;
-      throw_status(s);
-    }
+    out = self.context->compute(*g.graph, in);
   }
   nb::dict result;
-  for (const TensorBinding& b : out) {
-    result[b.name.c_str()] = to_numpy(b.tensor->data_type(), b.tensor->shape(),
-                                      unwrap(self.context->read_tensor(*b.tensor)));
+  for (const HostTensor& t : unwrap(std::move(out))) {
+    result[t.name.c_str()] = to_numpy(t.data_type, t.shape, t.bytes);
   }
   return result;
 }
@@ -203,15 +184,21 @@ NB_MODULE(_webnn, m) {
       .def(
           "create_context",
           [](const MLHandle&, nb::handle power_preference, nb::handle accelerated,
-             nb::handle backend) {
+             nb::handle backend, nb::handle device_type) {
             std::string pp = to_string(power_preference, "create_context: power_preference");
             bool acc = to_bool(accelerated, "create_context: accelerated");
             std::string be = to_string(backend, "create_context: backend");
+            if (!device_type.is_none()) {
+              acc = device_type_accelerated(to_string(device_type, "create_context: device_type"),
+                                            acc);
+            }
             return ContextHandle{unwrap(Context::create(pp, acc, be))};
           },
           "power_preference"_a = "default", "accelerated"_a = true, "backend"_a = "auto",
+          "device_type"_a = nb::none(),
           nb::sig("def create_context(self, power_preference: str = 'default', "
-                  "accelerated: bool = True, backend: str = 'auto') -> MLContext"));
+                  "accelerated: bool = True, backend: str = 'auto', "
+                  "device_type: str | None = None) -> MLContext"));
 
   context.def("__init__", [](ContextHandle*) { no_direct_construction("MLContext"); })
       .def_prop_ro("accelerated", [](const ContextHandle& c) { return c.context->accelerated(); })
@@ -254,12 +241,15 @@ NB_MODULE(_webnn, m) {
           nb::sig("def write_tensor(self, tensor: MLTensor, data: typing.Any) -> None"))
       .def(
           "read_tensor",
-          [](const ContextHandle& c, nb::handle t) {
+          [](const ContextHandle& c, nb::handle t, nb::handle dtype) {
             TensorHandle& pt = tensor_arg(t, "read_tensor");
             std::vector<uint8_t> bytes = unwrap(c.context->read_tensor(*pt.tensor));
-            return to_numpy(pt.tensor->data_type(), pt.tensor->shape(), bytes);
+            return to_numpy(pt.tensor->data_type(), pt.tensor->shape(), bytes, dtype,
+                            "read_tensor");
           },
-          "tensor"_a, nb::sig("def read_tensor(self, tensor: MLTensor) -> numpy.ndarray"))
+          "tensor"_a, "dtype"_a = nb::none(),
+          nb::sig("def read_tensor(self, tensor: MLTensor, dtype: typing.Any = None) -> "
+                  "numpy.ndarray"))
       .def(
           "resize_tensor",
           [](const ContextHandle& c, nb::handle t, nb::handle shape) {
@@ -351,24 +341,11 @@ NB_MODULE(_webnn, m) {
             std::optional<DataType> t;
             if (!data_type.is_none()) t = parse_data_type(data_type, "constant");
             HostArray arr = adapt_array(value, t, "constant");
-            std::vector<int64_t> dims = arr.shape;
-            if (!shape.is_none()) {
-              Shape s = parse_shape(shape, "constant: shape", false);
-              dims = static_sizes(s);
-              uint64_t n = unwrap(element_count(dims));
-              if (n != arr.count) {
-                throw_error(PyExc_ValueError, "constant: shape " + shape_to_string(dims) + " has " +
-                                                  std::to_string(n) +
-                                                  " elements but the value has " +
-                                                  std::to_string(arr.count));
-              }
-            }
-            for (int64_t d : dims) {
-              if (d == 0) throw_error(PyExc_ValueError, "constant: empty arrays are not allowed");
-            }
-            OperandDesc desc{arr.data_type, to_shape(dims)};
+            Shape dims = to_shape(arr.shape);
+            if (!shape.is_none()) dims = parse_shape(shape, "constant: shape", false);
             return OperandHandle{self.builder,
-                                 unwrap(self.builder->constant(desc, std::move(arr.bytes)))};
+                                 unwrap(self.builder->constant({arr.data_type, dims},
+                                                               std::move(arr.bytes), arr.count))};
           },
           "value"_a, "shape"_a = nb::none(), "data_type"_a = nb::none(),
           nb::sig("def constant(self, value: typing.Any, shape: collections.abc.Sequence[int] | "
@@ -461,7 +438,7 @@ NB_MODULE(_webnn, m) {
       .def("destroy", [](TensorHandle& t) { t.tensor->destroy(); })
       .def("__repr__", [](const TensorHandle& t) {
         return std::string("MLTensor(dtype='") + data_type_name(t.tensor->data_type()) +
-               "', shape=" + shape_to_string(t.tensor->shape()) +
+               "', shape=" + python_list(t.tensor->shape()) +
                ", readable=" + (t.tensor->readable() ? "True" : "False") +
                ", writable=" + (t.tensor->writable() ? "True" : "False") + ")";
       });

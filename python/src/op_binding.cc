@@ -33,7 +33,8 @@ std::vector<FieldInfo> fields_of(OpKind kind) {
   return lister.fields;
 }
 
-// Assigns Python values to params fields, converting each by the field's C++ type.
+// Assigns Python values to params fields, converting each by the field's C++ type. None never
+// reaches it: call_operation() drops None options (the default stays) and rejects required ones.
 struct FieldAssigner {
   const BuilderHandle& self;
   const std::map<std::string, nb::handle>& values;
@@ -50,7 +51,7 @@ struct FieldAssigner {
   void operator()(const char* name, OperandRef& f, unsigned = 0, const char* = nullptr) {
     nb::handle h;
     if (!find(name, h)) return;
-    f = h.is_none() ? OperandRef{} : OperandRef{operand_id(self, h, what(name))};
+    f = OperandRef{operand_id(self, h, what(name))};
   }
   void operator()(const char* name, OperandList& f, unsigned = 0, const char* = nullptr) {
     nb::handle h;
@@ -86,30 +87,17 @@ struct FieldAssigner {
   }
   void operator()(const char* name, OptIntList& f, unsigned flags = 0, const char* = nullptr) {
     nb::handle h;
-    if (!find(name, h)) return;
-    if (h.is_none()) {
-      f.reset();
-    } else {
-      f = int_list(h, name, flags);
-    }
+    if (find(name, h)) f = int_list(h, name, flags);
   }
   void operator()(const char* name, OptDoubleList& f, unsigned = 0, const char* = nullptr) {
     nb::handle h;
     if (!find(name, h)) return;
-    if (h.is_none()) {
-      f.reset();
-      return;
-    }
     f.emplace();
     for (nb::handle item : to_sequence(h, what(name))) f->push_back(to_double(item, what(name)));
   }
   void operator()(const char* name, OptStringList& f, unsigned = 0, const char* = nullptr) {
     nb::handle h;
     if (!find(name, h)) return;
-    if (h.is_none()) {
-      f.reset();
-      return;
-    }
     f.emplace();
     for (nb::handle item : to_sequence(h, what(name))) f->push_back(to_string(item, what(name)));
   }
@@ -123,12 +111,7 @@ struct FieldAssigner {
   }
   void operator()(const char* name, OptScalar& f, unsigned = 0, const char* = nullptr) {
     nb::handle h;
-    if (!find(name, h)) return;
-    if (h.is_none()) {
-      f.reset();
-    } else {
-      f = scalar(h, name);
-    }
+    if (find(name, h)) f = scalar(h, name);
   }
   void operator()(const char* name, Splits& f, unsigned = 0, const char* = nullptr) {
     nb::handle h;
@@ -174,8 +157,11 @@ nb::object call_operation(BuilderHandle& self, OpKind kind, nb::args args, nb::k
   std::map<std::string, nb::handle> values;
   std::string label;
   size_t positional = 0;
-  // pywebnn's pad(input, padding, mode, value): a str third argument is the mode.
-  if (kind == OpKind::kPad && args.size() >= 3 && PyUnicode_Check(args[2].ptr())) {
+  // pywebnn's pad(input, padding, mode, value): a str third argument is the mode, and so is a
+  // None one followed by a numeric value (the spec form's fourth argument is the str mode).
+  if (kind == OpKind::kPad && args.size() >= 3 &&
+      (PyUnicode_Check(args[2].ptr()) || (args[2].is_none() && args.size() == 4 &&
+                                          !args[3].is_none() && !PyUnicode_Check(args[3].ptr())))) {
     if (args.size() > 4) throw_error(PyExc_TypeError, "pad() takes at most 4 positional arguments");
     values["mode"] = args[2];
     if (args.size() == 4) values["value"] = args[3];
@@ -192,7 +178,7 @@ nb::object call_operation(BuilderHandle& self, OpKind kind, nb::args args, nb::k
   for (auto [key, value] : kwargs) {
     std::string k = nb::cast<std::string>(key);
     if (k == "label") {
-      label = to_string(value, op + ": label");
+      if (!value.is_none()) label = to_string(value, op + ": label");
       continue;
     }
     const FieldInfo* field = nullptr;
@@ -208,7 +194,17 @@ nb::object call_operation(BuilderHandle& self, OpKind kind, nb::args args, nb::k
     }
     values[field->name] = value;
   }
+  // None for an optional argument means "absent": the default applies (ops.md §1.2). Required
+  // arguments have no default, so None there is a type error.
   for (const FieldInfo& f : fields) {
+    auto it = values.find(f.name);
+    if (it != values.end() && it->second.is_none()) {
+      if (f.flags & kRequired) {
+        throw_error(PyExc_TypeError,
+                    op + "(): argument '" + f.name + "' is required and cannot be None");
+      }
+      values.erase(it);
+    }
     if ((f.flags & kRequired) && !values.count(f.name)) {
       throw_error(PyExc_TypeError, op + "() missing required argument '" + f.name + "'");
     }

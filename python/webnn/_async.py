@@ -12,6 +12,13 @@ class AsyncMLContext:
     def __getattr__(self, name):
         return getattr(self._context, name)
 
+    def create_tensor(
+        self, shape, data_type, readable=True, writable=True, exportable_to_gpu=False
+    ):
+        """Like MLContext.create_tensor, but readable and writable by default (pywebnn's wrapper,
+        api.md §2)."""
+        return self._context.create_tensor(shape, data_type, readable, writable, exportable_to_gpu)
+
     async def _run(self, fn, *args):
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(None, fn, *args)

@@ -64,7 +64,7 @@ Status GraphBuilder::check_shape(const Shape& shape, bool allow_dynamic, const c
     }
     if (d.value < 1 || d.value > kMaxDimension) {
       return make_error(ErrorKind::kValue, what, ": dimension ", dim_to_string(d),
-                        " is not valid (must be in [1, ", kMaxDimension, "])");
+                        " is out of range (a valid dimension is in [1, ", kMaxDimension, "])");
     }
     if (d.is_dynamic()) {
       auto [it, inserted] = dynamic_dims_.emplace(d.name, d.value);
@@ -99,6 +99,18 @@ Expected<OperandId> GraphBuilder::input(const std::string& name, const Shape& sh
 
 Expected<OperandId> GraphBuilder::constant(const OperandDesc& desc, std::vector<uint8_t> bytes) {
   return constant(desc, std::make_shared<const ConstantData>(std::move(bytes)));
+}
+
+Expected<OperandId> GraphBuilder::constant(const OperandDesc& desc, std::vector<uint8_t> bytes,
+                                           uint64_t value_count) {
+  WEBNN_RETURN_IF_ERROR(check_not_built());
+  WEBNN_RETURN_IF_ERROR(check_shape(desc.shape, false, "constant"));
+  WEBNN_ASSIGN_OR_RETURN(uint64_t count, element_count(desc.shape));
+  if (count != value_count) {
+    return make_error(ErrorKind::kValue, "constant: shape ", shape_to_string(desc.shape), " has ",
+                      count, " elements but the value has ", value_count);
+  }
+  return constant(desc, std::move(bytes));
 }
 
 Expected<OperandId> GraphBuilder::constant(const OperandDesc& desc,

@@ -1,4 +1,5 @@
-// op_support_limits(): what the op schemas allow, narrowed by the context's backend.
+// op_support_limits() / support_limits(): what the op schemas allow, narrowed by the
+// context's backend, and the global limits every graph of the context obeys.
 #include "backends/backend.h"
 #include "ops/infer.h"
 #include "webnn/context.h"
@@ -17,6 +18,21 @@ std::vector<OpSupport> Context::op_support_limits() const {
     }
     out.push_back(std::move(op));
   }
+  return out;
+}
+
+SupportLimits Context::support_limits() const {
+  SupportLimits out;
+  // The kernels take logical NCHW operands; layout choices are the compiler's business.
+  out.preferred_input_layout = "nchw";
+  out.max_tensor_byte_length = kMaxTensorByteLength;
+  // GraphBuilder::input/constant and build() accept every data type at ranks 0..kMaxRank.
+  const std::vector<DataType> all = mask_to_list(kAllTypes);
+  const int max_rank = static_cast<int>(kMaxRank);
+  out.input = {"input", all, 0, max_rank};
+  out.constant = {"constant", all, 0, max_rank};
+  out.output = {"output", all, 0, max_rank};
+  out.operations = op_support_limits();
   return out;
 }
 

@@ -30,6 +30,26 @@ TEST(BuilderTest, ConstantByteLengthMustMatch) {
       b.constant({DataType::kFloat32, {Dim("n", 2)}}, std::vector<uint8_t>(8)).has_value());
 }
 
+// constant(value, shape) of api.md §9.3: the value's element count must equal the shape's, even
+// where the packed byte lengths agree (3 and 4 int4 elements both take 2 bytes).
+TEST(BuilderTest, ConstantValueCountMustMatchShape) {
+  GraphBuilder b;
+  EXPECT_TRUE(b.constant({DataType::kInt4, {2, 2}}, std::vector<uint8_t>(2), 4).has_value());
+  auto mismatch = b.constant({DataType::kInt4, {2, 2}}, std::vector<uint8_t>(2), 3);
+  ASSERT_FALSE(mismatch.has_value());
+  EXPECT_EQ(mismatch.status().kind(), ErrorKind::kValue);
+  EXPECT_EQ(mismatch.status().message(),
+            "constant: shape [2,2] has 4 elements but the value has 3");
+  auto empty = b.constant({DataType::kFloat32, {2, 0}}, std::vector<uint8_t>(), 0);
+  ASSERT_FALSE(empty.has_value());
+  EXPECT_EQ(empty.status().kind(), ErrorKind::kValue);
+  EXPECT_NE(empty.status().message().find("dimension 0 is out of range"), std::string::npos)
+      << empty.status().message();
+  auto deep = b.constant({DataType::kFloat32, Shape(9, Dim(1))}, std::vector<uint8_t>(4), 1);
+  ASSERT_FALSE(deep.has_value());
+  EXPECT_NE(deep.status().message().find("rank 9 exceeds"), std::string::npos);
+}
+
 TEST(BuilderTest, LimitsAreCheckedBeforeInfer) {
   GraphBuilder b;
   OperandId i = *b.input("i", {2}, DataType::kInt32);

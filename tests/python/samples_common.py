@@ -1,8 +1,19 @@
 """Helpers for samples_<family>.py (see test_support_limits.py)."""
 
+import importlib
+from pathlib import Path
+
 import numpy as np
 
 SAMPLES = {}
+
+
+def all_samples():
+    """Every family's SAMPLES, merged: spec op name -> sample builder."""
+    samples = {}
+    for path in sorted(Path(__file__).parent.glob("samples_*.py")):
+        samples.update(importlib.import_module(path.stem).SAMPLES)
+    return samples
 
 
 def const(builder, shape, data_type, values=None):

@@ -93,7 +93,7 @@ def test_create_tensor_properties(ctx):
         False,
     )
     assert t.exportable_to_gpu is False
-    assert repr(t) == "MLTensor(dtype='float16', shape=[2,3], readable=True, writable=False)"
+    assert repr(t) == "MLTensor(dtype='float16', shape=[2, 3], readable=True, writable=False)"
     np.testing.assert_array_equal(ctx.read_tensor(t), np.zeros((2, 3), np.float16))
     scalar = ctx.create_tensor([], "int32", readable=True)
     assert scalar.size == 1 and ctx.read_tensor(scalar).shape == ()

@@ -11,11 +11,10 @@ The last tests rerun this file in subprocesses with the AVX2 and generic kernels
 """
 
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+import rerun
 import webnn
 
 EPS = float(np.finfo(np.float32).eps)
@@ -447,7 +446,7 @@ def test_dispatch_reuses_tensors_and_graph_outputs_that_alias():
         np.testing.assert_array_equal(ctx.read_tensor(outs["r2"]), np.maximum(data * scale, 0))
 
 
-@pytest.mark.skipif(os.environ.get("WEBNN_CPU_BACKEND_SUBPROCESS") == "1", reason="nested")
+@pytest.mark.skipif(rerun.nested(), reason="nested")
 @pytest.mark.parametrize(
     "env",
     [
@@ -461,16 +460,7 @@ def test_dispatch_reuses_tensors_and_graph_outputs_that_alias():
 def test_other_isas_and_thread_counts(env):
     # Selected at first use and per context respectively, so each needs a fresh process. A
     # machine without AVX2 falls back further; the results must hold either way.
-    full_env = dict(os.environ, WEBNN_CPU_BACKEND_SUBPROCESS="1", **env)
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", __file__, "-q", "-x", "-p", "no:cacheprovider"],
-        env=full_env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    rerun.assert_file_passes(__file__, env)
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")

@@ -11,11 +11,9 @@ A sample builds a small valid graph whose named operand arguments have the reque
 types (others get consistent defaults) and returns the operation's output operand(s).
 """
 
-import importlib
-from pathlib import Path
-
 import pytest
 import webnn
+from samples_common import all_samples
 
 ALL_TYPES = [
     "float32",
@@ -31,14 +29,7 @@ ALL_TYPES = [
 ]
 
 
-def _samples():
-    samples = {}
-    for path in sorted(Path(__file__).parent.glob("samples_*.py")):
-        samples.update(importlib.import_module(path.stem).SAMPLES)
-    return samples
-
-
-SAMPLES = _samples()
+SAMPLES = all_samples()
 BACKENDS = webnn.backends()
 
 

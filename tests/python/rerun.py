@@ -1,0 +1,25 @@
+"""Reruns a test file in a fresh interpreter with extra environment variables, for settings the
+engine reads once per process (WEBNN_CPU_ISA) or per context (WEBNN_NUM_THREADS)."""
+
+import os
+import subprocess
+import sys
+
+_NESTED = "WEBNN_TEST_RERUN"
+
+
+def nested():
+    """True inside a rerun: the rerunning tests skip themselves there."""
+    return os.environ.get(_NESTED) == "1"
+
+
+def assert_file_passes(path, env):
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", str(path), "-q", "-x", "-p", "no:cacheprovider"],
+        env=dict(os.environ, **{_NESTED: "1"}, **env),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]

@@ -1,0 +1,127 @@
+"""cpu element-wise kernels are bit-identical to the reference at the breakpoints of piecewise
+functions, and for these ops everywhere (COMMON rule: no contraction of a*b+c into FMA; the
+kernels do the reference's float operations in its order).
+
+Inputs hold each breakpoint, its float32 neighbours, signed zeros and random values, tiled so
+that every value lands in the vector body and in the tail of a SIMD loop. The last tests rerun
+this file with each instruction set (WEBNN_CPU_ISA=avx512|avx2|generic; a machine without
+AVX-512 runs its best ISA for "avx512").
+"""
+
+import numpy as np
+import pytest
+import rerun
+import webnn
+
+_CONTEXTS = {}
+
+
+def _context(backend):
+    if backend not in _CONTEXTS:
+        _CONTEXTS[backend] = webnn.ML().create_context(accelerated=False, backend=backend)
+    return _CONTEXTS[backend]
+
+
+def _around(*points):
+    """Each point, its float32 neighbours and its negation's, plus signed zeros."""
+    values = [0.0, -0.0]
+    for p in points:
+        p = np.float32(p)
+        for q in (p, -p):
+            values += [q, np.nextafter(q, np.float32(np.inf)), np.nextafter(q, np.float32(-np.inf))]
+    return values
+
+
+def _inputs(points):
+    rng = np.random.default_rng(7)
+    values = np.array(_around(*points) + [1e-40, -1e-40, np.inf, -np.inf], np.float32)
+    noise = rng.uniform(-8, 8, 64).astype(np.float32)
+    base = np.concatenate([values, noise])
+    # 3 shifted copies + an odd tail: each value in several lane positions and in the tail.
+    return np.concatenate([np.roll(base, k) for k in range(3)] + [base[:13]])
+
+
+# (method, options, breakpoints)
+CASES = [
+    ("relu", {}, [0.0, 1e-45]),
+    ("clamp", {"min_value": -1.0, "max_value": 1.0}, [1.0]),
+    ("clamp", {"min_value": 0.0}, [0.0, 1e-45]),
+    ("clamp", {"min_value": 0.1, "max_value": 6.0}, [0.1, 6.0]),
+    ("hard_swish", {}, [3.0, 6.0]),
+    ("hard_sigmoid", {}, [2.5, 0.5]),
+    ("hard_sigmoid", {"alpha": 0.3, "beta": 0.1}, [1 / 0.3, 3.0, 0.1 / 0.3]),
+    ("leaky_relu", {}, [0.0, 1e-45, 1.0]),
+    ("leaky_relu", {"alpha": 0.3}, [0.0, 2.0]),
+    ("elu", {}, [0.0, 1e-45, 1e-7]),
+    ("elu", {"alpha": 0.5}, [0.0, 1e-3]),
+    ("linear", {"alpha": 0.5, "beta": -1.5}, [3.0, 1.0]),
+    ("linear", {"alpha": 1 / 3, "beta": 1.0}, [-3.0, 3.0]),
+    ("gelu", {}, [0.0, 1e-45]),
+    ("softplus", {}, [0.0, 1e-7]),
+    ("softsign", {}, [0.0, 1.0]),
+    ("neg", {}, [0.0]),
+    ("abs", {}, [0.0]),
+]
+
+
+def _run(backend, method, options, x):
+    ctx = _context(backend)
+    b = ctx.create_graph_builder()
+    xin = b.input("x", list(x.shape), "float32")
+    graph = b.build({"y": getattr(b, method)(xin, **options)})
+    return ctx.compute(graph, {"x": x})["y"]
+
+
+def _assert_bitwise(x, got, want, what):
+    # NaN payloads may differ; everything else (including the sign of zero) must match.
+    nan = np.isnan(want)
+    assert np.array_equal(np.isnan(got), nan), what
+    diff = np.flatnonzero((got.view(np.uint32) != want.view(np.uint32)) & ~nan)
+    assert diff.size == 0, (
+        f"{what}: first mismatches at x={x[diff[:5]].tolist()}: cpu {got[diff[:5]].tolist()} "
+        f"reference {want[diff[:5]].tolist()}"
+    )
+
+
+@pytest.mark.parametrize("method,options,points", CASES, ids=[f"{m}{o or ''}" for m, o, _ in CASES])
+def test_cpu_matches_reference_bitwise(method, options, points):
+    x = _inputs(points)
+    _assert_bitwise(
+        x,
+        _run("cpu", method, options, x),
+        _run("reference", method, options, x),
+        f"{method}{options}",
+    )
+
+
+def test_hard_swish_breakpoints_are_exact():
+    x = np.array([-3, 3, -6, 6, 0, -0.0] * 7, np.float32)
+    y = _run("cpu", "hard_swish", {}, x)
+    assert y[0] == 0 and np.signbit(y[0]), y[0]  # -3 * 0 = -0.0 exactly
+    np.testing.assert_array_equal(y[:6], np.array([-0.0, 3, -0.0, 6, 0, -0.0], np.float32))
+    assert list(np.signbit(y[:6])) == [True, False, True, False, False, True]
+
+
+def test_prelu_matches_reference_bitwise():
+    x = _inputs([0.0, 1e-45, 2.0]).reshape(-1, 1)
+    slope = np.array([[0.25, -0.5, 1 / 3]], np.float32)
+
+    def run(backend):
+        ctx = _context(backend)
+        b = ctx.create_graph_builder()
+        xin = b.input("x", list(x.shape), "float32")
+        graph = b.build({"y": b.prelu(xin, b.constant(slope))})
+        return ctx.compute(graph, {"x": x})["y"]
+
+    _assert_bitwise(
+        np.broadcast_to(x, (x.shape[0], 3)).ravel(),
+        run("cpu").ravel(),
+        run("reference").ravel(),
+        "prelu",
+    )
+
+
+@pytest.mark.skipif(rerun.nested(), reason="already in a subprocess")
+@pytest.mark.parametrize("isa", ["avx512", "avx2", "generic"])
+def test_every_isa(isa):
+    rerun.assert_file_passes(__file__, {"WEBNN_CPU_ISA": isa})
