@@ -601,7 +601,5 @@ def test_resample2d_python_type_errors():
         b.resample2d(x, scales=["2", "2"])
     with pytest.raises(TypeError):
         b.resample2d(x, sizes=4)
-    with pytest.raises(TypeError):
-        b.resample2d(x, mode=None)
     with pytest.raises(OverflowError):
         b.resample2d(x, axes=[-1, 2])

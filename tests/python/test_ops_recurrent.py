@@ -618,5 +618,3 @@ def test_lstm_cell_errors(backend):
         b.lstm_cell(x, w, r, h, c, 0)
     with pytest.raises(TypeError):
         b.lstm_cell(x, w, r, h, c, 5, activations=[1, 2, 3])
-    with pytest.raises(TypeError):
-        b.lstm_cell(x, w, r, h, c, 5, layout=None)
