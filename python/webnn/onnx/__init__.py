@@ -20,3 +20,4 @@ __all__ = [
     "load",
     "supported_operators",
 ]
+from .session import InferenceSession
