@@ -57,9 +57,8 @@ def render_image(lines=LINES, upside_down=UPSIDE_DOWN, font_size=30) -> np.ndarr
 @contextlib.contextmanager
 def webnn_sessions():
     """rapidocr creates its sessions with this webnn class while the block runs."""
-    from rapidocr_onnxruntime.utils import infer_engine
-
     import webnn.onnx
+    from rapidocr_onnxruntime.utils import infer_engine
 
     saved = infer_engine.InferenceSession
     infer_engine.InferenceSession = webnn.onnx.InferenceSession

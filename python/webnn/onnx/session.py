@@ -45,7 +45,7 @@ import os
 import threading
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any, Optional, Union
+from typing import Any
 
 import numpy as np
 import onnx
@@ -70,7 +70,7 @@ class NodeArg:
 
     __slots__ = ("name", "shape", "type")
 
-    def __init__(self, name: str, shape: Optional[list], type: str):
+    def __init__(self, name: str, shape: list | None, type: str):
         self.name = name
         self.shape = shape
         self.type = type
@@ -140,7 +140,7 @@ def _value_type_string(type_proto: onnx.TypeProto) -> str:
     return "unknown"
 
 
-def _dims(value_info: onnx.ValueInfoProto) -> Optional[list]:
+def _dims(value_info: onnx.ValueInfoProto) -> list | None:
     """A value's shape as ORT reports it (None when the rank itself is unknown)."""
     t = value_info.type.tensor_type
     if not value_info.type.HasField("tensor_type") or not t.HasField("shape"):
@@ -160,7 +160,7 @@ def _node_arg(value_info: onnx.ValueInfoProto) -> NodeArg:
     return NodeArg(value_info.name, _dims(value_info), _value_type_string(value_info.type))
 
 
-def _numpy_dtype(value_info: onnx.ValueInfoProto) -> Optional[np.dtype]:
+def _numpy_dtype(value_info: onnx.ValueInfoProto) -> np.dtype | None:
     if not value_info.type.HasField("tensor_type"):
         return None
     elem = value_info.type.tensor_type.elem_type
@@ -363,15 +363,15 @@ class InferenceSession:
 
     def __init__(
         self,
-        path_or_bytes: Union[str, os.PathLike, bytes, onnx.ModelProto],
+        path_or_bytes: str | os.PathLike | bytes | onnx.ModelProto,
         sess_options: Any = None,
-        providers: Optional[Sequence] = None,
-        provider_options: Optional[Sequence[dict]] = None,
+        providers: Sequence | None = None,
+        provider_options: Sequence[dict] | None = None,
         *,
-        context: Optional[webnn.MLContext] = None,
-        free_dims: Optional[Mapping[str, int]] = None,
-        max_sizes: Optional[Mapping[str, int]] = None,
-        base_dir: Optional[Union[str, os.PathLike]] = None,
+        context: webnn.MLContext | None = None,
+        free_dims: Mapping[str, int] | None = None,
+        max_sizes: Mapping[str, int] | None = None,
+        base_dir: str | os.PathLike | None = None,
         constant_inputs: Sequence[str] = (),
         max_cached_graphs: int = 16,
         **kwargs: Any,
@@ -403,6 +403,13 @@ class InferenceSession:
         initializers = {t.name for t in graph.initializer}
         # Old models (IR < 4) list their initializers among the inputs: those are weights.
         self._input_infos = [vi for vi in graph.input if vi.name not in initializers]
+        # ORT lets a feed replace such an initializer from IR 4 on (before, all weights had to
+        # be listed as inputs, and they are constants).
+        self._overridable = [
+            _node_arg(vi)
+            for vi in graph.input
+            if vi.name in initializers and self._model.ir_version >= 4
+        ]
         self._output_infos = list(graph.output)
         self._inputs = [_node_arg(vi) for vi in self._input_infos]
         self._outputs = None  # completed lazily (shape inference costs time on big models)
@@ -455,7 +462,8 @@ class InferenceSession:
         return list(self._outputs)
 
     def get_overridable_initializers(self) -> list:
-        return []
+        """Initializers the model also lists as inputs (ORT lets a feed replace them)."""
+        return list(self._overridable)
 
     def get_providers(self) -> list:
         backend = self._context.backend
@@ -477,14 +485,15 @@ class InferenceSession:
 
     def _output_node_args(self) -> list:
         args = [_node_arg(vi) for vi in self._output_infos]
-        if any(a.shape is None or any(not isinstance(d, int) for d in a.shape) for a in args):
-            try:
-                inferred = onnx.shape_inference.infer_shapes(self._model)
-                by_name = {vi.name: _dims(vi) for vi in inferred.graph.output}
-                for a in args:
-                    a.shape = _merge_inferred_shapes(a.shape, by_name.get(a.name))
-            except Exception:  # inference is best effort, as the declared shapes are valid
-                pass
+        if all(a.shape is not None and all(isinstance(d, int) for d in a.shape) for a in args):
+            return args
+        try:
+            inferred = onnx.shape_inference.infer_shapes(self._model)
+        except (onnx.shape_inference.InferenceError, ValueError, RuntimeError):
+            return args  # best effort: the declared shapes are valid, only less precise
+        by_name = {vi.name: _dims(vi) for vi in inferred.graph.output}
+        for a in args:
+            a.shape = _merge_inferred_shapes(a.shape, by_name.get(a.name))
         return args
 
     # --- running ---------------------------------------------------------------------------
@@ -525,6 +534,12 @@ class InferenceSession:
                 f"(got {type(input_feed).__name__})"
             )
         for name in input_feed:
+            if any(a.name == name for a in self._overridable):
+                raise ValueError(
+                    f"InferenceSession.run: {name!r} is an initializer of the model; feeding a "
+                    "value to override it is not supported by webnn (its weights are imported "
+                    "as constants)"
+                )
             if name not in self._input_dims:
                 raise ValueError(
                     f"InferenceSession.run: invalid input name {name!r} "
