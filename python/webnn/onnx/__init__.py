@@ -20,4 +20,4 @@ __all__ = [
     "load",
     "supported_operators",
 ]
-from .session import InferenceSession
+from .session import InferenceSession as InferenceSession
