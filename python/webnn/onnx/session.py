@@ -6,7 +6,7 @@ providers``) and the session offers the part of ORT's API that applications use 
 ``get_inputs``/``get_outputs`` with NodeArg-like objects, ``get_providers``,
 ``get_modelmeta``, ``get_session_options``).
 
-How ORT's arguments map onto webnn (the rules, also in docs/onnx.md):
+How ORT's arguments map onto webnn (the rules; docs/onnx_session.md has them too):
 
 * ``providers`` (strings or ``(name, options)`` pairs, like ORT; anything else is a
   ``ValueError``, as in ORT). The first entry that names something webnn runs picks the
