@@ -286,9 +286,10 @@ class OpenVino:
 
 def _max_rel_error(result: dict, reference: dict) -> float:
     worst = 0.0
+    missing = [n for n in reference if n not in result]
+    if missing:
+        raise SystemExit(f"outputs {missing} are missing (got {list(result)})")
     for name, ref in reference.items():
-        if name not in result:
-            continue
         got = np.asarray(result[name])
         if got.shape != ref.shape:
             raise SystemExit(f"output {name!r}: shape {got.shape} differs from ORT's {ref.shape}")
