@@ -279,9 +279,11 @@ class OpenVino:
 
     def result(self):
         self.run()
-        return {
-            p.get_any_name(): self.request.get_tensor(p).data.copy() for p in self.compiled.outputs
-        }
+        out = {}
+        for port in self.compiled.outputs:  # a port may carry several tensor names
+            value = self.request.get_tensor(port).data.copy()
+            out.update({name: value for name in port.get_names()})
+        return out
 
 
 def _max_rel_error(result: dict, reference: dict) -> float:
