@@ -283,6 +283,29 @@ def _read_model(path_or_bytes) -> tuple:
     )
 
 
+def _without_negative_dims(model: onnx.ModelProto, copy: bool) -> onnx.ModelProto:
+    """Paddle's exporter writes unknown dims as dim_value -1; ORT treats them as unknown, and so
+    does the session (the import then takes the size from the feed). A caller's proto is copied
+    before it is changed."""
+    graph = model.graph
+    values = list(graph.input) + list(graph.output)
+    if not any(
+        d.HasField("dim_value") and d.dim_value < 0
+        for vi in values
+        for d in vi.type.tensor_type.shape.dim
+    ):
+        return model
+    if copy:
+        clone = onnx.ModelProto()
+        clone.CopyFrom(model)
+        model, graph = clone, clone.graph
+    for vi in list(graph.input) + list(graph.output):
+        for d in vi.type.tensor_type.shape.dim:
+            if d.HasField("dim_value") and d.dim_value < 0:
+                d.ClearField("dim_value")
+    return model
+
+
 def _merge_inferred_shapes(declared: list, inferred: list) -> list:
     """ORT completes declared output shapes with its own inference: fill unknown dims only."""
     if declared is None:
@@ -377,6 +400,7 @@ class InferenceSession:
         **kwargs: Any,
     ):
         self._model, model_dir = _read_model(path_or_bytes)
+        self._model = _without_negative_dims(self._model, copy=self._model is path_or_bytes)
         self._base_dir = os.fspath(base_dir) if base_dir is not None else model_dir
         self._sess_options = sess_options if sess_options is not None else SessionOptions()
         self._providers_requested = _normalize_providers(providers, provider_options)
