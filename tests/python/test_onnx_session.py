@@ -308,3 +308,21 @@ def test_unsupported_model_fails_at_construction_with_the_importers_error():
     model.opset_import.append(helper.make_opsetid("org.example", 1))
     with pytest.raises(webnn.onnx.OnnxImportError, match="Frobnicate"):
         InferenceSession(model.SerializeToString())
+
+
+def test_negative_dim_values_are_unknown_dims_and_the_callers_proto_is_kept():
+    """Paddle's exporter writes unknown sizes as dim_value -1 (ORT reports None)."""
+    model = _model(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [-1, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [-1, 2])],
+        check=False,
+    )
+    before = model.SerializeToString()
+    ref = ort.InferenceSession(before, providers=["CPUExecutionProvider"])
+    sess = InferenceSession(model)
+    _same_node_args(sess.get_inputs(), ref.get_inputs())
+    _same_node_args(sess.get_outputs(), ref.get_outputs())
+    x = RNG.standard_normal((3, 2)).astype(np.float32)
+    np.testing.assert_array_equal(sess.run(None, {"x": x})[0], ref.run(None, {"x": x})[0])
+    assert model.SerializeToString() == before
