@@ -326,3 +326,28 @@ def test_negative_dim_values_are_unknown_dims_and_the_callers_proto_is_kept():
     x = RNG.standard_normal((3, 2)).astype(np.float32)
     np.testing.assert_array_equal(sess.run(None, {"x": x})[0], ref.run(None, {"x": x})[0])
     assert model.SerializeToString() == before
+
+
+def test_max_sizes_keep_named_dims_dynamic_so_one_graph_serves_every_size(affine):
+    data, ref = affine
+    sess = InferenceSession(data, max_sizes={"batch": 8})
+    for batch in (2, 5, 8, 1):
+        x = RNG.standard_normal((batch, 3)).astype(np.float32)
+        for a, b in zip(sess.run(None, {"x": x}), ref.run(None, {"x": x})):
+            assert a.shape == b.shape and a.dtype == b.dtype
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+    assert sess.import_count == 1
+    with pytest.raises(ValueError, match=r"'x' axis 0 \('batch'\) is 9, above max_sizes"):
+        sess.run(None, {"x": np.ones((9, 3), np.float32)})
+
+
+def test_free_dims_fix_a_named_dim(affine):
+    data, ref = affine
+    sess = InferenceSession(data, free_dims={"batch": 2})
+    x = RNG.standard_normal((2, 3)).astype(np.float32)
+    np.testing.assert_allclose(sess.run(["z"], {"x": x})[0], ref.run(["z"], {"x": x})[0], rtol=1e-6)
+    with pytest.raises(ValueError, match=r"axis 0: got 3, expected 2"):
+        sess.run(None, {"x": np.ones((3, 3), np.float32)})
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        InferenceSession(data, frobnicate=True)
+    InferenceSession(data, disabled_optimizers=["ConstantFolding"])  # ORT's, ignored

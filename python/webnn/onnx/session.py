@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import collections
 import os
+import re
 import threading
 import warnings
 from collections.abc import Mapping, Sequence
@@ -58,6 +59,8 @@ __all__ = ["InferenceSession", "ModelMetadata", "NodeArg", "SessionOptions"]
 # ORT reports an unset model_version as INT64_MAX (its "unknown" value); we do the same.
 _UNSET_MODEL_VERSION = 2**63 - 1
 _CPU_PROVIDER = "CPUExecutionProvider"
+# Keywords ORT's InferenceSession accepts that steer its own graph optimiser: ignored here.
+_ORT_KEYWORDS = frozenset({"disabled_optimizers", "read_config_from_model"})
 
 
 class NodeArg:
@@ -318,34 +321,66 @@ def _merge_inferred_shapes(declared: list, inferred: list) -> list:
     ]
 
 
+def _dim_size(dim, bound: dict) -> int:
+    """A descriptor dim's size: an int, a named dynamic dim bound from the inputs, or a derived
+    one, whose name is the canonical affine text of api.md 11.4 ('past + seq', '2*seq + 1')."""
+    if isinstance(dim, int):
+        return dim
+    total = 0
+    for term in dim["name"].split(" + "):
+        if term.isdigit():
+            total += int(term)
+            continue
+        coeff, _, name = term.rpartition("*")
+        if name not in bound:
+            raise RuntimeError(
+                f"InferenceSession: output dimension {dim['name']!r} depends on {name!r}, "
+                "which no input binds"
+            )
+        total += (int(coeff) if coeff else 1) * bound[name]
+    return total
+
+
 class _Compiled:
-    """One imported graph (one shape signature) and a free list of tensor sets for it."""
+    """One imported graph and free lists of tensor sets for it, per concrete input shapes
+    (one shape for a static graph; several when the graph has dynamic dimensions)."""
+
+    _MAX_SHAPES = 8  # tensor sets kept for this many distinct shapes of a dynamic graph
 
     def __init__(self, context, graph, input_names):
         self.context = context
         self.graph = graph
         self.input_desc = {n: graph.input_descriptors[n] for n in input_names}
         self.output_desc = graph.output_descriptors
-        self._free = []
+        self._free: collections.OrderedDict = collections.OrderedDict()
         self._lock = threading.Lock()
 
-    def _new_tensors(self):
+    def _new_tensors(self, feed: dict):
         ctx = self.context
+        bound = {}
+        for n, d in self.input_desc.items():
+            for dim, size in zip(d["shape"], feed[n].shape):
+                if isinstance(dim, dict):
+                    bound[dim["name"]] = int(size)
         ins = {
-            n: ctx.create_tensor(d["shape"], d["data_type"], writable=True)
+            n: ctx.create_tensor(list(feed[n].shape), d["data_type"], writable=True)
             for n, d in self.input_desc.items()
         }
         outs = {
-            n: ctx.create_tensor(d["shape"], d["data_type"], readable=True)
+            n: ctx.create_tensor(
+                [_dim_size(x, bound) for x in d["shape"]], d["data_type"], readable=True
+            )
             for n, d in self.output_desc.items()
         }
         return ins, outs
 
     def run(self, feed: dict) -> dict:
+        shapes = tuple(feed[n].shape for n in self.input_desc)
         with self._lock:
-            tensors = self._free.pop() if self._free else None
+            free = self._free.get(shapes)
+            tensors = free.pop() if free else None
         if tensors is None:
-            tensors = self._new_tensors()
+            tensors = self._new_tensors(feed)
         ins, outs = tensors
         ctx = self.context
         for name, t in ins.items():
@@ -353,7 +388,10 @@ class _Compiled:
         ctx.dispatch(self.graph, ins, outs)
         result = {name: ctx.read_tensor(t) for name, t in outs.items()}
         with self._lock:
-            self._free.append(tensors)
+            self._free.setdefault(shapes, []).append(tensors)
+            self._free.move_to_end(shapes)
+            while len(self._free) > self._MAX_SHAPES:
+                self._free.popitem(last=False)
         return result
 
 
@@ -376,12 +414,16 @@ class InferenceSession:
         providers: ORT provider list; mapped to a webnn backend (module docstring).
         provider_options: ORT's list of option dicts parallel to ``providers``; ignored.
         context: an ``MLContext`` to run on (overrides providers and the thread count).
-        free_dims, max_sizes, base_dir: passed to ``webnn.onnx.load`` (``base_dir`` defaults
-            to the model file's directory, for external data).
+        free_dims: ``{"batch": 1}`` fixes named dimensions: a feed of another size is an error.
+        max_sizes: ``{"seq": 512}`` keeps the named dimensions dynamic (bounded): one graph
+            serves every size up to the bound, instead of one graph per size.
+        base_dir: where external data is (default: the model file's directory).
         constant_inputs: names of further inputs to fold as constants (their values become
             part of the cache key).
         max_cached_graphs: how many shape signatures stay compiled (least recently used
             beyond that are dropped).
+        **kwargs: ORT's ``disabled_optimizers`` / ``read_config_from_model`` are accepted and
+            ignored; any other keyword is a TypeError.
     """
 
     def __init__(
@@ -421,7 +463,9 @@ class InferenceSession:
         self._max_cached = int(max_cached_graphs)
         self._free_dims = dict(free_dims) if free_dims else None
         self._max_sizes = dict(max_sizes) if max_sizes else None
-        self._kwargs = kwargs
+        unknown = sorted(set(kwargs) - _ORT_KEYWORDS)
+        if unknown:
+            raise TypeError(f"InferenceSession: unexpected keyword arguments {unknown}")
 
         graph = self._model.graph
         initializers = {t.name for t in graph.initializer}
@@ -439,6 +483,13 @@ class InferenceSession:
         self._outputs = None  # completed lazily (shape inference costs time on big models)
         self._input_dtypes = {vi.name: _numpy_dtype(vi) for vi in self._input_infos}
         self._input_dims = {vi.name: _dims(vi) for vi in self._input_infos}
+        if self._free_dims:  # fixed sizes: _check_feed then holds feeds to them
+            self._input_dims = {
+                n: None
+                if d is None
+                else [self._free_dims.get(x, x) if isinstance(x, str) else x for x in d]
+                for n, d in self._input_dims.items()
+            }
         self._output_dtypes = {vi.name: _numpy_dtype(vi) for vi in self._output_infos}
         self._output_names = [vi.name for vi in self._output_infos]
 
@@ -604,13 +655,44 @@ class InferenceSession:
 
     def _signature(self, feed: dict) -> tuple:
         key = []
-        for name in self._input_dims:
+        for name, dims in self._input_dims.items():
             arr = feed[name]
             if name in self._folded:
                 key.append((name, arr.shape, arr.dtype.str, arr.tobytes()))
+            elif self._max_sizes and dims is not None:
+                # Axes named in max_sizes stay dynamic: any size up to the bound shares a graph.
+                axes = []
+                for axis, (d, size) in enumerate(zip(dims, arr.shape)):
+                    if isinstance(d, str) and d in self._max_sizes:
+                        if size > self._max_sizes[d]:
+                            raise ValueError(
+                                f"InferenceSession.run: input {name!r} axis {axis} ({d!r}) is "
+                                f"{size}, above max_sizes[{d!r}] = {self._max_sizes[d]}"
+                            )
+                        axes.append(d)
+                    else:
+                        axes.append(size)
+                key.append((name, tuple(axes)))
             else:
                 key.append((name, arr.shape))
         return tuple(key)
+
+    def _input_shape(self, name: str, arr: np.ndarray) -> list:
+        """The shape the graph declares for an input: the feed's sizes, with the axes named in
+        max_sizes as dynamic dimensions (their names made identifiers, as WebNN wants)."""
+        dims = self._input_dims[name]
+        if not self._max_sizes or dims is None:
+            return list(arr.shape)
+        out = []
+        for d, size in zip(dims, arr.shape):
+            if isinstance(d, str) and d in self._max_sizes:
+                ident = re.sub(r"[^A-Za-z0-9_]", "_", d)
+                if not re.match(r"[A-Za-z_]", ident):
+                    ident = "_" + ident
+                out.append({"name": ident, "maxSize": int(self._max_sizes[d])})
+            else:
+                out.append(int(size))
+        return out
 
     def _compiled_for(self, key: tuple, feed: dict) -> _Compiled:
         owner = False
@@ -643,13 +725,13 @@ class InferenceSession:
     def _import(self, feed: dict) -> _Compiled:
         from webnn import onnx as webnn_onnx  # the package defines load before importing us
 
-        input_shapes = {n: list(a.shape) for n, a in feed.items() if n not in self._folded}
+        input_shapes = {
+            n: self._input_shape(n, a) for n, a in feed.items() if n not in self._folded
+        }
         constants = {n: feed[n] for n in self._folded}
-        kwargs = dict(self._kwargs)
+        kwargs = {}
         if self._free_dims:
             kwargs["free_dims"] = self._free_dims
-        if self._max_sizes:
-            kwargs["max_sizes"] = self._max_sizes
         if constants:
             kwargs["constants"] = constants
         if self._base_dir is not None:
