@@ -13,3 +13,4 @@ class OnnxImportError(ValueError):
     def __init__(self, message, unsupported=()):
         super().__init__(message)
         self.unsupported = tuple(unsupported)
+        self.needs_constant = None  # set when a run-time value had to be known at import

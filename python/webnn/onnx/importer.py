@@ -140,6 +140,7 @@ class NodeContext:
             return default
         v = self.inputs[i]
         if not isinstance(v, np.ndarray):
+            self.needs_constant = self.node.input[i]
             self.fail(
                 f"input {i} ('{self.node.input[i]}'{', ' + what if what else ''}) must be known "
                 "at import (a constant, or computed from constants and static shapes); it is "
@@ -200,7 +201,10 @@ class NodeContext:
         return f"node {who} ({domain}::{node.op_type}, opset {self.opset})"
 
     def fail(self, reason):
-        raise OnnxImportError(f"{self.describe()}: {reason}")
+        error = OnnxImportError(f"{self.describe()}: {reason}")
+        # The value that had to be known at import (a graph input may be given as constants=).
+        error.needs_constant = getattr(self, "needs_constant", None)
+        raise error
 
 
 class Scope(dict):

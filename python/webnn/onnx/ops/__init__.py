@@ -2,6 +2,10 @@
 
 from . import (  # noqa: F401  (imported for their registrations)
     activation,
+    indexing,
+    linalg,
+    nn,
+    reduction,
     elementwise,
     tensor,
 )

@@ -104,10 +104,15 @@ def mod(n):
     bl = n.b
     fmod = n.attr("fmod", 0)
     if dtype in FLOAT_TYPES:
-        if not fmod:
-            n.fail("fmod=0 is only defined for integer inputs")
         # fmod: a - trunc(a / b) * b, sign of the dividend
-        return bl.sub(a, bl.mul(_trunc(n, bl.div(a, b)), b))
+        r = bl.sub(a, bl.mul(_trunc(n, bl.div(a, b)), b))
+        if fmod:
+            return r
+        zero = n.const(0, dtype)
+        fix = bl.logical_and(
+            bl.not_equal(r, zero), bl.not_equal(bl.lesser(r, zero), bl.lesser(b, zero))
+        )
+        return bl.where(fix, bl.add(r, b), r)
     q = _int_div_trunc(n, a, b, dtype)
     r = bl.sub(a, bl.mul(q, b))
     if fmod or dtype.startswith("u"):
