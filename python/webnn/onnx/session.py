@@ -737,7 +737,8 @@ class InferenceSession:
         if self._base_dir is not None:
             kwargs["base_dir"] = self._base_dir
         graph = webnn_onnx.load(self._context, self._model, input_shapes=input_shapes, **kwargs)
-        self.import_count += 1
+        with self._lock:
+            self.import_count += 1
         return _Compiled(
             self._context, graph, [n for n in self._input_dims if n not in self._folded]
         )
