@@ -18,10 +18,10 @@ import pytest
 
 onnx = pytest.importorskip("onnx")
 
-import webnn  # noqa: E402
-import webnn.onnx as wo  # noqa: E402
-from webnn.onnx.ops import lookup  # noqa: E402
-from webnn.onnx.types import ONNX_TO_WEBNN, onnx_type_name  # noqa: E402
+import webnn
+import webnn.onnx as wo
+from webnn.onnx.ops import lookup
+from webnn.onnx.types import ONNX_TO_WEBNN, onnx_type_name
 
 _XFAILS = json.loads((Path(__file__).parent / "onnx_node_xfails.json").read_text())["cases"]
 

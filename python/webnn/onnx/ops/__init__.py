@@ -2,11 +2,15 @@
 
 from . import (  # noqa: F401  (imported for their registrations)
     activation,
+    control,
+    elementwise,
     indexing,
     linalg,
     nn,
+    quantization,
+    recurrent,
     reduction,
-    elementwise,
+    resize,
     tensor,
 )
 from .registry import TABLE, lookup

@@ -114,7 +114,9 @@ def _nd_indices(n, i, data_shape, batch_dims):
         return idx_op if idx is None else n.importer.operand(idx)
     lead = ishape[:-1]
     grids = np.meshgrid(*[np.arange(d) for d in lead[:batch_dims]], indexing="ij")
-    grid = np.stack(grids, axis=-1).reshape(lead[:batch_dims] + [1] * (len(lead) - batch_dims) + [batch_dims])
+    grid = np.stack(grids, axis=-1).reshape(
+        lead[:batch_dims] + [1] * (len(lead) - batch_dims) + [batch_dims]
+    )
     grid = np.broadcast_to(grid, lead + [batch_dims])
     if idx is not None:
         return n.importer.operand(np.concatenate([grid, idx], axis=-1))

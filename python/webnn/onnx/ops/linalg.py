@@ -51,7 +51,9 @@ def gemm(n):
         out_shape = [n.shape(0)[1 if ta else 0], n.shape(1)[0 if tb else 1]]
         cs = n.b.operand_shape(c)
         if cs != out_shape:
-            c = n.b.expand(n.b.reshape(c, [1] * (2 - len(cs)) + cs) if len(cs) < 2 else c, out_shape)
+            c = n.b.expand(
+                n.b.reshape(c, [1] * (2 - len(cs)) + cs) if len(cs) < 2 else c, out_shape
+            )
     return n.b.gemm(a, b, c, alpha=alpha, beta=beta, a_transpose=ta, b_transpose=tb)
 
 
@@ -71,9 +73,7 @@ def _parse_einsum(n, equation, ranks):
     for t, r in zip(terms, ranks):
         if "..." in t:
             k = r - (len(t) - 3)
-            if ell is None:
-                ell = "".join(spare[:k])
-            elif len(ell) < k:
+            if ell is None or len(ell) < k:
                 ell = "".join(spare[:k])
             t = t.replace("...", ell[len(ell) - k :] if k else "")
         if len(t) != r:
@@ -84,7 +84,9 @@ def _parse_einsum(n, equation, ranks):
         for t in out_terms:
             for ch in t:
                 counts[ch] = counts.get(ch, 0) + 1
-        rhs = (ell or "") + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in (ell or "")))
+        rhs = (ell or "") + "".join(
+            sorted(c for c, k in counts.items() if k == 1 and c not in (ell or ""))
+        )
     elif "..." in rhs:
         rhs = rhs.replace("...", ell or "")
     return out_terms, rhs
@@ -101,7 +103,9 @@ def einsum(n):
     for i, t in enumerate(terms):
         x = n.x(i)
         if len(set(t)) != len(t):
-            n.fail(f"einsum '{equation}': repeated index in one operand (diagonals) is not supported")
+            n.fail(
+                f"einsum '{equation}': repeated index in one operand (diagonals) is not supported"
+            )
         # sum out indices that appear nowhere else
         others = "".join(terms[j] for j in range(count) if j != i) + out
         lone = [k for k, ch in enumerate(t) if ch not in others]

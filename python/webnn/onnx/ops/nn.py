@@ -57,20 +57,28 @@ def _webnn_padding(begin, end):
 
 @op("Conv")
 def conv(n):
-    rank = n.rank(0)
+    return conv_operands(n, n.x(0), n.x(1), n.x(2) if n.has(2) else None)
+
+
+def conv_operands(n, x, w, bias):
+    """ONNX Conv (1-D or 2-D) on operands x, w, bias with the node's attributes."""
+    bl = n.b
+    xshape, wshape = bl.operand_shape(x), bl.operand_shape(w)
+    rank = len(xshape)
     if rank not in (3, 4):
         n.fail(f"Conv of rank {rank} (only 1-D and 2-D convolutions exist in WebNN)")
-    x = _spatial_1d_to_2d(n, n.x(0), rank)
-    w = _spatial_1d_to_2d(n, n.x(1), rank)
-    wshape = n.static_shape(1)
+    for d in xshape[1:] + wshape:
+        if not isinstance(d, int):
+            n.fail("Conv with dynamic channel or spatial dimensions")
+    x = _spatial_1d_to_2d(n, x, rank)
+    w = _spatial_1d_to_2d(n, w, rank)
     kernel = list(n.attr("kernel_shape", wshape[2:]))
-    spatial = n.static_shape(0)[2:]
+    spatial = xshape[2:]
     strides, dilations, begin, end = _conv_geometry(n, spatial, kernel)
     if rank == 3:
         strides, dilations = [1] + strides, [1] + dilations
         begin, end = [0] + begin, [0] + end
-    bias = n.x(2) if n.has(2) else None
-    y = n.b.conv2d(
+    y = bl.conv2d(
         x,
         w,
         strides=strides,
@@ -80,8 +88,8 @@ def conv(n):
         bias=bias,
     )
     if rank == 3:
-        s = n.b.operand_shape(y)
-        y = n.b.reshape(y, [s[0], s[1], s[3]])
+        s = bl.operand_shape(y)
+        y = bl.reshape(y, [s[0], s[1], s[3]])
     return y
 
 
@@ -196,7 +204,9 @@ def _pool(kind):
                 # SAME_*: output = ceil(size / stride)
                 pass
         outs = [
-            _pool_out_size(spatial[i], kernel[i], strides[i], dilations[i], begin[i], end[i], ceil_mode)
+            _pool_out_size(
+                spatial[i], kernel[i], strides[i], dilations[i], begin[i], end[i], ceil_mode
+            )
             for i in range(k)
         ]
         if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
@@ -216,7 +226,9 @@ def _pool(kind):
         if kind == "avg" and n.attr("count_include_pad", 0) and any(begin + end):
             # WebNN averages over the valid elements only: pad with zeros explicitly. The
             # ceil-mode overhang past the declared pads is still excluded, as in ONNX.
-            declared = list(n.attr("pads", [0] * (2 * k))) if auto_pad in ("", "NOTSET") else begin + end
+            declared = (
+                list(n.attr("pads", [0] * (2 * k))) if auto_pad in ("", "NOTSET") else begin + end
+            )
             if auto_pad in ("", "NOTSET"):
                 pb, pe = declared[:k], declared[k:]
             else:
@@ -289,7 +301,9 @@ def batch_norm(n):
     rank = n.rank(0)
     if rank == 1:
         n.fail("BatchNormalization of a 1-D input")
-    return n.b.batch_normalization(x, n.x(3), n.x(4), scale=n.x(1), bias=n.x(2), epsilon=eps, axis=1)
+    return n.b.batch_normalization(
+        x, n.x(3), n.x(4), scale=n.x(1), bias=n.x(2), epsilon=eps, axis=1
+    )
 
 
 @op("InstanceNormalization")
@@ -320,9 +334,13 @@ def layer_norm(n):
     norm_shape = n.shape(0)[axis:]
     scale, bias = n.x(1), n.x(2) if n.has(2) else None
     if n.shape(1) != norm_shape:
-        scale = bl.expand(bl.reshape(scale, [1] * (len(norm_shape) - n.rank(1)) + n.shape(1)), norm_shape)
+        scale = bl.expand(
+            bl.reshape(scale, [1] * (len(norm_shape) - n.rank(1)) + n.shape(1)), norm_shape
+        )
     if bias is not None and n.shape(2) != norm_shape:
-        bias = bl.expand(bl.reshape(bias, [1] * (len(norm_shape) - n.rank(2)) + n.shape(2)), norm_shape)
+        bias = bl.expand(
+            bl.reshape(bias, [1] * (len(norm_shape) - n.rank(2)) + n.shape(2)), norm_shape
+        )
     return bl.layer_normalization(x, scale, bias, epsilon=eps, axes=axes)
 
 
@@ -386,7 +404,11 @@ def mvn(n):
 @op("LRN")
 def lrn(n):
     size = int(n.attr("size"))
-    alpha, beta, bias = float(n.attr("alpha", 1e-4)), float(n.attr("beta", 0.75)), float(n.attr("bias", 1.0))
+    alpha, beta, bias = (
+        float(n.attr("alpha", 1e-4)),
+        float(n.attr("beta", 0.75)),
+        float(n.attr("bias", 1.0)),
+    )
     shape = n.static_shape(0)
     N, C = shape[0], shape[1]
     rest = prod(shape[2:])

@@ -42,7 +42,11 @@ def _reduce(method):
             axes = list(range(rank))
         axes = sorted(set(norm_axes(n, axes, rank)))
         if rank == 0:
-            return n.b.identity(x) if method not in ("reduce_sum_square", "reduce_l1", "reduce_l2") else getattr(n.b, method)(x, [], keep)
+            return (
+                n.b.identity(x)
+                if method not in ("reduce_sum_square", "reduce_l1", "reduce_l2")
+                else getattr(n.b, method)(x, [], keep)
+            )
         return getattr(n.b, method)(x, axes, keep)
 
     return convert

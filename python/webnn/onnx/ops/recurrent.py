@@ -1,0 +1,187 @@
+"""LSTM and GRU onto WebNN lstm/gru; RNN unrolled."""
+
+import numpy as np
+
+from .registry import op
+
+_DIRECTIONS = {"forward": "forward", "reverse": "backward", "bidirectional": "both"}
+_ACTS = {"Sigmoid": "sigmoid", "Tanh": "tanh", "Relu": "relu"}
+
+
+def _check_seq_lens(n, index, steps, batch):
+    if n.has(index):
+        lens = n.c(index, what="sequence_lens")
+        if not np.all(lens == steps):
+            n.fail("sequence_lens shorter than the sequence are not supported")
+
+
+def _activations(n, default, per_dir):
+    acts = n.attr("activations")
+    if acts is None:
+        return None
+    names = []
+    for a in acts[:per_dir]:
+        if a not in _ACTS:
+            n.fail(f"activation '{a}' is not supported (WebNN has {sorted(_ACTS)})")
+        names.append(_ACTS[a])
+    if len(acts) > per_dir and [a for a in acts[per_dir:]] != list(acts[:per_dir]):
+        n.fail("different activations per direction are not supported")
+    if names == default:
+        return None
+    return names
+
+
+def _prepare(n, gates):
+    if n.attr("clip") is not None:
+        n.fail("the clip attribute is not supported")
+    layout = int(n.attr("layout", 0))
+    x = n.x(0)
+    bl = n.b
+    if layout == 1:
+        x = bl.transpose(x, [1, 0, 2])
+    steps, batch, _ = bl.operand_shape(x)
+    hidden = int(n.attr("hidden_size"))
+    direction = n.attr("direction", "forward")
+    num_dir = 2 if direction == "bidirectional" else 1
+    bias = rbias = None
+    if n.has(3):
+        bv = n.value(3)
+        if isinstance(bv, np.ndarray):
+            bias = n.importer.operand(np.ascontiguousarray(bv[:, : gates * hidden]))
+            rbias = n.importer.operand(np.ascontiguousarray(bv[:, gates * hidden :]))
+        else:
+            b = n.x(3)
+            bias = bl.slice(b, [0, 0], [num_dir, gates * hidden])
+            rbias = bl.slice(b, [0, gates * hidden], [num_dir, gates * hidden])
+    _check_seq_lens(n, 4, steps, batch)
+    return x, steps, batch, hidden, direction, num_dir, bias, rbias, layout
+
+
+def _initial(n, index, layout):
+    if not n.has(index):
+        return None
+    h = n.x(index)
+    return n.b.transpose(h, [1, 0, 2]) if layout == 1 else h
+
+
+def _outputs(n, results, layout, want_seq):
+    bl = n.b
+    outs = []
+    # results: [h, (c), (seq)]
+    seq = results[-1] if want_seq else None
+    if want_seq:
+        y = seq  # [steps, dirs, batch, hidden]
+        if layout == 1:
+            y = bl.transpose(y, [2, 0, 1, 3])
+        outs.append(y)
+    else:
+        outs.append(None)
+    for state in results[: (2 if n.node.op_type == "LSTM" else 1)]:
+        outs.append(bl.transpose(state, [1, 0, 2]) if layout == 1 else state)
+    return outs
+
+
+@op("LSTM")
+def lstm(n):
+    if n.attr("input_forget", 0):
+        n.fail("input_forget (coupled gates) is not supported")
+    x, steps, batch, hidden, direction, num_dir, bias, rbias, layout = _prepare(n, 4)
+    want_seq = bool(n.node.output) and bool(n.node.output[0])
+    acts = _activations(n, ["sigmoid", "tanh", "tanh"], 3)
+    peep = n.x(7) if n.has(7) else None
+    results = n.b.lstm(
+        x,
+        n.x(1),
+        n.x(2),
+        steps,
+        hidden,
+        bias=bias,
+        recurrent_bias=rbias,
+        peephole_weight=peep,
+        initial_hidden_state=_initial(n, 5, layout),
+        initial_cell_state=_initial(n, 6, layout),
+        return_sequence=want_seq,
+        direction=_DIRECTIONS[direction],
+        layout="iofg",
+        activations=acts,
+    )
+    return _outputs(n, results, layout, want_seq)
+
+
+@op("GRU")
+def gru(n):
+    x, steps, batch, hidden, direction, num_dir, bias, rbias, layout = _prepare(n, 3)
+    want_seq = bool(n.node.output) and bool(n.node.output[0])
+    acts = _activations(n, ["sigmoid", "tanh"], 2)
+    results = n.b.gru(
+        x,
+        n.x(1),
+        n.x(2),
+        steps,
+        hidden,
+        bias=bias,
+        recurrent_bias=rbias,
+        initial_hidden_state=_initial(n, 5, layout),
+        reset_after=bool(n.attr("linear_before_reset", 0)),
+        return_sequence=want_seq,
+        direction=_DIRECTIONS[direction],
+        layout="zrn",
+        activations=acts,
+    )
+    return _outputs(n, results, layout, want_seq)
+
+
+@op("RNN")
+def rnn(n):
+    x, steps, batch, hidden, direction, num_dir, bias, rbias, layout = _prepare(n, 1)
+    bl = n.b
+    acts = n.attr("activations") or ["Tanh"] * num_dir
+    w, r = n.x(1), n.x(2)
+    h0 = _initial(n, 5, layout)
+    dtype = bl.operand_data_type(x)
+    ys, hs = [], []
+    for d in range(num_dir):
+        act = acts[d] if d < len(acts) else acts[0]
+        if act not in _ACTS:
+            n.fail(f"activation '{act}' is not supported")
+        wd = bl.reshape(
+            bl.slice(w, [d, 0, 0], [1] + bl.operand_shape(w)[1:]), bl.operand_shape(w)[1:]
+        )
+        rd = bl.reshape(
+            bl.slice(r, [d, 0, 0], [1] + bl.operand_shape(r)[1:]), bl.operand_shape(r)[1:]
+        )
+        if h0 is not None:
+            h = bl.reshape(bl.slice(h0, [d, 0, 0], [1, batch, hidden]), [batch, hidden])
+        else:
+            h = n.importer.operand(
+                np.zeros([batch, hidden], dtype=np.float32 if dtype == "float32" else np.float16)
+            )
+        bsum = None
+        if bias is not None:
+            bsum = bl.reshape(
+                bl.add(bl.slice(bias, [d, 0], [1, hidden]), bl.slice(rbias, [d, 0], [1, hidden])),
+                [hidden],
+            )
+        order = (
+            range(steps)
+            if (direction == "forward" or (direction == "bidirectional" and d == 0))
+            else range(steps - 1, -1, -1)
+        )
+        outs = [None] * steps
+        for t in order:
+            xt = bl.reshape(
+                bl.slice(x, [t, 0, 0], [1] + bl.operand_shape(x)[1:]), bl.operand_shape(x)[1:]
+            )
+            pre = bl.add(bl.gemm(xt, wd, b_transpose=True), bl.gemm(h, rd, b_transpose=True))
+            if bsum is not None:
+                pre = bl.add(pre, bsum)
+            h = getattr(bl, _ACTS[act])(pre)
+            outs[t] = bl.reshape(h, [1, 1, batch, hidden])
+        ys.append(bl.concat(outs, 0) if steps > 1 else outs[0])
+        hs.append(bl.reshape(h, [1, batch, hidden]))
+    y = bl.concat(ys, 1) if num_dir > 1 else ys[0]
+    yh = bl.concat(hs, 0) if num_dir > 1 else hs[0]
+    if layout == 1:
+        y = bl.transpose(y, [2, 0, 1, 3])
+        yh = bl.transpose(yh, [1, 0, 2])
+    return [y, yh]
