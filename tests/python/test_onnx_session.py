@@ -351,3 +351,21 @@ def test_free_dims_fix_a_named_dim(affine):
     with pytest.raises(TypeError, match="unexpected keyword"):
         InferenceSession(data, frobnicate=True)
     InferenceSession(data, disabled_optimizers=["ConstantFolding"])  # ORT's, ignored
+
+
+def test_an_input_no_output_uses_is_still_required_and_checked_but_not_fed():
+    model = _model(
+        [helper.make_node("Neg", ["x"], ["y"])],
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+            helper.make_tensor_value_info("unused", TensorProto.FLOAT, [3]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+    )
+    data = model.SerializeToString()
+    ref = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    sess = InferenceSession(data)
+    feed = {"x": np.array([1.5, -2.0], np.float32), "unused": np.zeros(3, np.float32)}
+    np.testing.assert_array_equal(sess.run(None, feed)[0], ref.run(None, feed)[0])
+    with pytest.raises(ValueError, match="missing input 'unused'"):
+        sess.run(None, {"x": feed["x"]})

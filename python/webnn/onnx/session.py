@@ -350,7 +350,9 @@ class _Compiled:
     def __init__(self, context, graph, input_names):
         self.context = context
         self.graph = graph
-        self.input_desc = {n: graph.input_descriptors[n] for n in input_names}
+        described = graph.input_descriptors
+        # An input no output depends on may be left out of the graph: it is then not fed.
+        self.input_desc = {n: described[n] for n in input_names if n in described}
         self.output_desc = graph.output_descriptors
         self._free: collections.OrderedDict = collections.OrderedDict()
         self._lock = threading.Lock()
