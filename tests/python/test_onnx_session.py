@@ -421,3 +421,17 @@ def test_minilm_with_two_sequence_lengths_matches_onnxruntime():
             scale = max(float(np.max(np.abs(b))), 1.0)
             np.testing.assert_allclose(a, b, atol=1e-3 * scale, err_msg=name.name)
     assert sess.import_count == 2
+
+
+def test_set_providers_and_the_parts_of_orts_api_webnn_does_not_have(affine):
+    data, ref = affine
+    x = RNG.standard_normal((2, 3)).astype(np.float32)
+    sess = InferenceSession(data)
+    assert sess.run([], {"x": x})[0].shape == (2, 3)  # [] means every output, as in ORT
+    sess.set_providers(["reference"])
+    assert sess.get_providers() == ["reference"]
+    np.testing.assert_allclose(sess.run(["z"], {"x": x})[0], ref.run(["z"], {"x": x})[0], rtol=1e-6)
+    with pytest.raises(NotImplementedError, match="io_binding"):
+        sess.io_binding()
+    with pytest.raises(NotImplementedError, match="profil"):
+        sess.end_profiling()

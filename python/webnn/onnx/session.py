@@ -555,6 +555,38 @@ class InferenceSession:
     def get_modelmeta(self) -> ModelMetadata:
         return ModelMetadata(self._model)
 
+    def set_providers(self, providers=None, provider_options=None) -> None:
+        """Re-maps the session onto the backend the providers name (module docstring rule);
+        the compiled graphs of the old context are dropped."""
+        requested = _normalize_providers(providers, provider_options)
+        threads = _effective_threads(getattr(self._sess_options, "intra_op_num_threads", 0))
+        context = _shared_context(_backend_for(requested), threads)
+        with self._lock:
+            self._providers_requested = requested
+            if context is not self._context:
+                self._context = context
+                self._cache.clear()
+
+    def disable_fallback(self) -> None:
+        """ORT's switch for falling back to CPU; webnn always runs on its own backend."""
+
+    def enable_fallback(self) -> None:
+        """ORT's switch for falling back to CPU; webnn always runs on its own backend."""
+
+    def io_binding(self):
+        raise NotImplementedError(
+            "webnn.onnx.InferenceSession has no io_binding: use run(), or webnn.onnx.load() and "
+            "MLContext.dispatch() on tensors created once (which is what io binding gives in ORT)"
+        )
+
+    def run_with_iobinding(self, iobinding, run_options=None):
+        self.io_binding()
+
+    def end_profiling(self) -> str:
+        raise NotImplementedError(
+            "webnn.onnx.InferenceSession does not profile (ORT's enable_profiling has no counterpart)"
+        )
+
     @property
     def context(self) -> webnn.MLContext:
         """The webnn context this session runs on."""
@@ -576,8 +608,8 @@ class InferenceSession:
     # --- running ---------------------------------------------------------------------------
 
     def run(self, output_names, input_feed: Mapping[str, Any], run_options: Any = None) -> list:
-        """Runs the model; returns numpy arrays for ``output_names`` (None: every output)."""
-        if output_names is None:
+        """Runs the model; returns numpy arrays for ``output_names`` (None or []: every output)."""
+        if not output_names:  # None or [] (ORT: every output)
             names = list(self._output_names)
         else:
             if isinstance(output_names, str):
