@@ -16,8 +16,8 @@ import pytest
 ort = pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")
 
-import webnn  # noqa: E402
-import webnn.onnx as wo  # noqa: E402
+import webnn
+import webnn.onnx as wo
 
 BACKENDS = ["cpu", "reference"]
 
@@ -26,7 +26,7 @@ def _package_file(package, relative):
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
         pytest.skip(f"the '{package}' wheel is not installed (the test set-up installs it)")
-    path = Path(list(spec.submodule_search_locations)[0]) / relative
+    path = Path(next(iter(spec.submodule_search_locations))) / relative
     if not path.is_file():
         pytest.skip(f"'{path}' is missing from the installed '{package}' wheel")
     return str(path)
@@ -96,7 +96,7 @@ def test_ppocr_v4_detection(backend):
     path = _package_file("rapidocr_onnxruntime", "models/ch_PP-OCRv4_det_infer.onnx")
     size = 640 if backend == "cpu" else 160
     x = text_image(size, size)
-    ours, theirs = compare(backend, path, {"x": x}, input_shapes={"x": list(x.shape)})
+    _, theirs = compare(backend, path, {"x": x}, input_shapes={"x": list(x.shape)})
     probability = next(iter(theirs.values()))
     assert probability.max() > 0.5  # the detector found the text: the comparison is not vacuous
 
