@@ -3,6 +3,7 @@
 import json
 import os
 import re
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -115,6 +116,7 @@ def _prepend_comment(path, line):
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(line + "\n" + text)
+        shutil.copymode(path, tmp)  # mkstemp creates 0600; keep the mode save() gave the file
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -66,7 +66,7 @@ def _dim_list(type_proto):
     dims = []
     if type_proto.tensor_type.HasField("shape"):
         for d in type_proto.tensor_type.shape.dim:
-            if d.HasField("dim_value"):
+            if d.HasField("dim_value") and d.dim_value > 0:
                 dims.append(int(d.dim_value))
             elif d.HasField("dim_param") and d.dim_param:
                 dims.append(d.dim_param)

@@ -416,7 +416,7 @@ def lrn(n):
     x = n.x(0)
     dtype = n.dtype(0)
     sq = bl.reshape(bl.mul(x, x), [N, 1, C, rest])
-    lo, hi = (size - 1) // 2, int(math.ceil((size - 1) / 2))
+    lo, hi = (size - 1) // 2, math.ceil((size - 1) / 2)
     padded = bl.pad(sq, [0, 0, lo, 0], [0, 0, hi, 0], mode="constant", value=0)
     s = bl.average_pool2d(padded, [size, 1], [1, 1])
     s = bl.reshape(s, shape)  # mean over the window = sum / size

@@ -85,7 +85,7 @@ def _outputs(n, results, layout, want_seq):
 def lstm(n):
     if n.attr("input_forget", 0):
         n.fail("input_forget (coupled gates) is not supported")
-    x, steps, batch, hidden, direction, num_dir, bias, rbias, layout = _prepare(n, 4)
+    x, steps, _batch, hidden, direction, _num_dir, bias, rbias, layout = _prepare(n, 4)
     want_seq = bool(n.node.output) and bool(n.node.output[0])
     acts = _activations(n, ["sigmoid", "tanh", "tanh"], 3)
     peep = n.x(7) if n.has(7) else None
@@ -110,7 +110,7 @@ def lstm(n):
 
 @op("GRU")
 def gru(n):
-    x, steps, batch, hidden, direction, num_dir, bias, rbias, layout = _prepare(n, 3)
+    x, steps, _batch, hidden, direction, _num_dir, bias, rbias, layout = _prepare(n, 3)
     want_seq = bool(n.node.output) and bool(n.node.output[0])
     acts = _activations(n, ["sigmoid", "tanh"], 2)
     results = n.b.gru(

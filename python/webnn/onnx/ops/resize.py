@@ -28,14 +28,17 @@ def _source_coords(mode, out_size, in_size, scale, roi_start=0.0, roi_end=1.0):
     if mode == "pytorch_half_pixel":
         return (x + 0.5) / scale - 0.5 if width != 1 else np.full_like(x, -0.5)
     if mode == "align_corners":
-        if width == 1:
+        # ONNX Runtime divides by the integer output length (onnx's reference by scale * L;
+        # they differ only for non-integral scales): follow ONNX Runtime.
+        if out_size == 1:
             return np.zeros_like(x)
-        return x * (in_size - 1) / (width - 1)
+        return x * (in_size - 1) / (out_size - 1)
     if mode == "asymmetric":
         return x / scale
     if mode == "tf_half_pixel_for_nn":
         return (x + 0.5) / scale
     if mode == "tf_crop_and_resize":
+        width = out_size  # as ONNX Runtime (see align_corners)
         if width == 1:
             return np.full_like(
                 x, (roi_end - roi_start) * (in_size - 1) / 2 + roi_start * (in_size - 1)
@@ -196,7 +199,7 @@ def _scales_and_sizes(n, shape, scales, sizes, axes, policy):
             r = min(ratios) if policy == "not_larger" else max(ratios)
             for a in axes:
                 full_scales[a] = r
-                full_sizes[a] = int(math.floor(shape[a] * r + 0.5))
+                full_sizes[a] = math.floor(shape[a] * r + 0.5)
         else:
             for i, a in enumerate(axes):
                 full_sizes[a] = sizes[i]
@@ -204,7 +207,7 @@ def _scales_and_sizes(n, shape, scales, sizes, axes, policy):
     else:
         for i, a in enumerate(axes):
             full_scales[a] = float(scales[i])
-            full_sizes[a] = int(math.floor(shape[a] * float(scales[i])))
+            full_sizes[a] = math.floor(shape[a] * float(scales[i]))
     return full_scales, full_sizes
 
 
@@ -247,7 +250,7 @@ def resize(n):
     policy = n.attr("keep_aspect_ratio_policy", "stretch")
     sc, sz = _scales_and_sizes(n, shape, scales, sizes, axes, policy)
     if roi is not None and sizes is None:
-        sz = [int(math.floor(shape[a] * (roi[a + rank] - roi[a]) * sc[a])) for a in range(rank)]
+        sz = [math.floor(shape[a] * (roi[a + rank] - roi[a]) * sc[a]) for a in range(rank)]
     try:
         return resize_operand(
             n,
