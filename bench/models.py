@@ -201,16 +201,6 @@ class Ours:
 
         self.context = webnn.ML().create_context(accelerated=False)  # reads WEBNN_NUM_THREADS
         shapes = {k: list(v.shape) for k, v in feed.items() if k not in folded}
-        if isinstance(model, str):
-            import onnx
-
-            model = onnx.load(model)
-            # Paddle writes unknown sizes as -1 (ORT reads them as unknown; the importer, when
-            # this was written, took -1 for a fixed size).
-            for vi in list(model.graph.input) + list(model.graph.output):
-                for d in vi.type.tensor_type.shape.dim:
-                    if d.HasField("dim_value") and d.dim_value < 0:
-                        d.ClearField("dim_value")
         self.graph = webnn.onnx.load(
             self.context, model, input_shapes=shapes, constants=folded or None
         )
