@@ -14,10 +14,10 @@ Each thread count runs in its own subprocess (our thread pool is sized when a co
 created, from WEBNN_NUM_THREADS). Every engine gets the same count: ORT intra_op_num_threads=N
 with intra-op spinning off (its idle workers would otherwise spin on the cores the next
 engine is about to use), OpenVINO INFERENCE_NUM_THREADS=N with INFERENCE_PRECISION_HINT=f32
-(its default on this CPU may be bf16) and the LATENCY hint. Outputs are compared with ORT's before timing (max
-|ours - ORT| <= 1e-3 * max |ORT| per float output). Then the engines run interleaved
-(ours, ORT, OV, ours, ORT, OV, ...), each sample batching calls to ~20 ms; medians are
-reported with the ratios ours/ORT and ours/OV (below 1 means webnn is faster).
+(its default on this CPU may be bf16) and the LATENCY hint. Outputs are compared with ORT's
+before timing (max |ours - ORT| <= 1e-3 * max |ORT| per float output). Then the engines run
+interleaved (ours, ORT, OV, ours, ORT, OV, ...), each sample batching calls to ~20 ms;
+medians are reported with the ratios ours/ORT and ours/OV (below 1 means webnn is faster).
 
 Our timing is MLContext.dispatch of the graph webnn.onnx.load imported, on tensors written
 beforehand; ORT's is run_with_iobinding on OrtValues bound beforehand; OpenVINO's is
