@@ -31,7 +31,10 @@ the inputs that are folded as constants -- and kept in a bounded LRU cache
 (``max_cached_graphs``), so a later call with the same shapes never re-imports. Inputs
 folded as constants: every integer or bool input with at most one element (sample rates,
 flags: what ``If`` conditions and shape sub-graphs test, so folding lets the importer
-resolve them), plus the names given in ``constant_inputs=``.
+resolve them), plus the names given in ``constant_inputs=``. With ``max_sizes={"seq": 512}``
+the axes of that name stay dynamic dimensions instead (WebNN allows them on batch and sequence
+axes, not on convolution spatial axes): one graph, hence one packing of the weights, serves
+every size up to the bound.
 
 ``run`` is thread-safe: the cache is guarded by a lock, an import happens once per signature
 even when several threads ask for it at the same time, and each call dispatches on its own
