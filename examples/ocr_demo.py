@@ -99,7 +99,13 @@ def main() -> None:
     t0 = time.perf_counter()
     ocr = make_engine(args.engine)
     t1 = time.perf_counter()
-    print(f"sessions created in {t1 - t0:.2f} s")
+    sessions = [
+        ocr.text_det.infer.session,
+        ocr.text_cls.infer.session,
+        ocr.text_rec.session.session,
+    ]
+    kinds = {f"{type(x).__module__}.{type(x).__name__}" for x in sessions}
+    print(f"sessions created in {t1 - t0:.2f} s: {', '.join(sorted(kinds))}")
     for attempt in ("first run (imports and compiles a graph per input shape)", "second run"):
         t = time.perf_counter()
         result, elapse = run_ocr(ocr, image)

@@ -44,7 +44,12 @@ def test_ocr_pipeline_on_webnn_matches_onnxruntime(monkeypatch):
     engine = ocr_demo.make_engine("webnn")
     ours, elapse = ocr_demo.run_ocr(engine, image)
     assert calls == [], f"ONNX Runtime was used during the webnn run: {calls}"
-    assert type(engine.text_det.infer.session).__module__ == "webnn.onnx.session"
+    sessions = [
+        engine.text_det.infer.session,
+        engine.text_cls.infer.session,
+        engine.text_rec.session.session,
+    ]
+    assert all(type(x).__module__ == "webnn.onnx.session" for x in sessions)
 
     assert [t for _, t, _ in ours] == [t for _, t, _ in reference]
     for (box, text, score), (ref_box, _, ref_score) in zip(ours, reference):
