@@ -14,10 +14,11 @@ Each thread count runs in its own subprocess (our thread pool is sized when a co
 created, from WEBNN_NUM_THREADS). Every engine gets the same count: ORT intra_op_num_threads=N
 with intra-op spinning off (its idle workers would otherwise spin on the cores the next
 engine is about to use), OpenVINO INFERENCE_NUM_THREADS=N with INFERENCE_PRECISION_HINT=f32
-(its default on this CPU may be bf16) and the LATENCY hint. Outputs are compared with ORT's
-before timing (max |ours - ORT| <= 1e-3 * max |ORT| per float output). Then the engines run
-interleaved (ours, ORT, OV, ours, ORT, OV, ...), each sample batching calls to ~20 ms;
-medians are reported with the ratios ours/ORT and ours/OV (below 1 means webnn is faster).
+(its default on this CPU may be bf16), the LATENCY hint and no CPU pinning. Outputs are
+compared with ORT's before timing (max |ours - ORT| <= 1e-3 * max |ORT| per float output).
+Then the engines run interleaved (ours, ORT, OV, ours, ORT, OV, ...), each sample batching
+calls to ~20 ms; medians are reported with the ratios ours/ORT and ours/OV (below 1 means
+webnn is faster).
 
 Our timing is MLContext.dispatch of the graph webnn.onnx.load imported, on tensors written
 beforehand; ORT's is run_with_iobinding on OrtValues bound beforehand; OpenVINO's is
@@ -280,6 +281,9 @@ class OpenVino:
             "INFERENCE_PRECISION_HINT": "f32",
             "INFERENCE_NUM_THREADS": threads,
             "PERFORMANCE_HINT": "LATENCY",  # one stream: one request at a time, like the others
+            # Unpinned like our and ORT's workers: pinned threads wait whenever another job
+            # holds their core, which on a shared machine is most of the time.
+            "ENABLE_CPU_PINNING": False,
         }
         self.compiled = core.compile_model(ov_model, "CPU", config)
         self.request = self.compiled.create_infer_request()
