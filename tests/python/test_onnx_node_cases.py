@@ -97,9 +97,16 @@ def _load(context, model, feeds, shapes):
             return wo.load(context, model, input_shapes=run_shapes, constants=constants)
         except wo.OnnxImportError as exc:
             name = getattr(exc, "needs_constant", None)
-            if name not in feeds or name in constants:
+            if name is None:
                 raise
-            constants[name] = feeds[name]
+            if name in feeds and name not in constants:
+                constants[name] = feeds[name]
+                continue
+            # Computed from an input: give the integer (shape-like) inputs as constants.
+            ints = {k: v for k, v in feeds.items() if v.dtype.kind in "iu" and k not in constants}
+            if not ints:
+                raise
+            constants.update(ints)
 
 
 def _check(case, context):

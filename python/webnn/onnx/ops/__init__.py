@@ -2,6 +2,7 @@
 
 from . import (  # noqa: F401  (imported for their registrations)
     activation,
+    attention,
     control,
     elementwise,
     indexing,
