@@ -9,6 +9,7 @@ from . import (  # noqa: F401  (imported for their registrations)
     indexing,
     linalg,
     loss,
+    microsoft,
     nn,
     quantization,
     recurrent,

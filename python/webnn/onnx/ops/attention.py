@@ -170,7 +170,11 @@ def rotary_embedding(n):
     cos, sin = n.value(1), n.value(2)
     if n.has(3):
         pos = n.value(3)
-        if isinstance(pos, np.ndarray) and isinstance(cos, np.ndarray) and isinstance(sin, np.ndarray):
+        if (
+            isinstance(pos, np.ndarray)
+            and isinstance(cos, np.ndarray)
+            and isinstance(sin, np.ndarray)
+        ):
             cos, sin = cos[pos], sin[pos]
             cos_op, sin_op = n.importer.operand(cos), n.importer.operand(sin)
         else:
@@ -187,8 +191,12 @@ def rotary_embedding(n):
     heads_n = bl.operand_shape(x4)[2]
     if interleaved:
         pairs = bl.reshape(xr, [b, s, heads_n, half, 2])
-        x1 = bl.reshape(bl.slice(pairs, [0, 0, 0, 0, 0], [b, s, heads_n, half, 1]), [b, s, heads_n, half])
-        x2 = bl.reshape(bl.slice(pairs, [0, 0, 0, 0, 1], [b, s, heads_n, half, 1]), [b, s, heads_n, half])
+        x1 = bl.reshape(
+            bl.slice(pairs, [0, 0, 0, 0, 0], [b, s, heads_n, half, 1]), [b, s, heads_n, half]
+        )
+        x2 = bl.reshape(
+            bl.slice(pairs, [0, 0, 0, 0, 1], [b, s, heads_n, half, 1]), [b, s, heads_n, half]
+        )
     else:
         x1 = bl.slice(xr, [0, 0, 0, 0], [b, s, heads_n, half])
         x2 = bl.slice(xr, [0, 0, 0, half], [b, s, heads_n, half])
@@ -196,7 +204,13 @@ def rotary_embedding(n):
     r2 = bl.add(bl.mul(x2, cos_op), bl.mul(x1, sin_op))
     if interleaved:
         out = bl.reshape(
-            bl.concat([bl.reshape(r1, [b, s, heads_n, half, 1]), bl.reshape(r2, [b, s, heads_n, half, 1])], 4),
+            bl.concat(
+                [
+                    bl.reshape(r1, [b, s, heads_n, half, 1]),
+                    bl.reshape(r2, [b, s, heads_n, half, 1]),
+                ],
+                4,
+            ),
             [b, s, heads_n, rot],
         )
     else:

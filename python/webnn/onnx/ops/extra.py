@@ -66,7 +66,9 @@ def _shift(n, y, axis, k, length, fill):
     shape = bl.operand_shape(y)
     head = list(shape)
     head[axis] = k
-    pad = n.importer.operand(np.full(head, fill, dtype=n.importer.webnn_numpy(bl.operand_data_type(y))))
+    pad = n.importer.operand(
+        np.full(head, fill, dtype=n.importer.webnn_numpy(bl.operand_data_type(y)))
+    )
     sizes = list(shape)
     sizes[axis] = length - k
     body = bl.slice(y, [0] * len(shape), sizes)
