@@ -262,6 +262,8 @@ class Importer:
         return WEBNN_TO_NUMPY[dtype]
 
     def operand(self, value, ctx=None):
+        if isinstance(value, np.generic):  # a numpy scalar from arithmetic on 0-d arrays
+            value = np.asarray(value)
         if not isinstance(value, np.ndarray):
             return value
         hit = self._const_cache.get(id(value))
@@ -290,7 +292,9 @@ class Importer:
         return op
 
     # -- inputs -----------------------------------------------------------------------------
-    def _input_info(self, vi):
+    def _input_info(self, vi, output=False):
+        if not vi.type.HasField("tensor_type") and output and not vi.type.HasField("sequence_type"):
+            return TensorInfo(vi.name, self.rename(vi.name), "tensor(unknown)", 0, None)
         if not vi.type.HasField("tensor_type"):
             raise OnnxImportError(
                 f"graph input '{vi.name}' is not a tensor (sequence, map and optional inputs are "
@@ -440,7 +444,7 @@ class Importer:
         self.run_nodes(onnx_graph.node, scope)
         outputs, operands, used = [], {}, set()
         for vi in onnx_graph.output:
-            info = self._input_info(vi)
+            info = self._input_info(vi, output=True)
             value = scope.lookup(vi.name)
             if value is None:
                 raise OnnxImportError(f"graph output '{vi.name}' is not produced by any node")
@@ -451,6 +455,11 @@ class Importer:
             self._keep.append(op)
             info.webnn_shape = self.builder.operand_shape(op)
             info.webnn_dtype = self.builder.operand_data_type(op)
+            if not info.elem_type:  # undeclared type: what the graph computes
+                from .types import ONNX_TO_WEBNN as _O2W
+
+                info.elem_type = next(k for k, v in _O2W.items() if v == info.webnn_dtype)
+                info.onnx_type = f"tensor({onnx_type_name(info.elem_type)})"
             if info.numpy_dtype is None:
                 from .types import WEBNN_TO_NUMPY
 

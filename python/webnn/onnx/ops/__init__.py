@@ -2,10 +2,14 @@
 
 from . import (  # noqa: F401  (imported for their registrations)
     activation,
+    attention,
     control,
     elementwise,
+    extra,
     indexing,
     linalg,
+    loss,
+    microsoft,
     nn,
     quantization,
     recurrent,

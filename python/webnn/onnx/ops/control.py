@@ -84,10 +84,10 @@ def loop(n):
     trip = n.value(0)
     cond = n.value(1) if n.has(1) else np.array(True)
     if trip is not None and not isinstance(trip, np.ndarray):
-        n.fail("the trip count M must be known at import to unroll the loop")
+        n.c(0, what="the trip count M, needed to unroll the loop")
     max_trip = int(trip.reshape(-1)[0]) if trip is not None else None
     if not isinstance(cond, np.ndarray):
-        n.fail("the loop condition must be known at import to unroll the loop")
+        n.c(1, what="the loop condition, needed to unroll the loop")
     carried = [n.value(i) for i in range(2, n.n_inputs)]
     n_carried = len(carried)
     scans = [[] for _ in range(len(body.output) - 1 - n_carried)]

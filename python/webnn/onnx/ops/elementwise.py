@@ -104,8 +104,9 @@ def mod(n):
     bl = n.b
     fmod = n.attr("fmod", 0)
     if dtype in FLOAT_TYPES:
-        # fmod: a - trunc(a / b) * b, sign of the dividend
+        # fmod: a - trunc(a / b) * b, sign of the dividend; a finite a modulo +-inf is a
         r = bl.sub(a, bl.mul(_trunc(n, bl.div(a, b)), b))
+        r = bl.where(bl.logical_and(bl.is_infinite(b), bl.logical_not(bl.is_infinite(a))), a, r)
         if fmod:
             return r
         zero = n.const(0, dtype)

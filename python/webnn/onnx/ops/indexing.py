@@ -31,11 +31,13 @@ def slice_operand(n, x, starts, ends, axes, steps):
         idx = range(*slice(s, e, st).indices(dim))
         if len(idx) == 0:
             n.fail(f"slice of axis {a} is empty (WebNN operands cannot be empty)")
+        # WebNN's size is the extent read from the input; the output has ceil(size/stride).
+        extent = (len(idx) - 1) * abs(st) + 1
         if st > 0:
-            begin[a], sizes[a], strides[a] = idx[0], len(idx), st
+            begin[a], sizes[a], strides[a] = idx[0], extent, st
         else:
             reverse.append(a)
-            begin[a], sizes[a], strides[a] = dim - 1 - idx[0], len(idx), -st
+            begin[a], sizes[a], strides[a] = dim - 1 - idx[0], extent, -st
     if reverse:
         x = bl.reverse(x, sorted(reverse))
     if begin == [0] * rank and sizes == list(shape) and strides == [1] * rank:
@@ -163,6 +165,8 @@ def pad(n):
     else:
         pads = _ints(n.c(1, what="pads"))
         value = 0
+        if n.has(2) and not n.is_const(2) and mode == "constant":
+            return _pad_runtime_value(n, shape, pads, rank)
         if n.has(2):
             v = n.c(2, what="constant_value").reshape(-1)
             value = v[0].item() if v.size else 0
@@ -210,6 +214,25 @@ def pad(n):
     n.fail(f"pad mode '{mode}' is not supported")
 
 
+def _pad_runtime_value(n, shape, pads, rank):
+    """Pad with a value computed at run time: pad with 0, then select the value where a
+    constant mask says 'padding'."""
+    axes = list(range(rank))
+    if n.opset >= 18 and n.has(3):
+        axes = [norm_axis(n, a, rank) for a in _ints(n.c(3, what="axes"))]
+    k = len(axes)
+    begin, end = [0] * rank, [0] * rank
+    for j, a in enumerate(axes):
+        begin[a], end[a] = pads[j], pads[j + k]
+    if any(p < 0 for p in begin + end):
+        n.fail("negative pads with a run-time constant_value")
+    bl = n.b
+    padded = bl.pad(n.x(0), begin, end, mode="constant", value=0)
+    mask = np.pad(np.zeros(shape, np.uint8), list(zip(begin, end)), constant_values=1)
+    value = bl.reshape(n.x(2), []) if n.rank(2) else n.x(2)
+    return bl.where(n.importer.operand(mask), value, padded)
+
+
 @op("Trilu")
 def trilu(n):
     k = int(n.c(1, what="k").reshape(-1)[0]) if n.has(1) else 0
@@ -246,7 +269,10 @@ def space_to_depth(n):
     bs = int(n.attr("blocksize"))
     bl = n.b
     y = bl.reshape(n.x(0), [N, C, H // bs, bs, W // bs, bs])
-    y = bl.transpose(y, [0, 3, 5, 1, 2, 4])
+    if n.attr("mode", "DCR") == "CRD":
+        y = bl.transpose(y, [0, 1, 3, 5, 2, 4])
+    else:
+        y = bl.transpose(y, [0, 3, 5, 1, 2, 4])
     return bl.reshape(y, [N, C * bs * bs, H // bs, W // bs])
 
 

@@ -250,9 +250,18 @@ def _pool(kind):
             y = bl.average_pool2d(x, kernel, strides, dilations, padding, output_sizes=outs)
         else:
             p = int(n.attr("p", 2))
-            if p != 2:
-                n.fail(f"LpPool with p={p} (WebNN has the L2 pool only)")
-            y = bl.l2_pool2d(x, kernel, strides, dilations, padding, output_sizes=outs)
+            if p == 2:
+                y = bl.l2_pool2d(x, kernel, strides, dilations, padding, output_sizes=outs)
+            else:
+                # (sum |x|^p over the window)^(1/p): zero-pad, average, times the window size
+                dtype = bl.operand_data_type(x)
+                powered = bl.pow(bl.abs(x), n.const(float(p), dtype))
+                pb, pe = padding[0::2], padding[1::2]
+                powered = bl.pad(powered, [0, 0] + pb, [0, 0] + pe, mode="constant", value=0)
+                mean = bl.average_pool2d(powered, kernel, strides, dilations, [0, 0, 0, 0],
+                                         output_sizes=outs)  # fmt: skip
+                area = n.const(float(kernel[0] * kernel[1]), dtype)
+                y = bl.pow(bl.mul(mean, area), n.const(1.0 / p, dtype))
         if rank == 3:
             s = bl.operand_shape(y)
             y = bl.reshape(y, [s[0], s[1], s[3]])
@@ -324,7 +333,7 @@ def instance_norm(n):
 @op("LayerNormalization")
 def layer_norm(n):
     if len(n.node.output) > 1 and any(n.node.output[1:]):
-        n.fail("the Mean and InvStdDev outputs of LayerNormalization are not supported")
+        return _layer_norm_with_statistics(n)
     rank = n.rank(0)
     axis = norm_axis(n, int(n.attr("axis", -1)), rank)
     eps = float(n.attr("epsilon", 1e-5))
@@ -342,6 +351,25 @@ def layer_norm(n):
             bl.reshape(bias, [1] * (len(norm_shape) - n.rank(2)) + n.shape(2)), norm_shape
         )
     return bl.layer_normalization(x, scale, bias, epsilon=eps, axes=axes)
+
+
+def _layer_norm_with_statistics(n):
+    """LayerNormalization with its Mean and InvStdDev outputs, decomposed."""
+    rank = n.rank(0)
+    axis = norm_axis(n, int(n.attr("axis", -1)), rank)
+    eps = float(n.attr("epsilon", 1e-5))
+    axes = list(range(axis, rank))
+    bl = n.b
+    x = n.x(0)
+    dtype = n.dtype(0)
+    mean = bl.reduce_mean(x, axes, True)
+    centered = bl.sub(x, mean)
+    var = bl.reduce_mean(bl.mul(centered, centered), axes, True)
+    inv = bl.reciprocal(bl.sqrt(bl.add(var, n.const(eps, dtype))))
+    y = bl.mul(bl.mul(centered, inv), n.x(1))
+    if n.has(2):
+        y = bl.add(y, n.x(2))
+    return [y, mean, inv]
 
 
 @op("RMSNormalization")
@@ -390,7 +418,8 @@ def lp_norm(n):
         norm = bl.reduce_l1(x, [axis], True)
     else:
         n.fail(f"LpNormalization with p={p}")
-    return bl.div(x, norm)
+    zero = n.const(0, n.dtype(0))
+    return bl.where(bl.equal(norm, zero), zero, bl.div(x, norm))
 
 
 @op("MeanVarianceNormalization")

@@ -302,6 +302,17 @@ def qlinear_global_average_pool(n):
     return _q(n, n.b.reduce_mean(x, axes, True), 3, 4)
 
 
+@op("QLinearSoftmax", domain="com.microsoft")
+def qlinear_softmax(n):
+    x = _dq(n, 0, 1, 2)
+    rank = n.rank(0)
+    axis = int(n.attr("axis", -1 if int(n.attr("opset", 13)) >= 13 else 1))
+    axis = axis + rank if axis < 0 else axis
+    if int(n.attr("opset", 13)) < 13 and axis != rank - 1:
+        n.fail("QLinearSoftmax with opset < 13 semantics on a non-last axis")
+    return _q(n, n.b.softmax(x, axis), 3, 4)
+
+
 @op("QLinearConcat", domain="com.microsoft")
 def qlinear_concat(n):
     parts = []

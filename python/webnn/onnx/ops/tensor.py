@@ -134,11 +134,21 @@ def split(n):
             sizes.append(total % chunk)
         if len(sizes) != parts and n.attr("num_outputs") is None:
             n.fail(f"size {total} does not split into {parts} equal parts")
-    if 0 in sizes:
-        n.fail(f"split sizes {sizes} contain 0 (empty outputs are not supported)")
-    if len(sizes) == 1:
-        return [n.b.identity(n.x(0))]
-    return n.b.split(n.x(0), sizes, axis)
+    nonzero = [s for s in sizes if s]
+    if len(nonzero) == 1:
+        parts = [n.b.identity(n.x(0))]
+    else:
+        parts = list(n.b.split(n.x(0), nonzero, axis))
+    # Empty pieces are known at import (they hold no data): empty numpy arrays.
+    out, it = [], iter(parts)
+    for s in sizes:
+        if s:
+            out.append(next(it))
+        else:
+            empty = list(shape)
+            empty[axis] = 0
+            out.append(np.zeros(empty, dtype=n.np_dtype(0)))
+    return out
 
 
 def _axes_arg(n, index, attr="axes"):
