@@ -6,7 +6,8 @@ the `cpu` backend and compared with the expected outputs at the tolerance onnx's
 runner uses (rtol=1e-3, atol=1e-7, or the case's own). A case is *claimed* when every operator
 in it has a run-time converter in the importer's table and every input/output data type exists
 in WebNN; other cases are skipped naming the operator or type and the reason. Claimed cases
-that still fail are listed with a reason in onnx_node_xfails.json.
+that still fail are listed with a reason in onnx_node_xfails.json. Every case runs on both the
+`cpu` and the `reference` backend (the whole set takes seconds).
 """
 
 import json
@@ -90,11 +91,13 @@ def claim_table():
     return {case.name: unclaimed_reason(case) for case in CASES}
 
 
+_CONTEXTS = {}
 
 
-@pytest.fixture(scope="module")
-def context():
-    return webnn.ML().create_context(accelerated=False, backend="cpu")
+def _context(backend):
+    if backend not in _CONTEXTS:
+        _CONTEXTS[backend] = webnn.ML().create_context(accelerated=False, backend=backend)
+    return _CONTEXTS[backend]
 
 
 def _import(model, feeds, context=None):
@@ -108,9 +111,7 @@ def _import(model, feeds, context=None):
             run_shapes = {k: v for k, v in shapes.items() if k not in constants}
             if context is None:
                 builder = webnn.ML().create_context(backend="cpu").create_graph_builder()
-                return wo.import_model(
-                    builder, model, input_shapes=run_shapes, constants=constants
-                )
+                return wo.import_model(builder, model, input_shapes=run_shapes, constants=constants)
             return wo.load(context, model, input_shapes=run_shapes, constants=constants)
         except wo.OnnxImportError as exc:
             name = getattr(exc, "needs_constant", None)
@@ -159,8 +160,9 @@ def _check(case, context):
                 np.testing.assert_array_equal(have, want.astype(have.dtype), err_msg=vi.name)
 
 
+@pytest.mark.parametrize("backend", ["cpu", "reference"])
 @pytest.mark.parametrize("name", [c.name for c in CASES])
-def test_onnx_node_case(name, context):
+def test_onnx_node_case(name, backend):
     reason = _CLAIMS[name]
     if reason is not None:
         pytest.skip(f"unclaimed: {reason}")
@@ -168,7 +170,7 @@ def test_onnx_node_case(name, context):
         pytest.xfail(_XFAILS[name])
     case = _BY_NAME[name]
     with np.errstate(all="ignore"):
-        _check(case, context)
+        _check(case, _context(backend))
 
 
 def test_onnx_node_claimed_share():

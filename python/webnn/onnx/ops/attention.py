@@ -162,7 +162,7 @@ def rotary_embedding(n):
         b, s, hidden = shape
         x4 = bl.reshape(x, [b, s, heads, hidden // heads])
     else:
-        b, h, s, d = shape
+        b, _, s, _ = shape
         x4 = bl.transpose(x, [0, 2, 1, 3])  # [b, s, h, d]
     head = bl.operand_shape(x4)[3]
     rot = int(n.attr("rotary_embedding_dim", 0)) or head

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from . import quantization  # noqa: F401  (registers the converters aliased below)
 from .activation import gelu_tanh
 from .linalg import matmul_nd
 from .registry import TABLE, op
