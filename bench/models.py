@@ -432,6 +432,7 @@ def main():
     import onnxruntime as ort
     import openvino as ov
 
+    load_before = os.getloadavg()[0]
     rows = []
     for threads in args.threads:
         cmd = [sys.executable, __file__, "--child", str(threads), "--rounds", str(args.rounds)]
@@ -449,7 +450,9 @@ def main():
             raise SystemExit(f"the {threads}-thread run failed (exit code {proc.returncode})")
     header = (
         f"webnn vs ONNX Runtime {ort.__version__} (intra-op spinning off) vs OpenVINO "
-        f"{ov.get_version().split('-')[0]} (f32); medians of {args.rounds} interleaved samples"
+        f"{ov.get_version().split('-')[0]} (f32); medians of {args.rounds} interleaved samples; "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs, load "
+        f"average {load_before:.1f} before and {os.getloadavg()[0]:.1f} after"
     )
     text = header + "\n\n" + table(rows)
     errors = [
