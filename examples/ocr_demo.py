@@ -40,7 +40,10 @@ def _draw_line(text: str, font) -> Image.Image:
 
 def render_image(lines=LINES, upside_down=UPSIDE_DOWN, font_size=30) -> np.ndarray:
     """An RGB uint8 image with one text line per row; line `upside_down` rotated 180°."""
-    font = ImageFont.load_default(size=font_size)  # scalable (FreeType) since Pillow 10.1
+    try:
+        font = ImageFont.load_default(size=font_size)  # scalable (FreeType) since Pillow 10.1
+    except TypeError as e:
+        raise SystemExit(f"ocr_demo.py needs Pillow >= 10.1 for its built-in font ({e})") from e
     strips = [_draw_line(t, font) for t in lines]
     strips[upside_down] = strips[upside_down].rotate(180)
     pad, gap = 20, 18
