@@ -435,3 +435,19 @@ def test_set_providers_and_the_parts_of_orts_api_webnn_does_not_have(affine):
         sess.io_binding()
     with pytest.raises(NotImplementedError, match="profil"):
         sess.end_profiling()
+
+
+def test_webnns_own_session_options_stand_in(affine):
+    from webnn.onnx.session import SessionOptions
+
+    data, ref = affine
+    so = SessionOptions()
+    so.intra_op_num_threads = 1
+    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    assert so.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+    ort_so = ort.SessionOptions()
+    ort_so.intra_op_num_threads = 1
+    sess = InferenceSession(data, so)
+    assert sess.context is InferenceSession(data, ort_so).context  # same backend, 1 thread
+    x = RNG.standard_normal((2, 3)).astype(np.float32)
+    np.testing.assert_allclose(sess.run(["z"], {"x": x})[0], ref.run(["z"], {"x": x})[0], rtol=1e-6)
