@@ -392,6 +392,15 @@ class Importer:
             )
 
     def run(self):
+        if any(node.op_type == "QuantizeLinear" for node in self.proto.graph.node):
+            import onnx
+
+            from .qdq import fuse_qdq
+
+            proto = onnx.ModelProto()
+            proto.CopyFrom(self.proto)
+            if fuse_qdq(proto):
+                self.proto = proto
         onnx_graph = self.proto.graph
         self.check_supported()
         for name in self.input_shapes:

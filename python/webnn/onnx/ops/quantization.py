@@ -61,7 +61,21 @@ def quantize_linear(n):
     x = n.x(0)
     if n.dtype(0) != n.dtype(1):
         x = n.b.cast(x, n.dtype(1))
-    return n.b.quantize_linear(x, scale, zp)
+    return quantize_like_onnx(n, x, scale, zp)
+
+
+def quantize_like_onnx(n, x, scale, zp):
+    """saturate(round_half_even(x / scale) + zero_point) with x / scale rounded to float32
+    first, as ONNX (and ONNX Runtime) compute it. WebNN's quantizeLinear divides in higher
+    precision here, which rounds near-ties (127.49999 in float64, 127.5 in float32) the other
+    way; dividing first and quantizing with scale 1 gives ONNX's result exactly."""
+    bl = n.b
+    xs, ss = bl.operand_shape(x), bl.operand_shape(scale)
+    broadcastable = all(s == 1 or s == d for s, d in zip(ss, xs))
+    if not broadcastable or bl.operand_data_type(x) != "float32":
+        return bl.quantize_linear(x, scale, zp)
+    one = n.importer.operand(np.ones(ss, np.float32))
+    return bl.quantize_linear(bl.div(x, scale), one, zp)
 
 
 @op("DequantizeLinear")
@@ -217,7 +231,7 @@ def dynamic_quantize_linear(n):
     zp_f = bl.clamp(bl.round_even(bl.sub(zero, bl.div(lo, scale))), min_value=0.0, max_value=255.0)
     zp = bl.cast(zp_f, "uint8")
     ones = [1] * rank
-    y = bl.quantize_linear(x, bl.reshape(scale, ones), bl.reshape(zp, ones))
+    y = quantize_like_onnx(n, x, bl.reshape(scale, ones), bl.reshape(zp, ones))
     return [y, scale, zp]
 
 
