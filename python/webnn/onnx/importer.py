@@ -284,7 +284,7 @@ class Importer:
                 ctx.fail(msg)
             raise OnnxImportError(msg)
         if not array.flags.c_contiguous:
-            array = np.ascontiguousarray(array)
+            array = np.require(array, requirements="C")
         op = self.builder.constant(array)
         self._const_cache[id(value)] = (value, op)
         self._leaves.add(id(op))

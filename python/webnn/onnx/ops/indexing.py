@@ -123,7 +123,7 @@ def _nd_indices(n, i, data_shape, batch_dims):
     if idx is not None:
         return n.importer.operand(np.concatenate([grid, idx], axis=-1))
     dt = n.dtype(i)
-    g = n.importer.operand(np.ascontiguousarray(grid).astype(n.np_dtype(i)))
+    g = n.importer.operand(np.require(grid, requirements="C").astype(n.np_dtype(i)))
     del dt
     return n.b.concat([g, idx_op], len(lead))
 

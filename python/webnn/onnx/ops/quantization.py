@@ -36,7 +36,7 @@ def param_shape(n, pshape, xshape, axis, block_size=0):
 def _reshaped(n, i, shape):
     v = n.value(i)
     if isinstance(v, np.ndarray):
-        return n.importer.operand(np.ascontiguousarray(v.reshape(shape)))
+        return n.importer.operand(np.require(v.reshape(shape), requirements="C"))
     return n.b.reshape(n.x(i), shape)
 
 
@@ -121,7 +121,7 @@ def shifted_float(n, i, zp_index, axis=None):
             z = z.reshape(shape)
         else:
             z = z.reshape([1] * rank)
-        return n.b.sub(x, n.importer.operand(np.ascontiguousarray(z)))
+        return n.b.sub(x, n.importer.operand(np.require(z, requirements="C")))
     z = n.b.cast(n.x(zp_index), "float32")
     zs = n.shape(zp_index)
     if int(np.prod(zs)) == 1:
@@ -138,7 +138,7 @@ def requantize(n, acc, multiplier, y_zp_index, out_dtype):
     if n.has(y_zp_index):
         zpv = n.value(y_zp_index)
         if isinstance(zpv, np.ndarray):
-            zp = n.importer.operand(np.ascontiguousarray(zpv.reshape([1] * rank)))
+            zp = n.importer.operand(np.require(zpv.reshape([1] * rank), requirements="C"))
         else:
             zp = bl.reshape(n.x(y_zp_index), [1] * rank)
     else:
@@ -168,7 +168,7 @@ def _multiplier(n, rank, scales, axis):
     m = np.ones([1] * rank, np.float32)
     for p, kind in vals:
         m = (m * p).astype(np.float32) if kind == "mul" else (m / p).astype(np.float32)
-    return n.importer.operand(np.ascontiguousarray(m))
+    return n.importer.operand(np.require(m, requirements="C"))
 
 
 @op("QLinearConv")

@@ -47,8 +47,8 @@ def _prepare(n, gates):
     if n.has(3):
         bv = n.value(3)
         if isinstance(bv, np.ndarray):
-            bias = n.importer.operand(np.ascontiguousarray(bv[:, : gates * hidden]))
-            rbias = n.importer.operand(np.ascontiguousarray(bv[:, gates * hidden :]))
+            bias = n.importer.operand(np.require(bv[:, : gates * hidden], requirements="C"))
+            rbias = n.importer.operand(np.require(bv[:, gates * hidden :], requirements="C"))
         else:
             b = n.x(3)
             bias = bl.slice(b, [0, 0], [num_dir, gates * hidden])
