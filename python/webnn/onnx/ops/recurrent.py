@@ -39,7 +39,10 @@ def _prepare(n, gates):
     bl = n.b
     if layout == 1:
         x = bl.transpose(x, [1, 0, 2])
-    steps, batch, _ = bl.operand_shape(x)
+    xshape = bl.operand_shape(x)
+    if len(xshape) != 3:
+        n.fail(f"input X must have rank 3 (got shape {xshape})")
+    steps, batch, _ = xshape
     hidden = int(n.attr("hidden_size"))
     direction = n.attr("direction", "forward")
     num_dir = 2 if direction == "bidirectional" else 1
