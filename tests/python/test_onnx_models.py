@@ -170,3 +170,105 @@ def test_paraphrase_minilm(backend, batch, seq):
         if k in names
     }
     compare(backend, path, feeds, input_shapes={k: [batch, seq] for k in feeds})
+
+
+# ---- the same models as ONNX Runtime's own tools rewrite them (generated in tmp_path) ----
+
+
+def _minilm_feeds(path, batch=2, seq=12):
+    import onnx
+
+    rng = np.random.default_rng(7)
+    mask = np.ones((batch, seq), np.int64)
+    mask[0, seq - 3 :] = 0
+    values = {
+        "input_ids": rng.integers(1, 30000, (batch, seq)).astype(np.int64),
+        "attention_mask": mask,
+        "token_type_ids": np.zeros((batch, seq), np.int64),
+    }
+    names = [i.name for i in onnx.load(path, load_external_data=False).graph.input]
+    return {k: v for k, v in values.items() if k in names}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_minilm_fused_by_the_ort_transformer_optimizer(backend, tmp_path):
+    """com.microsoft EmbedLayerNormalization, Attention, SkipLayerNormalization, BiasGelu."""
+    pytest.importorskip("sympy")  # the optimizer's shape inference needs it
+    from onnxruntime.transformers import optimizer
+
+    optimized = optimizer.optimize_model(
+        _minilm_path(), model_type="bert", num_heads=12, hidden_size=384, opt_level=0
+    )
+    ops = {n.op_type for n in optimized.model.graph.node if n.domain == "com.microsoft"}
+    assert {"Attention", "SkipLayerNormalization", "EmbedLayerNormalization"} <= ops
+    path = str(tmp_path / "minilm_fused.onnx")
+    optimized.save_model_to_file(path)
+    feeds = _minilm_feeds(path)
+    compare(backend, path, feeds, input_shapes={k: list(v.shape) for k, v in feeds.items()})
+
+
+def test_minilm_dynamically_quantized(tmp_path):
+    """quantize_dynamic: DynamicQuantizeLinear + MatMulInteger. Compared with ONNX Runtime
+    without graph optimizations: ORT's fused DynamicQuantizeMatMul differs from ORT's own
+    unfused graph by ~6e-3 (relative) on this model, more than the bound."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    path = str(tmp_path / "minilm_int8.onnx")
+    quantize_dynamic(_minilm_path(), path, weight_type=QuantType.QInt8)
+    feeds = _minilm_feeds(path)
+    context = _context("cpu")
+    graph = wo.load(context, path, input_shapes={k: list(v.shape) for k, v in feeds.items()})
+    ours = context.compute(graph, feeds)
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    theirs = dict(zip([o.name for o in session.get_outputs()], session.run(None, feeds)))
+    assert_close_to_ort(ours, theirs, "minilm_int8")
+
+
+class _Calibration:
+    def __init__(self, count=4):
+        rng = np.random.default_rng(3)
+        self.batches = [{"x": text_image(48, 192) + 0.1 * rng.standard_normal((1, 3, 48, 192))
+                         .astype(np.float32)} for _ in range(count)]  # fmt: skip
+
+    def get_next(self):
+        return self.batches.pop() if self.batches else None
+
+
+@pytest.mark.parametrize("fmt", ["QDQ", "QOperator"])
+def test_statically_quantized_direction_classifier(tmp_path, fmt):
+    """quantize_static in both formats (QDQ: Quantize/DequantizeLinear pairs; QOperator:
+    QLinearConv, QLinearAdd, QLinearMul, QLinearMatMul, QLinearSoftmax). The output is
+    quantized: ours must be within one quantization step of ONNX Runtime's (the importer
+    fuses QDQ Conv/MatMul triples into integer kernels as ONNX Runtime does, webnn/onnx/qdq.py;
+    without that the float form drifts by several steps over ~160 re-quantizations)."""
+    from onnxruntime.quantization import (
+        CalibrationDataReader,
+        QuantFormat,
+        QuantType,
+        quantize_static,
+    )
+
+    reader = type("Reader", (_Calibration, CalibrationDataReader), {})()
+    src = _package_file("rapidocr_onnxruntime", "models/ch_ppocr_mobile_v2.0_cls_infer.onnx")
+    path = str(tmp_path / f"cls_{fmt}.onnx")
+    quantize_static(
+        src,
+        path,
+        reader,
+        quant_format=getattr(QuantFormat, fmt),
+        activation_type=QuantType.QUInt8,
+        weight_type=QuantType.QInt8,
+        per_channel=True,
+    )
+    x = np.concatenate([text_image(48, 192), text_image(48, 192)[:, :, ::-1, ::-1]])
+    x = np.ascontiguousarray(x)
+    context = _context("cpu")
+    graph = wo.load(context, path, input_shapes={"x": list(x.shape)})
+    (name,) = graph.get_output_names()
+    ours = context.compute(graph, {"x": x})[name]
+    theirs = _ort_session(path).run(None, {"x": x})[0]
+    step = 1.0 / 255  # the softmax output's quantization scale (range [0, 1], uint8)
+    assert float(np.max(np.abs(ours - theirs))) <= step + 1e-6
+    np.testing.assert_array_equal(ours.argmax(-1), theirs.argmax(-1))

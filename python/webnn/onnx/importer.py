@@ -252,6 +252,7 @@ class Importer:
         self._leaves = set()  # ids of operands that are graph inputs or constants
         self._keep = []
         self.dynamic_dims = {}
+        self.dynamic_origin = {}  # dynamic dim name -> (graph input, axis) it comes from
 
     # -- constants --------------------------------------------------------------------------
     def webnn_numpy(self, dtype):
@@ -284,7 +285,7 @@ class Importer:
                 ctx.fail(msg)
             raise OnnxImportError(msg)
         if not array.flags.c_contiguous:
-            array = np.ascontiguousarray(array)
+            array = np.require(array, requirements="C")
         op = self.builder.constant(array)
         self._const_cache[id(value)] = (value, op)
         self._leaves.add(id(op))
@@ -349,6 +350,7 @@ class Importer:
             elif isinstance(d, str) and d in self.max_sizes:
                 dyn = _valid_dyn_name(d)
                 self.dynamic_dims[dyn] = int(self.max_sizes[d])
+                self.dynamic_origin.setdefault(dyn, (name, axis))
                 out.append({"name": dyn, "maxSize": int(self.max_sizes[d])})
             else:
                 what = f"named {d!r}" if isinstance(d, str) else "unnamed"
@@ -392,6 +394,15 @@ class Importer:
             )
 
     def run(self):
+        if any(node.op_type == "QuantizeLinear" for node in self.proto.graph.node):
+            import onnx
+
+            from .qdq import fuse_qdq
+
+            proto = onnx.ModelProto()
+            proto.CopyFrom(self.proto)
+            if fuse_qdq(proto):
+                self.proto = proto
         onnx_graph = self.proto.graph
         self.check_supported()
         for name in self.input_shapes:

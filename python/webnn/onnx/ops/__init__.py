@@ -15,6 +15,7 @@ from . import (  # noqa: F401  (imported for their registrations)
     recurrent,
     reduction,
     resize,
+    spectral,
     tensor,
 )
 from .registry import TABLE, lookup

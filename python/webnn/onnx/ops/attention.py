@@ -123,7 +123,11 @@ def attention(n):
         cap = n.const(softcap, dtype)
         qk = bl.mul(bl.tanh(bl.div(qk, cap)), cap)
     qk_out = qk
-    bias = n.importer.operand(np.ascontiguousarray(const_bias)) if (const_bias != 0).any() else None
+    bias = (
+        n.importer.operand(np.require(const_bias, requirements="C"))
+        if (const_bias != 0).any()
+        else None
+    )
     for part in bias_parts:
         bias = part if bias is None else bl.add(bias, part)
     with_bias = qk if bias is None else bl.add(qk, bias)

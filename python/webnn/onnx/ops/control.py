@@ -46,8 +46,15 @@ def if_(n):
     then_g, else_g = _graph_attr(n, "then_branch"), _graph_attr(n, "else_branch")
     if isinstance(cond, np.ndarray):
         return run_subgraph(n, then_g if bool(cond.reshape(-1)[0]) else else_g, [])
-    a = run_subgraph(n, then_g, [])
-    b = run_subgraph(n, else_g, [])
+    try:
+        a = run_subgraph(n, then_g, [])
+        b = run_subgraph(n, else_g, [])
+    except OnnxImportError as exc:
+        n.fail(
+            f"the condition '{n.node.input[0]}' is only known at run time, so both branches are "
+            f"imported, and one cannot be: {exc}. Give the inputs the condition depends on "
+            "with constants= (e.g. constants={'sr': 16000})"
+        )
     bl = n.b
     c = n.x(0)
     if len(bl.operand_shape(c)) > 0:
@@ -170,6 +177,3 @@ def scan(n):
         axis = out_axes[k] + rank if out_axes[k] < 0 else out_axes[k]
         results.append(_stack(n, values, axis))
     return results
-
-
-del OnnxImportError

@@ -36,7 +36,7 @@ def param_shape(n, pshape, xshape, axis, block_size=0):
 def _reshaped(n, i, shape):
     v = n.value(i)
     if isinstance(v, np.ndarray):
-        return n.importer.operand(np.ascontiguousarray(v.reshape(shape)))
+        return n.importer.operand(np.require(v.reshape(shape), requirements="C"))
     return n.b.reshape(n.x(i), shape)
 
 
@@ -61,7 +61,21 @@ def quantize_linear(n):
     x = n.x(0)
     if n.dtype(0) != n.dtype(1):
         x = n.b.cast(x, n.dtype(1))
-    return n.b.quantize_linear(x, scale, zp)
+    return quantize_like_onnx(n, x, scale, zp)
+
+
+def quantize_like_onnx(n, x, scale, zp):
+    """saturate(round_half_even(x / scale) + zero_point) with x / scale rounded to float32
+    first, as ONNX (and ONNX Runtime) compute it. WebNN's quantizeLinear divides in higher
+    precision here, which rounds near-ties (127.49999 in float64, 127.5 in float32) the other
+    way; dividing first and quantizing with scale 1 gives ONNX's result exactly."""
+    bl = n.b
+    xs, ss = bl.operand_shape(x), bl.operand_shape(scale)
+    broadcastable = all(s == 1 or s == d for s, d in zip(ss, xs))
+    if not broadcastable or bl.operand_data_type(x) != "float32":
+        return bl.quantize_linear(x, scale, zp)
+    one = n.importer.operand(np.ones(ss, np.float32))
+    return bl.quantize_linear(bl.div(x, scale), one, zp)
 
 
 @op("DequantizeLinear")
@@ -107,7 +121,7 @@ def shifted_float(n, i, zp_index, axis=None):
             z = z.reshape(shape)
         else:
             z = z.reshape([1] * rank)
-        return n.b.sub(x, n.importer.operand(np.ascontiguousarray(z)))
+        return n.b.sub(x, n.importer.operand(np.require(z, requirements="C")))
     z = n.b.cast(n.x(zp_index), "float32")
     zs = n.shape(zp_index)
     if int(np.prod(zs)) == 1:
@@ -124,7 +138,7 @@ def requantize(n, acc, multiplier, y_zp_index, out_dtype):
     if n.has(y_zp_index):
         zpv = n.value(y_zp_index)
         if isinstance(zpv, np.ndarray):
-            zp = n.importer.operand(np.ascontiguousarray(zpv.reshape([1] * rank)))
+            zp = n.importer.operand(np.require(zpv.reshape([1] * rank), requirements="C"))
         else:
             zp = bl.reshape(n.x(y_zp_index), [1] * rank)
     else:
@@ -154,7 +168,7 @@ def _multiplier(n, rank, scales, axis):
     m = np.ones([1] * rank, np.float32)
     for p, kind in vals:
         m = (m * p).astype(np.float32) if kind == "mul" else (m / p).astype(np.float32)
-    return n.importer.operand(np.ascontiguousarray(m))
+    return n.importer.operand(np.require(m, requirements="C"))
 
 
 @op("QLinearConv")
@@ -217,7 +231,7 @@ def dynamic_quantize_linear(n):
     zp_f = bl.clamp(bl.round_even(bl.sub(zero, bl.div(lo, scale))), min_value=0.0, max_value=255.0)
     zp = bl.cast(zp_f, "uint8")
     ones = [1] * rank
-    y = bl.quantize_linear(x, bl.reshape(scale, ones), bl.reshape(zp, ones))
+    y = quantize_like_onnx(n, x, bl.reshape(scale, ones), bl.reshape(zp, ones))
     return [y, scale, zp]
 
 
