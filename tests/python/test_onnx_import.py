@@ -200,13 +200,13 @@ def test_one_error_lists_every_unsupported_operator(ctx):
 
 def test_conversion_error_names_node_op_opset_and_reason(ctx):
     m = model(
-        [helper.make_node("Conv", ["x", "w"], ["y"], name="conv3d_stem")],
-        [vi("x", T.FLOAT, [1, 1, 4, 4, 4])],
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="conv4d_stem")],
+        [vi("x", T.FLOAT, [1, 1, 3, 3, 3, 3])],
         [vi("y", T.FLOAT, None)],
-        [numpy_helper.from_array(np.ones((1, 1, 2, 2, 2), np.float32), "w")],
+        [numpy_helper.from_array(np.ones((1, 1, 2, 2, 2, 2), np.float32), "w")],
     )
     with pytest.raises(
-        wo.OnnxImportError, match=r"'conv3d_stem' \(ai.onnx::Conv, opset 17\).*rank 5"
+        wo.OnnxImportError, match=r"'conv4d_stem' \(ai.onnx::Conv, opset 17\).*rank 6"
     ):
         wo.load(ctx, m)
 
