@@ -342,3 +342,25 @@ def test_docs_list_every_converter():
         re.escape(oplist.BEGIN) + r"\n(.*?)" + re.escape(oplist.END), text, re.DOTALL
     ).group(1)
     assert section == oplist.markdown()
+
+
+def test_convert_with_infinite_pad_value_and_clip_bound(ctx, tmp_path):
+    """-inf cannot be written as a .webnn option: the importer expresses it with constants."""
+    m = model(
+        [
+            helper.make_node("Clip", ["x", "lo", "hi"], ["c"]),
+            helper.make_node("Pad", ["c", "p", "v"], ["y"]),
+        ],
+        [vi("x", T.FLOAT, [2, 3])],
+        [vi("y", T.FLOAT, None)],
+        [
+            numpy_helper.from_array(np.array(-np.inf, np.float32), "lo"),
+            numpy_helper.from_array(np.array(1.0, np.float32), "hi"),
+            numpy_helper.from_array(np.array([0, 1, 0, 1], np.int64), "p"),
+            numpy_helper.from_array(np.array(-np.inf, np.float32), "v"),
+        ],
+    )
+    wo.convert(m, tmp_path / "inf.webnn")
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) - 2
+    got = ctx.compute(ctx.load_graph(tmp_path / "inf.webnn"), {"x": x})["y"]
+    np.testing.assert_array_equal(got, ort_run(m, {"x": x})["y"])
