@@ -364,3 +364,26 @@ def test_convert_with_infinite_pad_value_and_clip_bound(ctx, tmp_path):
     x = np.arange(6, dtype=np.float32).reshape(2, 3) - 2
     got = ctx.compute(ctx.load_graph(tmp_path / "inf.webnn"), {"x": x})["y"]
     np.testing.assert_array_equal(got, ort_run(m, {"x": x})["y"])
+
+
+def test_model_local_functions_are_inlined(ctx):
+    """torch.onnx's exporter can emit model-local functions (one per module)."""
+    body = helper.make_function(
+        "example.modules",
+        "ScaledRelu",
+        ["X", "S"],
+        ["Y"],
+        [helper.make_node("Relu", ["X"], ["R"]), helper.make_node("Mul", ["R", "S"], ["Y"])],
+        [helper.make_opsetid("", 17)],
+    )
+    m = model(
+        [helper.make_node("ScaledRelu", ["x", "s"], ["y"], domain="example.modules")],
+        [vi("x", T.FLOAT, [4])],
+        [vi("y", T.FLOAT, [4])],
+        [numpy_helper.from_array(np.array(3.0, np.float32), "s")],
+    )
+    m.opset_import.append(helper.make_opsetid("example.modules", 1))
+    m.functions.append(body)
+    x = np.array([-1.0, 0.5, 2.0, -3.0], np.float32)
+    got = ctx.compute(wo.load(ctx, m), {"x": x})["y"]
+    np.testing.assert_array_equal(got, ort_run(m, {"x": x})["y"])
