@@ -266,7 +266,6 @@ for _name, _why in {
     "NonZero": "its output size depends on the input values",
     "Unique": "its output size depends on the input values",
     "Compress": "its output size depends on the input values",
-    "TopK": "WebNN has no top-k operator",
     "NonMaxSuppression": "its output size depends on the input values",
     "StringNormalizer": "WebNN has no string type",
     "RandomNormal": "random",
