@@ -387,3 +387,20 @@ def test_model_local_functions_are_inlined(ctx):
     x = np.array([-1.0, 0.5, 2.0, -3.0], np.float32)
     got = ctx.compute(wo.load(ctx, m), {"x": x})["y"]
     np.testing.assert_array_equal(got, ort_run(m, {"x": x})["y"])
+
+
+@pytest.mark.parametrize("scales", [[1, 1, 0.5, 0.6], [1, 1, 2, 3]])
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_resize_opset10_matches_onnxruntime(ctx, scales, mode):
+    """Resize-10 (like Upsample): asymmetric coordinates; nearest floors when enlarging and
+    rounds up when shrinking, as ONNX Runtime does."""
+    m = model(
+        [helper.make_node("Resize", ["x", "s"], ["y"], mode=mode)],
+        [vi("x", T.FLOAT, [1, 1, 5, 7])],
+        [vi("y", T.FLOAT, None)],
+        [numpy_helper.from_array(np.array(scales, np.float32), "s")],
+        opset=10,
+    )
+    x = np.random.default_rng(2).random((1, 1, 5, 7), dtype=np.float32)
+    got = ctx.compute(wo.load(ctx, m), {"x": x})["y"]
+    np.testing.assert_allclose(got, ort_run(m, {"x": x})["y"], rtol=1e-6, atol=1e-6)
