@@ -15,6 +15,11 @@ python3 -m venv .venv
 python -m pip install -q --upgrade pip
 python -m pip install -q ".[test]"
 
+# --- ONNX real-model tests (tests/python/test_onnx_models.py): model wheels whose own
+# dependencies are not needed (silero-vad declares torch). ---
+python -m pip install -q --no-deps "silero-vad==6.*"
+# --- end ONNX real-model wheels ---
+
 # C++ library and its GoogleTest suite, built on their own with CMake.
 cmake -S . -B build/cpp -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build/cpp

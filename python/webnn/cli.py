@@ -4,6 +4,8 @@ webnn info FILE                       inputs, outputs, op histogram, parameters,
 webnn run FILE -i name=x.npy ... -o DIR   run a graph on .npy inputs, write .npy outputs
 webnn ops                             the support table of the chosen backend
 webnn viz FILE -o graph.svg|graph.dot picture via graphviz, or DOT text
+webnn convert MODEL.onnx -o MODEL.webnn [--dim name=value] [--shape input=1,3,224,224]
+                                      import an ONNX model and write it as a graph file
 """
 
 import argparse
@@ -168,6 +170,40 @@ def cmd_viz(args):
     return 0
 
 
+def _parse_dim(text):
+    name, sep, value = text.partition("=")
+    if not sep or not name or not value.isdigit():
+        raise SystemExit(f"webnn convert: --dim expects name=value (got {text!r})")
+    return name, int(value)
+
+
+def _parse_shape(text):
+    name, sep, dims = text.partition("=")
+    try:
+        shape = [int(d) for d in dims.split(",")] if sep and name else None
+    except ValueError:
+        shape = None
+    if not shape:
+        raise SystemExit(f"webnn convert: --shape expects input=1,3,224,224 (got {text!r})")
+    return name, shape
+
+
+def cmd_convert(args):
+    import webnn.onnx
+
+    renamed = webnn.onnx.convert(
+        args.model,
+        args.output,
+        free_dims=dict(_parse_dim(d) for d in args.dim) or None,
+        input_shapes=dict(_parse_shape(s) for s in args.shape) or None,
+        context=_context(args),
+    )
+    print(f"wrote {args.output}")
+    for onnx_name, file_name in sorted(renamed.items()):
+        print(f"  renamed {onnx_name!r} -> {file_name!r}")
+    return 0
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="webnn", description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -191,6 +227,24 @@ def build_parser():
     p.add_argument("file")
     p.add_argument("-o", "--output", required=True, metavar="graph.svg|graph.dot")
     p.set_defaults(func=cmd_viz)
+    p = sub.add_parser("convert", help="convert an ONNX model to a .webnn graph file")
+    p.add_argument("model", metavar="MODEL.onnx")
+    p.add_argument("-o", "--output", required=True, metavar="MODEL.webnn")
+    p.add_argument(
+        "--dim",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="fix a named symbolic dimension (repeatable)",
+    )
+    p.add_argument(
+        "--shape",
+        action="append",
+        default=[],
+        metavar="INPUT=D0,D1,...",
+        help="fix the whole shape of an input (repeatable)",
+    )
+    p.set_defaults(func=cmd_convert)
     return parser
 
 
@@ -200,7 +254,7 @@ def main(argv=None):
         return args.func(args)
     except BrokenPipeError:  # output piped into e.g. `head`
         return 0
-    except (OSError, ValueError, RuntimeError, NotImplementedError) as error:
+    except (OSError, ValueError, RuntimeError, NotImplementedError, ImportError) as error:
         print(f"webnn {args.command}: {type(error).__name__}: {error}", file=sys.stderr)
         return 1
 

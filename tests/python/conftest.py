@@ -25,3 +25,28 @@ def pytest_terminal_summary(terminalreporter):
             f"WPT conformance: {total} cases, {counts['passed']} passed, "
             f"{counts['failed']} failed, {counts['skipped']} skipped"
         )
+    _onnx_node_summary(terminalreporter)
+
+
+def _onnx_node_summary(terminalreporter):
+    """ONNX backend node tests: passed / claimed / total, per backend (claimed = not skipped)."""
+    per_backend = {}
+    for outcome in ("passed", "failed", "skipped", "xfailed", "xpassed"):
+        for report in terminalreporter.stats.get(outcome, []):
+            nodeid = getattr(report, "nodeid", "")
+            if "test_onnx_node_case[" not in nodeid:
+                continue
+            if report.when != "call" and not (outcome == "skipped" and report.when == "setup"):
+                continue
+            backend = nodeid.rsplit("-", 1)[-1].rstrip("]")
+            counts = per_backend.setdefault(backend, {"passed": 0, "total": 0, "claimed": 0})
+            counts["total"] += 1
+            if outcome != "skipped":
+                counts["claimed"] += 1
+            if outcome in ("passed", "xpassed"):
+                counts["passed"] += 1
+    for backend, c in sorted(per_backend.items()):
+        terminalreporter.write_line(
+            f"ONNX node tests ({backend}): {c['passed']} passed / {c['claimed']} claimed / "
+            f"{c['total']} total"
+        )

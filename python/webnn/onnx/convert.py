@@ -1,0 +1,124 @@
+"""webnn.onnx.load (ONNX -> MLGraph) and webnn.onnx.convert (ONNX -> .webnn file)."""
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+from .importer import import_model
+
+_FILE_NAME = re.compile(r"^[A-Za-z_/$][A-Za-z0-9_./]*$")
+_RESERVED = {"true", "false", "null"}
+
+# The comment line convert() writes into the .webnn file: the ONNX names that were renamed.
+NAME_MAP_PREFIX = "# onnx-names: "
+
+
+def load(context, model, *, free_dims=None, input_shapes=None, constants=None, base_dir=None,
+         max_sizes=None):  # fmt: skip
+    """Import an ONNX model and build it: an MLGraph whose inputs and outputs keep the ONNX names.
+
+    model: a path, bytes or onnx.ModelProto. free_dims: {"batch": 1} fixes named symbolic
+    dimensions; input_shapes: {"x": [1, 3, 640, 640]} fixes whole inputs; constants:
+    {"sr": 16000} turns a graph input into a constant (so what depends on it folds);
+    base_dir: where external-data files are (default: the model's directory); max_sizes:
+    {"seq": 512} keeps a named dimension dynamic with that upper bound.
+    Raises webnn.onnx.OnnxImportError (a ValueError) when the model cannot be imported.
+    """
+    builder = context.create_graph_builder()
+    imported = import_model(
+        builder,
+        model,
+        free_dims=free_dims,
+        input_shapes=input_shapes,
+        constants=constants,
+        base_dir=base_dir,
+        max_sizes=max_sizes,
+    )
+    return imported.build()
+
+
+def file_name_for(name):
+    """A name the .webnn text format can hold, derived deterministically from an ONNX name."""
+    if _FILE_NAME.match(name) and name not in _RESERVED:
+        return name
+    text = re.sub(r"[^A-Za-z0-9_./]", "_", name)
+    if not text or not re.match(r"[A-Za-z_/$]", text[0]):
+        text = "_" + text
+    return text
+
+
+class _Renamer:
+    def __init__(self):
+        self.mapping = {}  # onnx name -> file name (only the renamed ones)
+        self.taken = set()
+
+    def __call__(self, name):
+        new = file_name_for(name)
+        if new != name or new in self.taken:
+            base, k = new, 1
+            while new in self.taken or (new != name and new in self.mapping.values()):
+                k += 1
+                new = f"{base}_{k}"
+            self.mapping[name] = new
+        self.taken.add(new)
+        return new
+
+
+def convert(model, path, *, free_dims=None, input_shapes=None, constants=None, base_dir=None,
+            max_sizes=None, context=None):  # fmt: skip
+    """Import an ONNX model and write it as a .webnn graph file plus its weights.
+
+    Input and output names the .webnn format cannot hold (e.g. 'onnx::Shape_422', '463') are
+    renamed deterministically ('onnx__Shape_422', '_463'); the mapping is written into the
+    file as a comment line '# onnx-names: {"463": "_463", ...}' (readers ignore comments) and
+    returned as a dict {onnx name: file name} of the renamed names.
+    """
+    import webnn
+
+    if context is None:
+        context = webnn.ML().create_context(accelerated=False, backend="reference")
+    renamer = _Renamer()
+    builder = context.create_graph_builder()
+    imported = import_model(
+        builder,
+        model,
+        free_dims=free_dims,
+        input_shapes=input_shapes,
+        constants=constants,
+        base_dir=base_dir,
+        max_sizes=max_sizes,
+        rename=renamer,
+    )
+    path = Path(path)
+    builder.save(imported.operands, path)
+    if renamer.mapping:
+        _prepend_comment(path, NAME_MAP_PREFIX + json.dumps(renamer.mapping, sort_keys=True))
+    return dict(renamer.mapping)
+
+
+def read_name_map(path):
+    """The {onnx name: file name} mapping convert() recorded in a .webnn file ({} if none)."""
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith(NAME_MAP_PREFIX):
+                return json.loads(line[len(NAME_MAP_PREFIX) :])
+            if not line.startswith("#"):
+                break
+    return {}
+
+
+def _prepend_comment(path, line):
+    text = Path(path).read_text(encoding="utf-8")
+    fd, tmp = tempfile.mkstemp(dir=str(Path(path).parent), prefix=".onnx-names-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(line + "\n" + text)
+        shutil.copymode(path, tmp)  # mkstemp creates 0600; keep the mode save() gave the file
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

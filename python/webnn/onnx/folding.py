@@ -1,0 +1,119 @@
+"""Evaluate one node on numpy arrays at import (constant and shape folding).
+
+The numpy evaluator is onnx's own reference implementation (onnx.reference), run on the
+single node; it covers nearly every standard operator at every opset. Nodes whose results are
+random are never folded; a node the reference implementation cannot run is left to the
+converter (None is returned).
+"""
+
+import warnings
+
+import numpy as np
+
+_NEVER_FOLD = {
+    "RandomNormal",
+    "RandomNormalLike",
+    "RandomUniform",
+    "RandomUniformLike",
+    "Bernoulli",
+    "Multinomial",
+}
+
+# A folded result larger than this many elements is kept only if the node's inputs were
+# already that large (avoid materializing, e.g., a huge Expand of a scalar as a weight).
+_MAX_GROWTH_ELEMENTS = 1 << 24
+
+
+def _attr(node, name, default=None):
+    from onnx import helper
+
+    for a in node.attribute:
+        if a.name == name:
+            return helper.get_attribute_value(a)
+    return default
+
+
+def _axes(node, inputs, opset):
+    if opset >= 13 and len(inputs) > 1 and inputs[1] is not None:
+        return [int(a) for a in inputs[1].reshape(-1)]
+    axes = _attr(node, "axes")
+    return None if axes is None else [int(a) for a in axes]
+
+
+def _fast(node, inputs, opset):
+    """numpy for the shape-computation operators (fast, and independent of onnx.reference)."""
+    op = node.op_type
+    x = inputs[0] if inputs else None
+    if op in ("Identity",):
+        return [x]
+    if op == "Unsqueeze":
+        axes = _axes(node, inputs, opset)
+        rank = x.ndim + len(axes)
+        out = x
+        for a in sorted(a + rank if a < 0 else a for a in axes):
+            out = np.expand_dims(out, a)
+        return [out]
+    if op == "Squeeze":
+        axes = _axes(node, inputs, opset)
+        if axes is None:
+            return [np.squeeze(x)]
+        return [np.squeeze(x, axis=tuple(a + x.ndim if a < 0 else a for a in axes))]
+    if op == "Concat":
+        parts = [v for v in inputs if v is not None]
+        return [np.concatenate(parts, axis=int(_attr(node, "axis", 0)))]
+    if op == "Gather":
+        axis = int(_attr(node, "axis", 0))
+        idx = inputs[1].astype(np.int64)
+        dim = x.shape[axis]
+        if (idx >= dim).any() or (idx < -dim).any():
+            return None
+        return [np.take(x, np.where(idx < 0, idx + dim, idx), axis=axis)]
+    if op == "Reshape" and opset >= 5:
+        shape = [int(v) for v in inputs[1].reshape(-1)]
+        if not _attr(node, "allowzero", 0):
+            shape = [x.shape[i] if d == 0 else d for i, d in enumerate(shape)]
+        return [x.reshape(shape)]
+    if op == "Transpose":
+        perm = _attr(node, "perm")
+        return [np.transpose(x, perm)]
+    return None
+
+
+def evaluate(node, inputs, opsets, domain):
+    if node.op_type in _NEVER_FOLD:
+        return None
+    if domain == "":
+        try:
+            with np.errstate(all="ignore"):
+                fast = _fast(node, inputs, opsets.get("", 1))
+        except (ValueError, IndexError, TypeError):
+            fast = None
+        if fast is not None:
+            return [np.require(v, requirements="C") for v in fast]
+    try:
+        from onnx.reference import ReferenceEvaluator
+    except ImportError:  # pragma: no cover
+        return None
+    names = [name for name, v in zip(node.input, inputs) if name]
+    feeds = {name: v for name, v in zip(node.input, inputs) if name}
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            evaluator = ReferenceEvaluator(node, opsets={domain: opsets.get(domain, 1)})
+            results = evaluator.run(None, feeds)
+    except Exception:  # noqa: BLE001 - any failure means: leave it to the converter
+        return None
+    del names
+    out = []
+    biggest_in = max((v.size for v in feeds.values()), default=1)
+    for r in results:
+        if r is None:
+            out.append(None)
+            continue
+        if isinstance(r, list):  # a sequence: not a tensor value we can hold
+            return None
+        a = np.asarray(r)
+        if a.size > _MAX_GROWTH_ELEMENTS and a.size > biggest_in:
+            return None
+        out.append(a)
+    return out

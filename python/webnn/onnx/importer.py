@@ -1,0 +1,632 @@
+"""Walks an ONNX graph and emits WebNN builder calls, folding what is known at import.
+
+A value in the environment is either a numpy array (known at import: initializers,
+Constant nodes, inputs turned into constants, and everything computed from those only) or an
+MLOperand (computed at run time). Converters (ops/) receive a NodeContext and return one
+value per node output; a node whose inputs are all numpy arrays is evaluated with numpy
+instead (folding.py), so shape sub-graphs (Shape -> Gather -> Concat -> Reshape) disappear.
+"""
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import folding
+from .errors import OnnxImportError
+from .model_io import read_model, tensor_to_numpy
+from .ops import TABLE, lookup
+from .types import NUMPY_TO_WEBNN, ONNX_TO_NUMPY, ONNX_TO_WEBNN, onnx_type_name
+
+
+@dataclass
+class TensorInfo:
+    """One graph input or output, as ONNX declares it and as the WebNN graph holds it."""
+
+    name: str  # the ONNX name
+    graph_name: str  # the name in the WebNN graph (same as name unless renamed for saving)
+    onnx_type: str  # 'tensor(float)', as onnxruntime reports it
+    elem_type: int  # ONNX TensorProto.DataType
+    shape: list  # ONNX shape: int, str (a named dim) or None (unknown), as onnxruntime reports
+    webnn_shape: list = field(default_factory=list)  # ints and {"name", "maxSize"} dicts
+    webnn_dtype: str = ""  # the WebNN data type (bool is held as uint8)
+    numpy_dtype: object = None  # the numpy dtype ONNX Runtime would return
+
+
+@dataclass
+class ModelMetadata:
+    producer_name: str = ""
+    producer_version: str = ""
+    domain: str = ""
+    model_version: int = 0
+    doc_string: str = ""
+    graph_name: str = ""
+    graph_description: str = ""
+    custom_metadata_map: dict = field(default_factory=dict)
+
+
+@dataclass
+class ImportedModel:
+    """The result of import_model: the builder's outputs plus what a session needs to know."""
+
+    builder: object
+    inputs: list  # TensorInfo of the run-time inputs of the WebNN graph
+    outputs: list  # TensorInfo of every ONNX graph output
+    operands: dict  # graph output name -> MLOperand, ready for builder.build / builder.save
+    metadata: ModelMetadata
+    opsets: dict  # domain ('' for the standard one) -> version
+    folded_inputs: dict  # ONNX input name -> the numpy value it was fixed to (constants=)
+    dynamic_dims: dict  # dynamic dimension name -> maxSize
+
+    def build(self):
+        return self.builder.build(self.operands)
+
+
+def _dim_list(type_proto):
+    dims = []
+    if type_proto.tensor_type.HasField("shape"):
+        for d in type_proto.tensor_type.shape.dim:
+            if d.HasField("dim_value") and d.dim_value > 0:
+                dims.append(int(d.dim_value))
+            elif d.HasField("dim_param") and d.dim_param:
+                dims.append(d.dim_param)
+            else:
+                dims.append(None)
+        return dims
+    return None
+
+
+def _valid_dyn_name(name):
+    import re
+
+    text = re.sub(r"[^A-Za-z0-9_]", "_", str(name))
+    if not text or text[0].isdigit():
+        text = "d_" + text
+    return text
+
+
+class NodeContext:
+    """What a converter sees: the node, its attributes, inputs and helpers."""
+
+    def __init__(self, importer, node, inputs, opset):
+        self.importer = importer
+        self.node = node
+        self.inputs = inputs
+        self.opset = opset
+        self.b = importer.builder
+        self._attrs = None
+
+    # -- attributes -------------------------------------------------------------------------
+    @property
+    def attrs(self):
+        if self._attrs is None:
+            from onnx import helper
+
+            attrs = {}
+            for a in self.node.attribute:
+                if a.ref_attr_name:
+                    self.fail(f"attribute '{a.name}' refers to a function attribute")
+                value = helper.get_attribute_value(a)
+                if isinstance(value, bytes):
+                    value = value.decode("utf-8")
+                elif isinstance(value, list) and value and isinstance(value[0], bytes):
+                    value = [v.decode("utf-8") for v in value]
+                attrs[a.name] = value
+            self._attrs = attrs
+        return self._attrs
+
+    def attr(self, name, default=None):
+        return self.attrs.get(name, default)
+
+    # -- inputs -----------------------------------------------------------------------------
+    def has(self, i):
+        return i < len(self.inputs) and self.inputs[i] is not None
+
+    def is_const(self, i):
+        return self.has(i) and isinstance(self.inputs[i], np.ndarray)
+
+    def value(self, i):
+        return self.inputs[i] if self.has(i) else None
+
+    def x(self, i):
+        """Input i as an MLOperand (constants are materialized once), or None when absent."""
+        if not self.has(i):
+            return None
+        return self.importer.operand(self.inputs[i], self)
+
+    def c(self, i, default=None, what=None):
+        """Input i as a numpy array: it must be known at import."""
+        if not self.has(i):
+            return default
+        v = self.inputs[i]
+        if not isinstance(v, np.ndarray):
+            self.needs_constant = self.node.input[i]
+            self.fail(
+                f"input {i} ('{self.node.input[i]}'{', ' + what if what else ''}) must be known "
+                "at import (a constant, or computed from constants and static shapes); it is "
+                "computed at run time here. Fix the inputs it depends on with input_shapes=, "
+                "free_dims= or constants="
+            )
+        return v
+
+    def shape(self, i):
+        v = self.inputs[i]
+        if isinstance(v, np.ndarray):
+            return list(v.shape)
+        return self.b.operand_shape(v)
+
+    def static_shape(self, i):
+        shape = self.shape(i)
+        for axis, d in enumerate(shape):
+            if not isinstance(d, int):
+                self.fail(
+                    f"input {i} ('{self.node.input[i]}') has dynamic dimension {d['name']!r} on "
+                    f"axis {axis}, where this operator needs a static size; fix it with "
+                    "free_dims= or input_shapes="
+                )
+        return shape
+
+    def rank(self, i):
+        return len(self.shape(i))
+
+    def dtype(self, i):
+        v = self.inputs[i]
+        if isinstance(v, np.ndarray):
+            if v.dtype == np.bool_:
+                return "uint8"
+            return NUMPY_TO_WEBNN.get(v.dtype, str(v.dtype))
+        return self.b.operand_data_type(v)
+
+    def np_dtype(self, i):
+        v = self.inputs[i]
+        if isinstance(v, np.ndarray):
+            return v.dtype
+        return np.dtype(self.importer.webnn_numpy(self.b.operand_data_type(v)))
+
+    @property
+    def n_inputs(self):
+        return len(self.inputs)
+
+    def const(self, value, dtype):
+        """A constant operand of a WebNN dtype (scalars broadcast)."""
+        from .types import WEBNN_TO_NUMPY
+
+        return self.importer.operand(np.asarray(value, dtype=WEBNN_TO_NUMPY[dtype]), self)
+
+    # -- errors -----------------------------------------------------------------------------
+    def describe(self):
+        node = self.node
+        who = f"'{node.name}'" if node.name else f"with output '{node.output[0]}'"
+        domain = node.domain or "ai.onnx"
+        return f"node {who} ({domain}::{node.op_type}, opset {self.opset})"
+
+    def fail(self, reason):
+        error = OnnxImportError(f"{self.describe()}: {reason}")
+        # The value that had to be known at import (a graph input may be given as constants=).
+        error.needs_constant = getattr(self, "needs_constant", None)
+        raise error
+
+
+def schema_function(op_type, opset):
+    """The FunctionProto by which the ONNX standard defines op_type at opset, or None (not a
+    function, or one that depends on the input types)."""
+    from onnx import defs
+
+    try:
+        schema = defs.get_schema(op_type, opset, "")
+    except defs.SchemaError:
+        return None
+    if not schema.has_function:
+        return None
+    import onnx
+
+    body = schema.get_function_with_opset_version(opset) or schema.function_body
+    if isinstance(body, bytes):
+        body = onnx.FunctionProto.FromString(body)
+    return body if body is not None and len(body.node) else None
+
+
+class Scope(dict):
+    """Values visible in one graph; sub-graphs (If/Loop/Scan bodies) see their parents'."""
+
+    def __init__(self, parent=None):
+        super().__init__()
+        self.parent = parent
+
+    def lookup(self, name):
+        scope = self
+        while scope is not None:
+            if name in scope:
+                return scope[name]
+            scope = scope.parent
+        return None
+
+    def knows(self, name):
+        scope = self
+        while scope is not None:
+            if name in scope:
+                return True
+            scope = scope.parent
+        return False
+
+
+class Importer:
+    def __init__(self, builder, proto, base_dir, *, free_dims, input_shapes, constants,
+                 max_sizes, rename):  # fmt: skip
+        self.builder = builder
+        self.proto = proto
+        self.base_dir = base_dir
+        self.free_dims = dict(free_dims or {})
+        self.input_shapes = {k: list(v) for k, v in (input_shapes or {}).items()}
+        self.constants = dict(constants or {})
+        self.max_sizes = dict(max_sizes or {})
+        self.rename = rename or (lambda name: name)
+        self.opsets = {}
+        for entry in proto.opset_import:
+            domain = entry.domain
+            if domain == "ai.onnx":
+                domain = ""
+            self.opsets[domain] = int(entry.version)
+        self._const_cache = {}  # id(array) -> (array, MLOperand)
+        self._leaves = set()  # ids of operands that are graph inputs or constants
+        self._keep = []
+        self.dynamic_dims = {}
+        self.dynamic_origin = {}  # dynamic dim name -> (graph input, axis) it comes from
+
+    # -- constants --------------------------------------------------------------------------
+    def webnn_numpy(self, dtype):
+        from .types import WEBNN_TO_NUMPY
+
+        if dtype not in WEBNN_TO_NUMPY:
+            raise OnnxImportError(f"WebNN data type {dtype} has no numpy equivalent here")
+        return WEBNN_TO_NUMPY[dtype]
+
+    def operand(self, value, ctx=None):
+        if isinstance(value, np.generic):  # a numpy scalar from arithmetic on 0-d arrays
+            value = np.asarray(value)
+        if not isinstance(value, np.ndarray):
+            return value
+        hit = self._const_cache.get(id(value))
+        if hit is not None and hit[0] is value:
+            return hit[1]
+        array = value
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)
+        if array.dtype not in NUMPY_TO_WEBNN:
+            msg = f"a {array.dtype} tensor is needed at run time; WebNN has no {array.dtype} type"
+            if ctx is not None:
+                ctx.fail(msg)
+            raise OnnxImportError(msg)
+        if 0 in array.shape:
+            msg = f"an empty tensor (shape {list(array.shape)}) is needed at run time; WebNN "
+            msg += "operands cannot have a 0-sized dimension"
+            if ctx is not None:
+                ctx.fail(msg)
+            raise OnnxImportError(msg)
+        if not array.flags.c_contiguous:
+            array = np.require(array, requirements="C")
+        op = self.builder.constant(array)
+        self._const_cache[id(value)] = (value, op)
+        self._leaves.add(id(op))
+        self._keep.append(op)
+        return op
+
+    # -- inputs -----------------------------------------------------------------------------
+    def _input_info(self, vi, output=False):
+        if not vi.type.HasField("tensor_type") and output and not vi.type.HasField("sequence_type"):
+            return TensorInfo(vi.name, self.rename(vi.name), "tensor(unknown)", 0, None)
+        if not vi.type.HasField("tensor_type"):
+            raise OnnxImportError(
+                f"graph input '{vi.name}' is not a tensor (sequence, map and optional inputs are "
+                "not supported)"
+            )
+        elem = vi.type.tensor_type.elem_type
+        shape = _dim_list(vi.type)
+        info = TensorInfo(
+            name=vi.name,
+            graph_name=self.rename(vi.name),
+            onnx_type=f"tensor({onnx_type_name(elem)})",
+            elem_type=elem,
+            shape=list(shape) if shape is not None else None,
+        )
+        info.numpy_dtype = ONNX_TO_NUMPY.get(elem)
+        return info
+
+    def _resolve_shape(self, info):
+        name = info.name
+        if name in self.input_shapes:
+            given = self.input_shapes[name]
+            if info.shape is not None and len(given) != len(info.shape):
+                raise OnnxImportError(
+                    f"input_shapes['{name}'] has rank {len(given)} but the model declares rank "
+                    f"{len(info.shape)} ({info.shape})"
+                )
+            for axis, (g, d) in enumerate(zip(given, info.shape or given)):
+                if isinstance(d, int) and isinstance(g, int) and g != d:
+                    raise OnnxImportError(
+                        f"input_shapes['{name}'] axis {axis} is {g}, but the model fixes it to {d}"
+                    )
+            dims = list(given)
+        elif info.shape is None:
+            raise OnnxImportError(
+                f"graph input '{name}' has no declared shape; give it with input_shapes="
+            )
+        else:
+            dims = list(info.shape)
+        out = []
+        for axis, d in enumerate(dims):
+            if isinstance(d, (int, np.integer)) and not isinstance(d, bool):
+                if d <= 0:
+                    raise OnnxImportError(
+                        f"graph input '{name}' axis {axis} has size {d}; WebNN inputs need "
+                        "sizes >= 1"
+                    )
+                out.append(int(d))
+            elif isinstance(d, dict):
+                out.append({"name": d["name"], "maxSize": int(d.get("maxSize", d.get("max_size")))})
+            elif isinstance(d, str) and d in self.free_dims:
+                out.append(int(self.free_dims[d]))
+            elif isinstance(d, str) and d in self.max_sizes:
+                dyn = _valid_dyn_name(d)
+                self.dynamic_dims[dyn] = int(self.max_sizes[d])
+                self.dynamic_origin.setdefault(dyn, (name, axis))
+                out.append({"name": dyn, "maxSize": int(self.max_sizes[d])})
+            else:
+                what = f"named {d!r}" if isinstance(d, str) else "unnamed"
+                hint = (
+                    f"free_dims={{{d!r}: N}}, max_sizes={{{d!r}: N}} (dynamic) or "
+                    if isinstance(d, str)
+                    else ""
+                )
+                raise OnnxImportError(
+                    f"graph input '{name}' axis {axis} is a free ({what}) dimension; fix it with "
+                    f"{hint}input_shapes={{{name!r}: [...]}}"
+                )
+        return out
+
+    # -- the graph --------------------------------------------------------------------------
+    def check_supported(self):
+        """One error listing every operator without a converter, before building anything."""
+        counts = Counter()
+
+        def walk(graph):
+            for node in graph.node:
+                domain = "" if node.domain in ("", "ai.onnx") else node.domain
+                if lookup(domain, node.op_type) is None:
+                    counts[(domain or "ai.onnx", node.op_type, self.opsets.get(domain, 0))] += 1
+                for a in node.attribute:
+                    if a.type == a.GRAPH:
+                        walk(a.g)
+                    for g in a.graphs:
+                        walk(g)
+
+        walk(self.proto.graph)
+        if counts:
+            lines = [
+                f"  {domain}::{op} (opset {opset}): {count} node{'s' if count > 1 else ''}"
+                for (domain, op, opset), count in sorted(counts.items())
+            ]
+            raise OnnxImportError(
+                f"the model uses {len(counts)} operator{'s' if len(counts) > 1 else ''} that "
+                "webnn.onnx cannot convert:\n" + "\n".join(lines),
+                unsupported=[(d, o, s, c) for (d, o, s), c in sorted(counts.items())],
+            )
+
+    def _inline_functions(self):
+        """Model-local functions, and standard operators without a converter whose schema
+        defines them as a function of other operators, are inlined (onnx.inliner)."""
+        import onnx
+        from onnx import inliner
+
+        wanted = {}
+
+        def walk(graph):
+            for node in graph.node:
+                domain = "" if node.domain in ("", "ai.onnx") else node.domain
+                if domain == "" and lookup(domain, node.op_type) is None:
+                    wanted.setdefault(node.op_type, None)
+                for a in node.attribute:
+                    for g in [a.g] if a.type == a.GRAPH else list(a.graphs):
+                        walk(g)
+
+        walk(self.proto.graph)
+        local = {(f.domain, f.name) for f in self.proto.functions}
+        bodies = []
+        opset = self.opsets.get("", 1)
+        for op_type in wanted:
+            body = None if ("", op_type) in local else schema_function(op_type, opset)
+            if body is None:
+                continue
+            function = onnx.FunctionProto()
+            function.CopyFrom(body)
+            function.domain, function.name = "", op_type
+            bodies.append(function)
+        if not self.proto.functions and not bodies:
+            return
+        proto = onnx.ModelProto()
+        proto.CopyFrom(self.proto)
+        proto.functions.extend(bodies)
+        try:
+            self.proto = inliner.inline_local_functions(proto)
+        except Exception as exc:
+            raise OnnxImportError(f"inlining the model's functions failed: {exc}") from exc
+
+    def run(self):
+        self._inline_functions()
+        if any(node.op_type == "QuantizeLinear" for node in self.proto.graph.node):
+            import onnx
+
+            from .qdq import fuse_qdq
+
+            proto = onnx.ModelProto()
+            proto.CopyFrom(self.proto)
+            if fuse_qdq(proto):
+                self.proto = proto
+        onnx_graph = self.proto.graph
+        self.check_supported()
+        for name in self.input_shapes:
+            if name not in {vi.name for vi in onnx_graph.input}:
+                raise OnnxImportError(f"input_shapes names '{name}', which is not a graph input")
+        for name in self.constants:
+            if name not in {vi.name for vi in onnx_graph.input}:
+                raise OnnxImportError(f"constants names '{name}', which is not a graph input")
+        scope = Scope()
+        for init in onnx_graph.initializer:
+            scope[init.name] = tensor_to_numpy(init, self.base_dir)
+        for sparse in onnx_graph.sparse_initializer:
+            from onnx import numpy_helper
+
+            scope[sparse.values.name] = numpy_helper.to_array(sparse)
+        inputs, folded = [], {}
+        for vi in onnx_graph.input:
+            if vi.name in scope and vi.name not in self.constants:
+                continue  # an initializer listed as an input (IR < 4): a weight
+            info = self._input_info(vi)
+            if vi.name in self.constants:
+                dtype = info.numpy_dtype or np.float32
+                value = np.asarray(self.constants[vi.name], dtype=dtype)
+                if info.shape is not None and len(info.shape) == value.ndim:
+                    for axis, d in enumerate(info.shape):
+                        if isinstance(d, int) and d != value.shape[axis]:
+                            raise OnnxImportError(
+                                f"constants['{vi.name}'] has shape {list(value.shape)}, but the "
+                                f"model declares {info.shape}"
+                            )
+                elif info.shape is not None and value.ndim == 0 and len(info.shape) == 1:
+                    value = value.reshape(1)  # a scalar given for a [1] input (silero's sr)
+                scope[vi.name] = value
+                folded[vi.name] = value
+                continue
+            if info.elem_type not in ONNX_TO_WEBNN:
+                raise OnnxImportError(
+                    f"graph input '{vi.name}' has type {info.onnx_type}, which WebNN cannot hold"
+                )
+            info.webnn_dtype = ONNX_TO_WEBNN[info.elem_type]
+            info.webnn_shape = self._resolve_shape(info)
+            try:
+                op = self.builder.input(info.graph_name, info.webnn_shape, info.webnn_dtype)
+            except (ValueError, TypeError) as exc:
+                raise OnnxImportError(f"graph input '{vi.name}': {exc}") from exc
+            self._leaves.add(id(op))
+            self._keep.append(op)
+            scope[vi.name] = op
+            inputs.append(info)
+        self.run_nodes(onnx_graph.node, scope)
+        outputs, operands, used = [], {}, set()
+        for vi in onnx_graph.output:
+            info = self._input_info(vi, output=True)
+            value = scope.lookup(vi.name)
+            if value is None:
+                raise OnnxImportError(f"graph output '{vi.name}' is not produced by any node")
+            op = self.operand(value)
+            if id(op) in self._leaves or id(op) in used:
+                op = self.builder.identity(op)
+            used.add(id(op))
+            self._keep.append(op)
+            info.webnn_shape = self.builder.operand_shape(op)
+            info.webnn_dtype = self.builder.operand_data_type(op)
+            if not info.elem_type:  # undeclared type: what the graph computes
+                from .types import ONNX_TO_WEBNN as _O2W
+
+                info.elem_type = next(k for k, v in _O2W.items() if v == info.webnn_dtype)
+                info.onnx_type = f"tensor({onnx_type_name(info.elem_type)})"
+            if info.numpy_dtype is None:
+                from .types import WEBNN_TO_NUMPY
+
+                info.numpy_dtype = WEBNN_TO_NUMPY.get(info.webnn_dtype)
+            operands[info.graph_name] = op
+            outputs.append(info)
+        return ImportedModel(
+            builder=self.builder,
+            inputs=inputs,
+            outputs=outputs,
+            operands=operands,
+            metadata=self._metadata(),
+            opsets=dict(self.opsets),
+            folded_inputs=folded,
+            dynamic_dims=dict(self.dynamic_dims),
+        )
+
+    def _metadata(self):
+        p = self.proto
+        return ModelMetadata(
+            producer_name=p.producer_name,
+            producer_version=p.producer_version,
+            domain=p.domain,
+            model_version=int(p.model_version),
+            doc_string=p.doc_string,
+            graph_name=p.graph.name,
+            graph_description=p.graph.doc_string,
+            custom_metadata_map={e.key: e.value for e in p.metadata_props},
+        )
+
+    def run_nodes(self, nodes, scope):
+        for node in nodes:
+            inputs = [scope.lookup(name) if name else None for name in node.input]
+            for name, v in zip(node.input, inputs):
+                if name and v is None and not scope.knows(name):
+                    raise OnnxImportError(
+                        f"node '{node.name or node.output[0]}' ({node.op_type}) reads '{name}', "
+                        "which no earlier node, input or initializer defines"
+                    )
+            outputs = self.convert_node(node, inputs, scope)
+            for name, v in zip(node.output, outputs):
+                if name:
+                    scope[name] = v
+
+    def convert_node(self, node, inputs, scope):
+        domain = "" if node.domain in ("", "ai.onnx") else node.domain
+        opset = self.opsets.get(domain, 1)
+        ctx = NodeContext(self, node, inputs, opset)
+        ctx.scope = scope
+        entry = lookup(domain, node.op_type)
+        present = [v for v in inputs if v is not None]
+        if (
+            entry.foldable
+            and all(isinstance(v, np.ndarray) for v in present)
+            and not any(a.type in (a.GRAPH, a.GRAPHS) for a in node.attribute)
+            and (present or entry.fold_without_inputs)
+        ):
+            folded = folding.evaluate(node, inputs, self.opsets, domain)
+            if folded is not None:
+                return folded
+        try:
+            result = entry.convert(ctx)
+        except OnnxImportError:
+            raise
+        except (ValueError, TypeError, RuntimeError) as exc:
+            raise OnnxImportError(f"{ctx.describe()}: {exc}") from exc
+        if not isinstance(result, (list, tuple)):
+            result = [result]
+        result = list(result)
+        if len(result) < len(node.output):
+            missing = [o for o in node.output[len(result) :] if o]
+            if missing:
+                ctx.fail(f"outputs {missing} are not supported by this converter")
+        return result
+
+
+def import_model(builder, model, *, free_dims=None, input_shapes=None, constants=None,
+                 base_dir=None, max_sizes=None, rename=None):  # fmt: skip
+    """Import an ONNX model (path, bytes or ModelProto) into `builder`; returns ImportedModel.
+
+    See webnn.onnx.load for the arguments. `rename` maps an ONNX input/output name to the name
+    used in the WebNN graph (convert() uses it to make names the .webnn format can hold).
+    """
+    proto, directory = read_model(model, base_dir)
+    importer = Importer(
+        builder,
+        proto,
+        directory,
+        free_dims=free_dims,
+        input_shapes=input_shapes,
+        constants=constants,
+        max_sizes=max_sizes,
+        rename=rename,
+    )
+    return importer.run()
+
+
+def supported_operators():
+    """Sorted (domain, op_type) pairs the importer has a converter for."""
+    return sorted(TABLE)

@@ -1,0 +1,23 @@
+"""Converters, one module per operator family; importing them fills the TABLE."""
+
+from . import (  # noqa: F401  (imported for their registrations)
+    activation,
+    attention,
+    control,
+    elementwise,
+    extra,
+    indexing,
+    linalg,
+    loss,
+    microsoft,
+    nn,
+    quantization,
+    recurrent,
+    reduction,
+    resize,
+    spectral,
+    tensor,
+)
+from .registry import TABLE, lookup
+
+__all__ = ["TABLE", "lookup"]

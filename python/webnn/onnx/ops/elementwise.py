@@ -1,0 +1,340 @@
+"""Element-wise arithmetic, comparison, logic, rounding and math functions."""
+
+import numpy as np
+
+from ..types import FLOAT_TYPES, ONNX_TO_WEBNN
+from .registry import op
+from .util import to_dtype
+
+_BINARY = {
+    "Add": "add",
+    "Sub": "sub",
+    "Mul": "mul",
+    "Equal": "equal",
+    "Greater": "greater",
+    "GreaterOrEqual": "greater_or_equal",
+    "Less": "lesser",
+    "LessOrEqual": "lesser_or_equal",
+    "And": "logical_and",
+    "Or": "logical_or",
+    "Xor": "logical_xor",
+}
+
+
+def _legacy_broadcast(n, a, b_op):
+    """Opset < 7 'broadcast=1, axis=k': align B's dims at axis k of A."""
+    if n.attr("broadcast", 0) and n.opset < 7:
+        axis = n.attr("axis", None)
+        ra, rb = n.rank(0), n.rank(1)
+        if axis is not None and rb < ra:
+            axis = axis + ra if axis < 0 else axis
+            trailing = ra - axis - rb
+            if trailing > 0:
+                b_op = n.b.reshape(b_op, list(n.shape(1)) + [1] * trailing)
+    return b_op
+
+
+def _binary(method):
+    def convert(n):
+        a, b = n.x(0), n.x(1)
+        b = _legacy_broadcast(n, a, b)
+        return getattr(n.b, method)(a, b)
+
+    return convert
+
+
+for _onnx_name, _method in _BINARY.items():
+    op(_onnx_name)(_binary(_method))
+
+
+@op("Div")
+def div(n):
+    a, b = n.x(0), n.x(1)
+    b = _legacy_broadcast(n, a, b)
+    dtype = n.dtype(0)
+    if dtype in FLOAT_TYPES:
+        return n.b.div(a, b)
+    return _int_div_trunc(n, a, b, dtype)
+
+
+def _int_div_trunc(n, a, b, dtype):
+    """ONNX integer Div truncates toward zero (C semantics)."""
+    if dtype in ("int64", "uint64", "int32", "uint32"):
+        # float64 does not exist in WebNN; divide in float32 and correct the quotient by one
+        # step where rounding put it on the wrong side (exact for |a| < 2**24 * |b|).
+        af, bf = n.b.cast(a, "float32"), n.b.cast(b, "float32")
+        q = n.b.cast(_trunc(n, n.b.div(af, bf)), dtype)
+        return _fix_trunc_quotient(n, a, b, q, dtype)
+    af, bf = n.b.cast(a, "float32"), n.b.cast(b, "float32")
+    return n.b.cast(_trunc(n, n.b.div(af, bf)), dtype)
+
+
+def _fix_trunc_quotient(n, a, b, q, dtype):
+    b_ = n.b
+    r = b_.sub(a, b_.mul(q, b))
+    zero = n.const(0, dtype)
+    if dtype.startswith("u"):
+        # r >= b: q too small; r "negative" wraps huge -> also >= b... handle both via compare
+        over = b_.greater_or_equal(r, b)
+        return b_.add(q, b_.cast(over, dtype))
+    one = n.const(1, dtype)
+    # sign of the true quotient; |r| must be < |b| and r must have a's sign (or be 0)
+    abs_r, abs_b = b_.abs(r), b_.abs(b)
+    too_small = b_.logical_and(
+        b_.greater_or_equal(abs_r, abs_b), b_.equal(b_.lesser(r, zero), b_.lesser(a, zero))
+    )
+    wrong_sign = b_.logical_and(
+        b_.not_equal(r, zero), b_.not_equal(b_.lesser(r, zero), b_.lesser(a, zero))
+    )
+    step = b_.where(b_.equal(b_.lesser(a, zero), b_.lesser(b, zero)), one, b_.neg(one))
+    q = b_.where(too_small, b_.add(q, step), q)
+    q = b_.where(wrong_sign, b_.sub(q, step), q)
+    return q
+
+
+def _trunc(n, x):
+    b = n.b
+    return b.where(b.lesser(x, n.const(0, n.b.operand_data_type(x))), b.ceil(x), b.floor(x))
+
+
+@op("Mod")
+def mod(n):
+    a, b = n.x(0), n.x(1)
+    dtype = n.dtype(0)
+    bl = n.b
+    fmod = n.attr("fmod", 0)
+    if dtype in FLOAT_TYPES:
+        # fmod: a - trunc(a / b) * b, sign of the dividend; a finite a modulo +-inf is a
+        r = bl.sub(a, bl.mul(_trunc(n, bl.div(a, b)), b))
+        r = bl.where(bl.logical_and(bl.is_infinite(b), bl.logical_not(bl.is_infinite(a))), a, r)
+        if fmod:
+            return r
+        zero = n.const(0, dtype)
+        fix = bl.logical_and(
+            bl.not_equal(r, zero), bl.not_equal(bl.lesser(r, zero), bl.lesser(b, zero))
+        )
+        return bl.where(fix, bl.add(r, b), r)
+    q = _int_div_trunc(n, a, b, dtype)
+    r = bl.sub(a, bl.mul(q, b))
+    if fmod or dtype.startswith("u"):
+        return r
+    zero = n.const(0, dtype)
+    # Python-style: the result takes the sign of the divisor.
+    fix = bl.logical_and(
+        bl.not_equal(r, zero), bl.not_equal(bl.lesser(r, zero), bl.lesser(b, zero))
+    )
+    return bl.where(fix, bl.add(r, b), r)
+
+
+@op("Pow")
+def pow_(n):
+    a, e = n.x(0), n.x(1)
+    dtype = n.dtype(0)
+    if n.is_const(1):
+        ev = n.c(1)
+        if ev.size == 1 and dtype in FLOAT_TYPES:
+            v = float(ev.reshape(-1)[0])
+            if v == 2.0:
+                return n.b.mul(a, a)
+            if v == 1.0:
+                return n.b.identity(a)
+            if v == 0.5:
+                return n.b.sqrt(a)
+    e = to_dtype(n, e, dtype)
+    if dtype not in FLOAT_TYPES:
+        af = n.b.cast(a, "float32")
+        r = n.b.pow(af, n.b.cast(e, "float32"))
+        return n.b.cast(n.b.round_even(r), dtype)
+    return n.b.pow(a, e)
+
+
+def _variadic(method, mean=False):
+    def convert(n):
+        ops_ = [n.x(i) for i in range(n.n_inputs) if n.has(i)]
+        out = ops_[0]
+        if len(ops_) == 1:
+            return n.b.identity(out)
+        for other in ops_[1:]:
+            out = getattr(n.b, method)(out, other)
+        if mean:
+            out = n.b.div(out, n.const(len(ops_), n.b.operand_data_type(out)))
+        return out
+
+    return convert
+
+
+op("Sum")(_variadic("add"))
+op("Mean")(_variadic("add", mean=True))
+
+
+def _minmax(method):
+    def convert(n):
+        ops_ = [n.x(i) for i in range(n.n_inputs) if n.has(i)]
+        out = ops_[0]
+        if len(ops_) == 1:
+            return n.b.identity(out)
+        for other in ops_[1:]:
+            out = getattr(n.b, method)(out, other)
+        if n.dtype(0) in FLOAT_TYPES:
+            # ONNX propagates NaN from any input; WebNN's max/min need not.
+            nan = None
+            for x in ops_:
+                m = n.b.is_nan(x)
+                nan = m if nan is None else n.b.logical_or(nan, m)
+            out = n.b.where(nan, n.const(np.nan, n.b.operand_data_type(out)), out)
+        return out
+
+    return convert
+
+
+op("Max")(_minmax("max"))
+op("Min")(_minmax("min"))
+
+_UNARY = {
+    "Abs": "abs",
+    "Neg": "neg",
+    "Ceil": "ceil",
+    "Floor": "floor",
+    "Sqrt": "sqrt",
+    "Exp": "exp",
+    "Log": "log",
+    "Sin": "sin",
+    "Cos": "cos",
+    "Tan": "tan",
+    "Erf": "erf",
+    "Reciprocal": "reciprocal",
+    "Round": "round_even",
+    "Not": "logical_not",
+    "IsNaN": "is_nan",
+    "Identity": "identity",
+}
+
+
+def _unary(method):
+    def convert(n):
+        return getattr(n.b, method)(n.x(0))
+
+    return convert
+
+
+for _onnx_name, _method in _UNARY.items():
+    op(_onnx_name)(_unary(_method))
+
+
+@op("Sign")
+def sign(n):
+    dtype = n.dtype(0)
+    if dtype.startswith("u"):
+        return n.b.cast(n.b.greater(n.x(0), n.const(0, dtype)), dtype)
+    return n.b.sign(n.x(0))
+
+
+@op("IsInf")
+def is_inf(n):
+    x = n.x(0)
+    pos, neg = n.attr("detect_positive", 1), n.attr("detect_negative", 1)
+    dtype = n.dtype(0)
+    if pos and neg:
+        return n.b.is_infinite(x)
+    inf = n.b.is_infinite(x)
+    zero = n.const(0, dtype)
+    if pos:
+        return n.b.logical_and(inf, n.b.greater(x, zero))
+    if neg:
+        return n.b.logical_and(inf, n.b.lesser(x, zero))
+    return n.b.logical_and(inf, n.b.logical_not(inf))
+
+
+def _exp_pair(n, x):
+    e = n.b.exp(x)
+    en = n.b.exp(n.b.neg(x))
+    return e, en
+
+
+@op("Sinh")
+def sinh(n):
+    x = n.x(0)
+    e, en = _exp_pair(n, x)
+    return n.b.mul(n.b.sub(e, en), n.const(0.5, n.dtype(0)))
+
+
+@op("Cosh")
+def cosh(n):
+    x = n.x(0)
+    e, en = _exp_pair(n, x)
+    return n.b.mul(n.b.add(e, en), n.const(0.5, n.dtype(0)))
+
+
+@op("Asinh")
+def asinh(n):
+    x = n.x(0)
+    b = n.b
+    one = n.const(1, n.dtype(0))
+    # asinh(x) = sign(x) * log(|x| + sqrt(x^2 + 1)): symmetric, no cancellation for x < 0
+    ax = b.abs(x)
+    r = b.log(b.add(ax, b.sqrt(b.add(b.mul(x, x), one))))
+    return b.mul(b.sign(x), r)
+
+
+@op("Acosh")
+def acosh(n):
+    x = n.x(0)
+    b = n.b
+    one = n.const(1, n.dtype(0))
+    return b.log(b.add(x, b.sqrt(b.sub(b.mul(x, x), one))))
+
+
+@op("Atanh")
+def atanh(n):
+    x = n.x(0)
+    b = n.b
+    one = n.const(1, n.dtype(0))
+    half = n.const(0.5, n.dtype(0))
+    return b.mul(half, b.log(b.div(b.add(one, x), b.sub(one, x))))
+
+
+@op("Cast")
+def cast(n):
+    to = n.attr("to")
+    return _cast_to(n, n.x(0), to)
+
+
+def _cast_to(n, x, to):
+    from ..types import BOOL, onnx_type_name
+
+    if to not in ONNX_TO_WEBNN:
+        n.fail(f"cast to {onnx_type_name(to)}: WebNN has no such data type")
+    src = n.b.operand_data_type(x)
+    if to == BOOL:
+        return n.b.not_equal(x, n.const(0, src))
+    dst = ONNX_TO_WEBNN[to]
+    if src == dst:
+        return n.b.identity(x)
+    if src in FLOAT_TYPES and dst not in FLOAT_TYPES:
+        # ONNX casts float -> int by truncation toward zero.
+        x = _trunc(n, x)
+    return n.b.cast(x, dst)
+
+
+@op("CastLike")
+def cast_like(n):
+    from ..types import NUMPY_TO_WEBNN
+
+    target = n.np_dtype(1)
+    if target == np.bool_:
+        return n.b.not_equal(n.x(0), n.const(0, n.dtype(0)))
+    if np.dtype(target) not in NUMPY_TO_WEBNN:
+        n.fail(f"cast to {target}: WebNN has no such data type")
+    dst = NUMPY_TO_WEBNN[np.dtype(target)]
+    x = n.x(0)
+    src = n.dtype(0)
+    if src == dst:
+        return n.b.identity(x)
+    if src in FLOAT_TYPES and dst not in FLOAT_TYPES:
+        x = _trunc(n, x)
+    return n.b.cast(x, dst)
+
+
+@op("Where")
+def where(n):
+    return n.b.where(n.x(0), n.x(1), n.x(2))

@@ -1,0 +1,331 @@
+"""Decompositions of less common operators: inverse trigonometry, CumProd, CenterCropPad,
+SwiGLU, ReverseSequence."""
+
+import math
+
+import numpy as np
+
+from .registry import op
+from .util import norm_axis
+
+
+def atan(n, x):
+    """float32 arctangent: range reduction to |z| <= tan(pi/8) and the Cephes atanf
+    polynomial (relative error ~1e-7)."""
+    bl = n.b
+    dt = bl.operand_data_type(x)
+
+    def c(v):
+        return n.const(v, dt)
+
+    sign = bl.sign(x)
+    a = bl.abs(x)
+    big = bl.greater(a, c(1.0))
+    # |x| > 1: atan(x) = pi/2 - atan(1/x)
+    r = bl.where(big, bl.reciprocal(bl.max(a, c(1e-30))), a)
+    mid = bl.greater(r, c(0.4142135623730950))
+    z = bl.where(mid, bl.div(bl.sub(r, c(1.0)), bl.add(r, c(1.0))), r)
+    z2 = bl.mul(z, z)
+    p = bl.sub(bl.mul(c(8.05374449538e-2), z2), c(1.38776856032e-1))
+    p = bl.add(bl.mul(p, z2), c(1.99777106478e-1))
+    p = bl.sub(bl.mul(p, z2), c(3.33329491539e-1))
+    y = bl.add(bl.mul(bl.mul(p, z2), z), z)
+    y = bl.where(mid, bl.add(y, c(math.pi / 4)), y)
+    y = bl.where(big, bl.sub(c(math.pi / 2), y), y)
+    return bl.mul(sign, y)
+
+
+@op("Atan")
+def atan_(n):
+    return atan(n, n.x(0))
+
+
+@op("Asin")
+def asin(n):
+    bl = n.b
+    x = n.x(0)
+    dt = n.dtype(0)
+    one = n.const(1.0, dt)
+    denom = bl.sqrt(bl.mul(bl.sub(one, x), bl.add(one, x)))
+    return atan(n, bl.div(x, denom))
+
+
+@op("Acos")
+def acos(n):
+    bl = n.b
+    x = n.x(0)
+    dt = n.dtype(0)
+    one = n.const(1.0, dt)
+    # acos(x) = 2 * atan(sqrt((1 - x) / (1 + x))): accurate near both ends
+    return bl.mul(n.const(2.0, dt), atan(n, bl.sqrt(bl.div(bl.sub(one, x), bl.add(one, x)))))
+
+
+def _shift(n, y, axis, k, length, fill):
+    """y shifted by k along axis, the first k positions filled with `fill`."""
+    bl = n.b
+    shape = bl.operand_shape(y)
+    head = list(shape)
+    head[axis] = k
+    pad = n.importer.operand(
+        np.full(head, fill, dtype=n.importer.webnn_numpy(bl.operand_data_type(y)))
+    )
+    sizes = list(shape)
+    sizes[axis] = length - k
+    body = bl.slice(y, [0] * len(shape), sizes)
+    return bl.concat([pad, body], axis)
+
+
+@op("CumProd")
+def cumprod(n):
+    bl = n.b
+    shape = n.static_shape(0)
+    axis = norm_axis(n, int(n.c(1, what="axis").reshape(-1)[0]), len(shape))
+    length = shape[axis]
+    y = n.x(0)
+    rev = bool(n.attr("reverse", 0))
+    if rev:
+        y = bl.reverse(y, [axis])
+    if n.attr("exclusive", 0):
+        y = _shift(n, y, axis, 1, length, 1) if length > 1 else bl.mul(y, n.const(0, n.dtype(0)))
+        if length == 1:
+            y = bl.add(y, n.const(1, n.dtype(0)))
+    k = 1
+    while k < length:  # Hillis-Steele scan: log2(length) multiplications
+        y = bl.mul(y, _shift(n, y, axis, k, length, 1))
+        k *= 2
+    if rev:
+        y = bl.reverse(y, [axis])
+    return y if (rev or length > 1 or n.attr("exclusive", 0)) else bl.identity(y)
+
+
+@op("CenterCropPad")
+def center_crop_pad(n):
+    bl = n.b
+    shape = n.static_shape(0)
+    rank = len(shape)
+    target = [int(v) for v in n.c(1, what="shape").reshape(-1)]
+    axes = n.attr("axes")
+    axes = list(range(rank)) if axes is None else [norm_axis(n, a, rank) for a in axes]
+    x = n.x(0)
+    starts, sizes = [0] * rank, list(shape)
+    begin, end = [0] * rank, [0] * rank
+    for a, t in zip(axes, target):
+        dim = shape[a]
+        if t < dim:
+            starts[a], sizes[a] = (dim - t) // 2, t
+        elif t > dim:
+            begin[a] = (t - dim) // 2
+            end[a] = t - dim - begin[a]
+    if starts != [0] * rank or sizes != shape:
+        x = bl.slice(x, starts, sizes)
+    if any(begin + end):
+        x = bl.pad(x, begin, end, mode="constant", value=0)
+    if x is n.inputs[0]:
+        x = bl.identity(x)
+    return x
+
+
+@op("SwiGLU")
+def swiglu(n):
+    bl = n.b
+    a, b = n.x(0), n.x(1)
+    alpha = float(n.attr("alpha", 1.0))
+    inner = a if alpha == 1.0 else bl.mul(a, n.const(alpha, n.dtype(0)))
+    return bl.mul(bl.mul(a, bl.sigmoid(inner)), b)
+
+
+@op("ReverseSequence")
+def reverse_sequence(n):
+    bl = n.b
+    shape = n.static_shape(0)
+    rank = len(shape)
+    batch_axis, time_axis = int(n.attr("batch_axis", 1)), int(n.attr("time_axis", 0))
+    steps = shape[time_axis]
+    tshape = [1] * rank
+    tshape[time_axis] = steps
+    t = n.importer.operand(np.arange(steps, dtype=np.int64).reshape(tshape))
+    lshape = [1] * rank
+    lshape[batch_axis] = shape[batch_axis]
+    lens = bl.reshape(bl.cast(n.x(1), "int64"), lshape)
+    one = n.const(1, "int64")
+    idx = bl.where(bl.lesser(t, lens), bl.sub(bl.sub(lens, one), t), t)
+    idx = bl.expand(idx, shape)
+    return bl.gather_elements(n.x(0), idx, time_axis)
+
+
+@op("GridSample")
+def grid_sample(n):
+    """2-D GridSample (linear or nearest; zeros, border or reflection padding): the sampling
+    positions are computed at run time from the grid, and read with gather_elements."""
+    bl = n.b
+    shape = n.static_shape(0)
+    if len(shape) != 4:
+        n.fail(f"GridSample of rank {len(shape)} (only 4-D inputs are supported)")
+    N, C, H, W = shape
+    _, Ho, Wo, _ = n.static_shape(1)
+    mode = n.attr("mode", "linear" if n.opset >= 20 else "bilinear")
+    mode = {"bilinear": "linear"}.get(mode, mode)
+    mode = {"bicubic": "cubic"}.get(mode, mode)
+    if mode not in ("linear", "nearest", "cubic"):
+        n.fail(f"mode '{mode}' is not supported")
+    padding = n.attr("padding_mode", "zeros")
+    align = bool(n.attr("align_corners", 0))
+    dt = n.dtype(0)
+
+    def c(v):
+        return n.const(v, dt)
+
+    grid = n.x(1)
+    gx = bl.reshape(bl.slice(grid, [0, 0, 0, 0], [N, Ho, Wo, 1]), [N, Ho * Wo])
+    gy = bl.reshape(bl.slice(grid, [0, 0, 0, 1], [N, Ho, Wo, 1]), [N, Ho * Wo])
+
+    def unnormalize(g, size):
+        if align:
+            return bl.mul(bl.add(g, c(1.0)), c((size - 1) / 2.0))
+        return bl.div(bl.sub(bl.mul(bl.add(g, c(1.0)), c(float(size))), c(1.0)), c(2.0))
+
+    def reflect(v, size):
+        lo, hi = (0.0, size - 1.0) if align else (-0.5, size - 0.5)
+        span = hi - lo
+        if span <= 0:
+            return bl.mul(v, c(0.0))
+        # fold into [lo, lo + 2 span) then mirror the upper half
+        t = bl.sub(v, c(lo))
+        t = bl.abs(t)
+        period = c(2 * span)
+        t = bl.sub(t, bl.mul(bl.floor(bl.div(t, period)), period))
+        t = bl.where(bl.greater(t, c(span)), bl.sub(period, t), t)
+        return bl.add(t, c(lo))
+
+    x = unnormalize(gx, W)
+    y = unnormalize(gy, H)
+    flat = bl.reshape(n.x(0), [N, C, H * W])
+    if mode == "cubic":
+        return _grid_cubic(n, bl, c, x, y, flat, padding, reflect, (N, C, H, W, Ho, Wo), dt)
+    if padding == "border":
+        x = bl.clamp(x, min_value=0.0, max_value=float(W - 1))
+        y = bl.clamp(y, min_value=0.0, max_value=float(H - 1))
+    elif padding == "reflection":
+        x, y = reflect(x, W), reflect(y, H)
+        x = bl.clamp(x, min_value=0.0, max_value=float(W - 1))
+        y = bl.clamp(y, min_value=0.0, max_value=float(H - 1))
+
+    def sample(xi, yi):
+        return _sample(bl, c, flat, xi, yi, (N, C, H, W, Ho, Wo), dt)
+
+    if mode == "nearest":
+        out = sample(bl.round_even(x), bl.round_even(y))
+    else:
+        x0, y0 = bl.floor(x), bl.floor(y)
+        x1, y1 = bl.add(x0, c(1.0)), bl.add(y0, c(1.0))
+        wx1, wy1 = bl.sub(x, x0), bl.sub(y, y0)
+        wx0, wy0 = bl.sub(c(1.0), wx1), bl.sub(c(1.0), wy1)
+
+        def w(a, b_):
+            return bl.reshape(bl.mul(a, b_), [N, 1, Ho * Wo])
+
+        out = bl.add(
+            bl.add(bl.mul(sample(x0, y0), w(wx0, wy0)), bl.mul(sample(x1, y0), w(wx1, wy0))),
+            bl.add(bl.mul(sample(x0, y1), w(wx0, wy1)), bl.mul(sample(x1, y1), w(wx1, wy1))),
+        )
+    return bl.reshape(out, [N, C, Ho, Wo])
+
+
+def _sample(bl, c, flat, xi, yi, dims, dt):
+    """X at integer positions xi, yi (float tensors [N, P]); 0 outside the image."""
+    N, C, H, W, Ho, Wo = dims
+    inside = bl.logical_and(
+        bl.logical_and(bl.greater_or_equal(xi, c(0.0)), bl.lesser_or_equal(xi, c(W - 1.0))),
+        bl.logical_and(bl.greater_or_equal(yi, c(0.0)), bl.lesser_or_equal(yi, c(H - 1.0))),
+    )
+    xc = bl.clamp(xi, min_value=0.0, max_value=float(W - 1))
+    yc = bl.clamp(yi, min_value=0.0, max_value=float(H - 1))
+    index = bl.cast(bl.add(bl.mul(yc, c(float(W))), xc), "int32")
+    index = bl.expand(bl.reshape(index, [N, 1, Ho * Wo]), [N, C, Ho * Wo])
+    values = bl.gather_elements(flat, index, 2)
+    mask = bl.reshape(bl.cast(inside, dt), [N, 1, Ho * Wo])
+    return bl.mul(values, mask)
+
+
+def _grid_cubic(n, bl, c, x, y, flat, padding, reflect, dims, dt):
+    """Bicubic GridSample: 4 x 4 taps with Keys' coefficients (A = -0.75); the padding mode
+    applies to each tap's position, as ONNX defines it."""
+    N, C, H, W, Ho, Wo = dims
+    A = -0.75
+
+    def coeffs(t):
+        t1 = bl.add(t, c(1.0))
+        u = bl.sub(c(1.0), t)
+        w0 = bl.sub(
+            bl.mul(bl.add(bl.mul(bl.sub(bl.mul(c(A), t1), c(5 * A)), t1), c(8 * A)), t1), c(4 * A)
+        )
+        w1 = bl.add(bl.mul(bl.mul(bl.sub(bl.mul(c(A + 2), t), c(A + 3)), t), t), c(1.0))
+        w2 = bl.add(bl.mul(bl.mul(bl.sub(bl.mul(c(A + 2), u), c(A + 3)), u), u), c(1.0))
+        w3 = bl.sub(bl.sub(bl.sub(c(1.0), w0), w1), w2)
+        return [w0, w1, w2, w3]
+
+    x0, y0 = bl.floor(x), bl.floor(y)
+    wx, wy = coeffs(bl.sub(x, x0)), coeffs(bl.sub(y, y0))
+
+    def tap(v, d, size):
+        t = bl.add(v, c(float(d)))
+        if padding == "border":
+            return bl.clamp(t, min_value=0.0, max_value=float(size - 1))
+        if padding == "reflection":
+            r = reflect(t, size)
+            return bl.clamp(bl.where(bl.lesser(r, c(0.0)), bl.ceil(r), bl.floor(r)),
+                            min_value=0.0, max_value=float(size - 1))  # fmt: skip
+        return t
+
+    out = None
+    for j, dy in enumerate((-1, 0, 1, 2)):
+        yt = tap(y0, dy, H)
+        for i, dx in enumerate((-1, 0, 1, 2)):
+            xt = tap(x0, dx, W)
+            weight = bl.reshape(bl.mul(wx[i], wy[j]), [N, 1, Ho * Wo])
+            term = bl.mul(_sample(bl, c, flat, xt, yt, dims, dt), weight)
+            out = term if out is None else bl.add(out, term)
+    return bl.reshape(out, [N, C, Ho, Wo])
+
+
+MAX_TOPK = 256
+
+
+@op("TopK")
+def top_k(n):
+    """K rounds of arg_max/arg_min, each masking the element it selected (WebNN has no top-k);
+    ties pick the lower index first, as ONNX specifies."""
+    bl = n.b
+    shape = n.static_shape(0)
+    rank = len(shape)
+    axis = norm_axis(n, int(n.attr("axis", -1)), rank)
+    k = int(n.c(1, what="K").reshape(-1)[0]) if n.opset >= 10 else int(n.attr("k"))
+    if k > MAX_TOPK:
+        n.fail(f"K={k} is larger than {MAX_TOPK} (it runs as K arg-max rounds)")
+    if k > shape[axis]:
+        n.fail(f"K={k} is larger than the axis size {shape[axis]}")
+    largest = bool(n.attr("largest", 1))
+    dt = n.dtype(0)
+    npd = n.np_dtype(0)
+    if np.issubdtype(npd, np.floating):
+        fill = -np.inf if largest else np.inf
+    else:
+        info = np.iinfo(npd)
+        fill = info.min if largest else info.max
+    x = n.x(0)
+    cur = x
+    iota_shape = [1] * rank
+    iota_shape[axis] = shape[axis]
+    iota = n.importer.operand(np.arange(shape[axis], dtype=np.int64).reshape(iota_shape))
+    fill_op = n.importer.operand(np.array(fill, dtype=npd))
+    values, indices = [], []
+    for r in range(k):
+        idx = (bl.arg_max if largest else bl.arg_min)(cur, axis, True, "int64")
+        values.append(bl.gather_elements(x, idx, axis))
+        indices.append(idx)
+        if r + 1 < k:
+            cur = bl.where(bl.equal(iota, idx), fill_op, cur)
+    if k == 1:
+        return [bl.identity(values[0]), bl.identity(indices[0])]
+    del dt
+    return [bl.concat(values, axis), bl.concat(indices, axis)]

@@ -1,0 +1,207 @@
+"""com.microsoft operators that ONNX Runtime's quantizer and transformer optimizer emit."""
+
+import numpy as np
+
+from . import quantization  # noqa: F401  (registers the converters aliased below)
+from .activation import gelu_tanh
+from .linalg import matmul_nd
+from .registry import TABLE, op
+
+MS = "com.microsoft"
+
+
+@op("FusedMatMul", domain=MS)
+def fused_matmul(n):
+    if n.attr("transBatchA", 0) or n.attr("transBatchB", 0):
+        n.fail("transBatchA/transBatchB are not supported")
+    bl = n.b
+    a, b = n.x(0), n.x(1)
+
+    def t(x):
+        r = len(bl.operand_shape(x))
+        return bl.transpose(x, list(range(r - 2)) + [r - 1, r - 2])
+
+    if n.attr("transA", 0):
+        a = t(a)
+    if n.attr("transB", 0):
+        b = t(b)
+    y = matmul_nd(n, a, b)
+    alpha = float(n.attr("alpha", 1.0))
+    return y if alpha == 1.0 else bl.mul(y, n.const(alpha, n.dtype(0)))
+
+
+@op("Gelu", domain=MS)
+def gelu(n):
+    return n.b.gelu(n.x(0))
+
+
+@op("BiasGelu", domain=MS)
+def bias_gelu(n):
+    return n.b.gelu(n.b.add(n.x(0), n.x(1)))
+
+
+@op("FastGelu", domain=MS)
+def fast_gelu(n):
+    x = n.x(0)
+    if n.has(1):
+        x = n.b.add(x, n.x(1))
+    return gelu_tanh(n, x)
+
+
+@op("QuickGelu", domain=MS)
+def quick_gelu(n):
+    x = n.x(0)
+    alpha = float(n.attr("alpha", 1.702))
+    return n.b.mul(x, n.b.sigmoid(n.b.mul(x, n.const(alpha, n.dtype(0)))))
+
+
+@op("BiasAdd", domain=MS)
+def bias_add(n):
+    return n.b.add(n.b.add(n.x(0), n.x(1)), n.x(2))
+
+
+def _norm(n, s, eps, simplified, gamma_index, beta_index):
+    bl = n.b
+    dtype = bl.operand_data_type(s)
+    axis = len(bl.operand_shape(s)) - 1
+    if simplified:
+        mean = None
+        var = bl.reduce_mean(bl.mul(s, s), [axis], True)
+        centered = s
+    else:
+        mean = bl.reduce_mean(s, [axis], True)
+        centered = bl.sub(s, mean)
+        var = bl.reduce_mean(bl.mul(centered, centered), [axis], True)
+    inv = bl.reciprocal(bl.sqrt(bl.add(var, n.const(eps, dtype))))
+    y = bl.mul(bl.mul(centered, inv), n.x(gamma_index))
+    if beta_index is not None and n.has(beta_index):
+        y = bl.add(y, n.x(beta_index))
+    return y, mean, inv
+
+
+def _skip_layer_norm(simplified):
+    def convert(n):
+        bl = n.b
+        s = bl.add(n.x(0), n.x(1))
+        bias_index = 3 if simplified else 4
+        if n.has(bias_index):
+            s = bl.add(s, n.x(bias_index))
+        eps = float(n.attr("epsilon", 1e-12))
+        y, mean, inv = _norm(n, s, eps, simplified, 2, None if simplified else 3)
+        if mean is None:
+            mean = inv  # unused by consumers of the simplified form
+        return [y, mean, inv, s]
+
+    return convert
+
+
+op("SkipLayerNormalization", domain=MS)(_skip_layer_norm(False))
+op("SkipSimplifiedLayerNormalization", domain=MS)(_skip_layer_norm(True))
+
+
+@op("SimplifiedLayerNormalization")
+def simplified_layer_norm(n):
+    rank = n.rank(0)
+    axis = int(n.attr("axis", -1))
+    axis = axis + rank if axis < 0 else axis
+    if axis != rank - 1:
+        bl = n.b
+        axes = list(range(axis, rank))
+        x = n.x(0)
+        eps = float(n.attr("epsilon", 1e-5))
+        var = bl.reduce_mean(bl.mul(x, x), axes, True)
+        inv = bl.reciprocal(bl.sqrt(bl.add(var, n.const(eps, n.dtype(0)))))
+        return [bl.mul(bl.mul(x, inv), n.x(1)), inv]
+    y, _, inv = _norm(n, n.x(0), float(n.attr("epsilon", 1e-5)), True, 1, None)
+    return [y, inv]
+
+
+TABLE[(MS, "SimplifiedLayerNormalization")] = TABLE[("", "SimplifiedLayerNormalization")]
+
+
+@op("EmbedLayerNormalization", domain=MS)
+def embed_layer_norm(n):
+    bl = n.b
+    ids = n.x(0)
+    batch, seq = n.static_shape(0)
+    word = bl.gather(n.x(2), ids, 0)
+    if n.has(8):
+        pos = bl.gather(n.x(3), n.x(8), 0)
+        if len(bl.operand_shape(pos)) == 2:
+            pos = bl.unsqueeze(pos, [0])
+    else:
+        pos = bl.gather(n.x(3), n.importer.operand(np.arange(seq, dtype=np.int32)), 0)
+        pos = bl.unsqueeze(pos, [0])
+    s = bl.add(word, pos)
+    if n.has(1) and n.has(4):
+        s = bl.add(s, bl.gather(n.x(4), n.x(1), 0))
+    y, _, _ = _norm(n, s, float(n.attr("epsilon", 1e-12)), False, 5, 6)
+    if n.has(7) and len(n.node.output) > 1 and n.node.output[1]:
+        mask = bl.reduce_sum(bl.cast(n.x(7), "int32"), [1], False)
+    else:
+        mask = np.full([batch], seq, np.int32)
+    return [y, mask, s]
+
+
+@op("Attention", domain=MS)
+def ms_attention(n):
+    """BERT-style fused self-attention: input [B, S, H], packed QKV weights [H, 3H]."""
+    bl = n.b
+    if n.has(4) or n.has(5) or n.has(6) or n.attr("past_present_share_buffer", 0):
+        n.fail("past state / relative position bias inputs are not supported")
+    if n.attr("qkv_hidden_sizes") is not None:
+        sizes = [int(v) for v in n.attr("qkv_hidden_sizes")]
+    else:
+        hidden3 = n.static_shape(1)[1]
+        sizes = [hidden3 // 3] * 3
+    heads = int(n.attr("num_heads"))
+    batch, seq, _ = n.static_shape(0)
+    x = n.x(0)
+    dtype = n.dtype(0)
+    qkv = matmul_nd(n, x, n.x(1))
+    if n.has(2):
+        qkv = bl.add(qkv, n.x(2))
+    q, k, v = bl.split(qkv, sizes, 2)
+
+    def heads_first(t, size):
+        return bl.transpose(bl.reshape(t, [batch, seq, heads, size // heads]), [0, 2, 1, 3])
+
+    q, k, v = heads_first(q, sizes[0]), heads_first(k, sizes[1]), heads_first(v, sizes[2])
+    scale = n.attr("scale") or 1.0 / np.sqrt(sizes[0] // heads)
+    qk = bl.mul(bl.matmul(q, bl.transpose(k, [0, 1, 3, 2])), n.const(scale, dtype))
+    filter_value = float(n.attr("mask_filter_value", -10000.0))
+    if n.has(3):
+        mshape = n.static_shape(3)
+        m = n.x(3)
+        if len(mshape) == 2 and mshape == [batch, seq]:
+            keep = bl.cast(m, dtype)
+            bias = bl.mul(bl.sub(n.const(1.0, dtype), keep), n.const(-filter_value, dtype))
+            bias = bl.neg(bias)
+            qk = bl.add(qk, bl.reshape(bias, [batch, 1, 1, seq]))
+        elif len(mshape) == 3:
+            keep = bl.cast(m, dtype)
+            bias = bl.mul(bl.sub(n.const(1.0, dtype), keep), n.const(filter_value, dtype))
+            qk = bl.add(qk, bl.reshape(bias, [batch, 1, seq, seq]))
+        elif len(mshape) == 1 and mshape[0] == batch:
+            lens = bl.reshape(bl.cast(m, "int32"), [batch, 1, 1, 1])
+            ar = n.importer.operand(np.arange(seq, dtype=np.int32).reshape(1, 1, 1, seq))
+            keep = bl.cast(bl.lesser(ar, lens), dtype)
+            bias = bl.mul(bl.sub(n.const(1.0, dtype), keep), n.const(filter_value, dtype))
+            qk = bl.add(qk, bias)
+        else:
+            n.fail(f"mask_index of shape {mshape} is not supported")
+    if n.attr("unidirectional", 0):
+        causal = np.triu(np.full((seq, seq), filter_value, np.float32), 1)
+        qk = bl.add(qk, n.importer.operand(causal.astype(n.np_dtype(0))))
+    probs = bl.softmax(qk, 3)
+    y = bl.matmul(probs, v)
+    y = bl.reshape(bl.transpose(y, [0, 2, 1, 3]), [batch, seq, sizes[2]])
+    return [y]
+
+
+def _alias(name, target_domain, target):
+    TABLE[(MS, name)] = TABLE[(target_domain, target)]
+
+
+for _name in ("QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger"):
+    _alias(_name, "", _name)

@@ -1,0 +1,573 @@
+"""Conv, ConvTranspose, pools, and normalizations."""
+
+import math
+
+import numpy as np
+
+from .registry import op
+from .util import norm_axis, prod
+
+
+def _spatial_1d_to_2d(n, x, rank):
+    """1-D conv/pool input [N, C, L] runs as 2-D [N, C, 1, L]."""
+    if rank == 3:
+        s = n.b.operand_shape(x)
+        return n.b.reshape(x, [s[0], s[1], 1, s[2]])
+    return x
+
+
+def _auto_pads(n, in_sizes, kernel, strides, dilations, auto_pad, out_sizes=None):
+    pads_b, pads_e = [], []
+    for i, size in enumerate(in_sizes):
+        eff = (kernel[i] - 1) * dilations[i] + 1
+        if auto_pad == "VALID":
+            pads_b.append(0)
+            pads_e.append(0)
+            continue
+        out = -(-size // strides[i])
+        total = max(0, (out - 1) * strides[i] + eff - size)
+        if auto_pad == "SAME_LOWER":
+            pads_b.append(total - total // 2)
+            pads_e.append(total // 2)
+        else:
+            pads_b.append(total // 2)
+            pads_e.append(total - total // 2)
+    return pads_b, pads_e
+
+
+def _conv_geometry(n, spatial, kernel):
+    k = len(kernel)
+    strides = list(n.attr("strides", [1] * k))
+    dilations = list(n.attr("dilations", [1] * k))
+    auto_pad = n.attr("auto_pad", "NOTSET")
+    if auto_pad in ("", "NOTSET"):
+        pads = list(n.attr("pads", [0] * (2 * k)))
+        begin, end = pads[:k], pads[k:]
+    else:
+        begin, end = _auto_pads(n, spatial, kernel, strides, dilations, auto_pad)
+    return strides, dilations, begin, end
+
+
+def _webnn_padding(begin, end):
+    out = []
+    for b, e in zip(begin, end):
+        out += [b, e]
+    return out
+
+
+@op("Conv")
+def conv(n):
+    return conv_operands(n, n.x(0), n.x(1), n.x(2) if n.has(2) else None)
+
+
+def conv_operands(n, x, w, bias):
+    """ONNX Conv (1-D or 2-D) on operands x, w, bias with the node's attributes."""
+    bl = n.b
+    xshape, wshape = bl.operand_shape(x), bl.operand_shape(w)
+    rank = len(xshape)
+    if rank == 5:
+        return conv3d(n, x, w, bias)
+    if rank not in (3, 4):
+        n.fail(f"Conv of rank {rank} (only 1-D, 2-D and 3-D convolutions are supported)")
+    for d in xshape[1:] + wshape:
+        if not isinstance(d, int):
+            n.fail("Conv with dynamic channel or spatial dimensions")
+    x = _spatial_1d_to_2d(n, x, rank)
+    w = _spatial_1d_to_2d(n, w, rank)
+    kernel = list(n.attr("kernel_shape", wshape[2:]))
+    spatial = xshape[2:]
+    strides, dilations, begin, end = _conv_geometry(n, spatial, kernel)
+    if rank == 3:
+        strides, dilations = [1] + strides, [1] + dilations
+        begin, end = [0] + begin, [0] + end
+    y = bl.conv2d(
+        x,
+        w,
+        strides=strides,
+        dilations=dilations,
+        padding=_webnn_padding(begin, end),
+        groups=int(n.attr("group", 1)),
+        bias=bias,
+    )
+    if rank == 3:
+        s = bl.operand_shape(y)
+        y = bl.reshape(y, [s[0], s[1], s[3]])
+    return y
+
+
+@op("ConvTranspose")
+def conv_transpose(n):
+    rank = n.rank(0)
+    if rank not in (3, 4):
+        n.fail(f"ConvTranspose of rank {rank} (only 1-D and 2-D exist in WebNN)")
+    x = _spatial_1d_to_2d(n, n.x(0), rank)
+    w = _spatial_1d_to_2d(n, n.x(1), rank)
+    wshape = n.static_shape(1)
+    kernel = list(n.attr("kernel_shape", wshape[2:]))
+    k = len(kernel)
+    spatial = n.static_shape(0)[2:]
+    strides = list(n.attr("strides", [1] * k))
+    dilations = list(n.attr("dilations", [1] * k))
+    out_pad = list(n.attr("output_padding", [0] * k))
+    group = int(n.attr("group", 1))
+    auto_pad = n.attr("auto_pad", "NOTSET")
+    output_shape = n.attr("output_shape", None)
+    eff = [(kernel[i] - 1) * dilations[i] + 1 for i in range(k)]
+    if output_shape is not None:
+        output_shape = list(output_shape)[-k:]
+        begin, end = [], []
+        for i in range(k):
+            total = strides[i] * (spatial[i] - 1) + out_pad[i] + eff[i] - output_shape[i]
+            total = max(total, 0)
+            if auto_pad == "SAME_UPPER" or auto_pad in ("NOTSET", ""):
+                begin.append(total // 2)
+                end.append(total - total // 2)
+            else:
+                begin.append(total - total // 2)
+                end.append(total // 2)
+        if auto_pad in ("NOTSET", "") and n.attr("pads") is not None:
+            pads = list(n.attr("pads"))
+            begin, end = pads[:k], pads[k:]
+    elif auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        begin, end = [], []
+        for i in range(k):
+            target = spatial[i] * strides[i]
+            total = max(0, strides[i] * (spatial[i] - 1) + out_pad[i] + eff[i] - target)
+            if auto_pad == "SAME_UPPER":
+                begin.append(total // 2)
+                end.append(total - total // 2)
+            else:
+                begin.append(total - total // 2)
+                end.append(total // 2)
+    elif auto_pad == "VALID":
+        begin, end = [0] * k, [0] * k
+    else:
+        pads = list(n.attr("pads", [0] * (2 * k)))
+        begin, end = pads[:k], pads[k:]
+    sizes = [
+        strides[i] * (spatial[i] - 1) + out_pad[i] + eff[i] - begin[i] - end[i] for i in range(k)
+    ]
+    if output_shape is not None:
+        sizes = output_shape
+    if rank == 3:
+        strides, dilations = [1] + strides, [1] + dilations
+        begin, end, out_pad, sizes = [0] + begin, [0] + end, [0] + out_pad, [1] + sizes
+    bias = n.x(2) if n.has(2) else None
+    y = n.b.conv_transpose2d(
+        x,
+        w,
+        strides=strides,
+        dilations=dilations,
+        padding=_webnn_padding(begin, end),
+        output_sizes=sizes,
+        groups=group,
+        bias=bias,
+    )
+    if rank == 3:
+        s = n.b.operand_shape(y)
+        y = n.b.reshape(y, [s[0], s[1], s[3]])
+    return y
+
+
+def _pool_out_size(size, k, s, d, b, e, ceil_mode):
+    eff = (k - 1) * d + 1
+    span = size + b + e - eff
+    if ceil_mode:
+        out = -(-span // s) + 1
+        # The last window must start inside the input or the left padding (ONNX/PyTorch).
+        if (out - 1) * s >= size + b:
+            out -= 1
+    else:
+        out = span // s + 1
+    return out
+
+
+def _pool(kind):
+    def convert(n):
+        rank = n.rank(0)
+        if (
+            rank == 5
+            and kind in ("max", "avg")
+            and not (len(n.node.output) > 1 and n.node.output[1])
+        ):
+            return pool3d(n, kind)
+        if rank not in (3, 4):
+            n.fail(f"{n.node.op_type} of rank {rank} (only 1-D, 2-D and 3-D pools are supported)")
+        if len(n.node.output) > 1 and n.node.output[1]:
+            n.fail("the Indices output of MaxPool is not supported")
+        x = _spatial_1d_to_2d(n, n.x(0), rank)
+        spatial = n.static_shape(0)[2:]
+        kernel = list(n.attr("kernel_shape"))
+        k = len(kernel)
+        strides = list(n.attr("strides", [1] * k))
+        dilations = list(n.attr("dilations", [1] * k))
+        auto_pad = n.attr("auto_pad", "NOTSET")
+        ceil_mode = int(n.attr("ceil_mode", 0))
+        if auto_pad in ("", "NOTSET"):
+            pads = list(n.attr("pads", [0] * (2 * k)))
+            begin, end = pads[:k], pads[k:]
+        else:
+            begin, end = _auto_pads(n, spatial, kernel, strides, dilations, auto_pad)
+            if auto_pad != "VALID":
+                # SAME_*: output = ceil(size / stride)
+                pass
+        outs = [
+            _pool_out_size(
+                spatial[i], kernel[i], strides[i], dilations[i], begin[i], end[i], ceil_mode
+            )
+            for i in range(k)
+        ]
+        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            outs = [-(-spatial[i] // strides[i]) for i in range(k)]
+        elif auto_pad == "VALID":
+            outs = [
+                (spatial[i] - ((kernel[i] - 1) * dilations[i] + 1)) // strides[i] + 1
+                for i in range(k)
+            ]
+        # Extra end padding so that every output window exists in WebNN's floor arithmetic.
+        for i in range(k):
+            eff = (kernel[i] - 1) * dilations[i] + 1
+            need = (outs[i] - 1) * strides[i] + eff - (spatial[i] + begin[i] + end[i])
+            if need > 0:
+                end[i] += need
+        bl = n.b
+        if kind == "avg" and n.attr("count_include_pad", 0) and any(begin + end):
+            # WebNN averages over the valid elements only: pad with zeros explicitly. The
+            # ceil-mode overhang past the declared pads is still excluded, as in ONNX.
+            declared = (
+                list(n.attr("pads", [0] * (2 * k))) if auto_pad in ("", "NOTSET") else begin + end
+            )
+            if auto_pad in ("", "NOTSET"):
+                pb, pe = declared[:k], declared[k:]
+            else:
+                pb, pe = begin, end
+            full_b = [0, 0] + ([0] if rank == 3 else []) + list(pb)
+            full_e = [0, 0] + ([0] if rank == 3 else []) + list(pe)
+            x = bl.pad(x, full_b, full_e, mode="constant", value=0)
+            begin = [b - p for b, p in zip(begin, pb)]
+            end = [e - p for e, p in zip(end, pe)]
+            if any(v != 0 for v in begin + end):
+                n.fail("count_include_pad with ceil_mode overhang is not supported")
+        if rank == 3:
+            kernel, strides, dilations = [1] + kernel, [1] + strides, [1] + dilations
+            begin, end, outs = [0] + begin, [0] + end, [1] + outs
+        padding = _webnn_padding(begin, end)
+        if kind == "max":
+            y = bl.max_pool2d(x, kernel, strides, dilations, padding, output_sizes=outs)
+        elif kind == "avg":
+            y = bl.average_pool2d(x, kernel, strides, dilations, padding, output_sizes=outs)
+        else:
+            p = int(n.attr("p", 2))
+            if p == 2:
+                y = bl.l2_pool2d(x, kernel, strides, dilations, padding, output_sizes=outs)
+            else:
+                # (sum |x|^p over the window)^(1/p): zero-pad, average, times the window size
+                dtype = bl.operand_data_type(x)
+                powered = bl.pow(bl.abs(x), n.const(float(p), dtype))
+                pb, pe = padding[0::2], padding[1::2]
+                powered = bl.pad(powered, [0, 0] + pb, [0, 0] + pe, mode="constant", value=0)
+                mean = bl.average_pool2d(powered, kernel, strides, dilations, [0, 0, 0, 0],
+                                         output_sizes=outs)  # fmt: skip
+                area = n.const(float(kernel[0] * kernel[1]), dtype)
+                y = bl.pow(bl.mul(mean, area), n.const(1.0 / p, dtype))
+        if rank == 3:
+            s = bl.operand_shape(y)
+            y = bl.reshape(y, [s[0], s[1], s[3]])
+        return y
+
+    return convert
+
+
+op("MaxPool")(_pool("max"))
+op("AveragePool")(_pool("avg"))
+op("LpPool")(_pool("lp"))
+
+
+def _global(method):
+    def convert(n):
+        rank = n.rank(0)
+        x = n.x(0)
+        if rank == 4 and method in ("global_average_pool", "global_max_pool"):
+            return getattr(n.b, method)(x)
+        axes = list(range(2, rank))
+        if method == "global_average_pool":
+            return n.b.reduce_mean(x, axes, True)
+        if method == "global_max_pool":
+            return n.b.reduce_max(x, axes, True)
+        p = int(n.attr("p", 2))
+        if p == 2:
+            return n.b.reduce_l2(x, axes, True)
+        if p == 1:
+            return n.b.reduce_l1(x, axes, True)
+        n.fail(f"GlobalLpPool with p={p}")
+
+    return convert
+
+
+op("GlobalAveragePool")(_global("global_average_pool"))
+op("GlobalMaxPool")(_global("global_max_pool"))
+op("GlobalLpPool")(_global("lp"))
+
+
+@op("BatchNormalization")
+def batch_norm(n):
+    if n.attr("training_mode", 0) or (len(n.node.output) > 1 and any(n.node.output[1:])):
+        n.fail("training-mode BatchNormalization (running statistics outputs) is not supported")
+    eps = float(n.attr("epsilon", 1e-5))
+    x = n.x(0)
+    rank = n.rank(0)
+    if rank == 1:
+        n.fail("BatchNormalization of a 1-D input")
+    return n.b.batch_normalization(
+        x, n.x(3), n.x(4), scale=n.x(1), bias=n.x(2), epsilon=eps, axis=1
+    )
+
+
+@op("InstanceNormalization")
+def instance_norm(n):
+    eps = float(n.attr("epsilon", 1e-5))
+    rank = n.rank(0)
+    x = n.x(0)
+    if rank == 4:
+        return n.b.instance_normalization(x, n.x(1), n.x(2), epsilon=eps)
+    # other ranks: normalize over the spatial axes, then scale/bias per channel
+    bl = n.b
+    axes = list(range(2, rank))
+    y = bl.layer_normalization(x, None, None, epsilon=eps, axes=axes)
+    shape = [1, n.static_shape(0)[1]] + [1] * (rank - 2)
+    return bl.add(bl.mul(y, bl.reshape(n.x(1), shape)), bl.reshape(n.x(2), shape))
+
+
+@op("LayerNormalization")
+def layer_norm(n):
+    if len(n.node.output) > 1 and any(n.node.output[1:]):
+        return _layer_norm_with_statistics(n)
+    rank = n.rank(0)
+    axis = norm_axis(n, int(n.attr("axis", -1)), rank)
+    eps = float(n.attr("epsilon", 1e-5))
+    axes = list(range(axis, rank))
+    bl = n.b
+    x = n.x(0)
+    norm_shape = n.shape(0)[axis:]
+    scale, bias = n.x(1), n.x(2) if n.has(2) else None
+    if n.shape(1) != norm_shape:
+        scale = bl.expand(
+            bl.reshape(scale, [1] * (len(norm_shape) - n.rank(1)) + n.shape(1)), norm_shape
+        )
+    if bias is not None and n.shape(2) != norm_shape:
+        bias = bl.expand(
+            bl.reshape(bias, [1] * (len(norm_shape) - n.rank(2)) + n.shape(2)), norm_shape
+        )
+    return bl.layer_normalization(x, scale, bias, epsilon=eps, axes=axes)
+
+
+def _layer_norm_with_statistics(n):
+    """LayerNormalization with its Mean and InvStdDev outputs, decomposed."""
+    rank = n.rank(0)
+    axis = norm_axis(n, int(n.attr("axis", -1)), rank)
+    eps = float(n.attr("epsilon", 1e-5))
+    axes = list(range(axis, rank))
+    bl = n.b
+    x = n.x(0)
+    dtype = n.dtype(0)
+    mean = bl.reduce_mean(x, axes, True)
+    centered = bl.sub(x, mean)
+    var = bl.reduce_mean(bl.mul(centered, centered), axes, True)
+    inv = bl.reciprocal(bl.sqrt(bl.add(var, n.const(eps, dtype))))
+    y = bl.mul(bl.mul(centered, inv), n.x(1))
+    if n.has(2):
+        y = bl.add(y, n.x(2))
+    return [y, mean, inv]
+
+
+@op("RMSNormalization")
+def rms_norm(n):
+    rank = n.rank(0)
+    axis = norm_axis(n, int(n.attr("axis", -1)), rank)
+    eps = float(n.attr("epsilon", 1e-5))
+    bl = n.b
+    x = n.x(0)
+    dtype = n.dtype(0)
+    axes = list(range(axis, rank))
+    ms = bl.reduce_mean(bl.mul(x, x), axes, True)
+    y = bl.div(x, bl.sqrt(bl.add(ms, n.const(eps, dtype))))
+    return bl.mul(y, n.x(1))
+
+
+@op("GroupNormalization")
+def group_norm(n):
+    shape = n.static_shape(0)
+    N, C = shape[0], shape[1]
+    G = int(n.attr("num_groups"))
+    eps = float(n.attr("epsilon", 1e-5))
+    bl = n.b
+    x = bl.reshape(n.x(0), [N, G, C // G * prod(shape[2:])])
+    y = bl.layer_normalization(x, None, None, epsilon=eps, axes=[2])
+    y = bl.reshape(y, shape)
+    pshape = [1, C] + [1] * (len(shape) - 2)
+    scale, bias = n.x(1), n.x(2)
+    if n.opset < 21 and n.static_shape(1)[0] == G and G != C:
+        # opset 18: scale and bias are per group
+        scale = bl.reshape(bl.expand(bl.reshape(scale, [G, 1]), [G, C // G]), [C])
+        bias = bl.reshape(bl.expand(bl.reshape(bias, [G, 1]), [G, C // G]), [C])
+    return bl.add(bl.mul(y, bl.reshape(scale, pshape)), bl.reshape(bias, pshape))
+
+
+@op("LpNormalization")
+def lp_norm(n):
+    rank = n.rank(0)
+    axis = norm_axis(n, int(n.attr("axis", -1)), rank)
+    p = int(n.attr("p", 2))
+    bl = n.b
+    x = n.x(0)
+    if p == 2:
+        norm = bl.reduce_l2(x, [axis], True)
+    elif p == 1:
+        norm = bl.reduce_l1(x, [axis], True)
+    else:
+        n.fail(f"LpNormalization with p={p}")
+    zero = n.const(0, n.dtype(0))
+    return bl.where(bl.equal(norm, zero), zero, bl.div(x, norm))
+
+
+@op("MeanVarianceNormalization")
+def mvn(n):
+    axes = list(n.attr("axes", [0, 2, 3]))
+    rank = n.rank(0)
+    axes = [a + rank if a < 0 else a for a in axes]
+    return n.b.layer_normalization(n.x(0), None, None, epsilon=1e-9, axes=sorted(axes))
+
+
+@op("LRN")
+def lrn(n):
+    size = int(n.attr("size"))
+    alpha, beta, bias = (
+        float(n.attr("alpha", 1e-4)),
+        float(n.attr("beta", 0.75)),
+        float(n.attr("bias", 1.0)),
+    )
+    shape = n.static_shape(0)
+    N, C = shape[0], shape[1]
+    rest = prod(shape[2:])
+    bl = n.b
+    x = n.x(0)
+    dtype = n.dtype(0)
+    sq = bl.reshape(bl.mul(x, x), [N, 1, C, rest])
+    lo, hi = (size - 1) // 2, math.ceil((size - 1) / 2)
+    padded = bl.pad(sq, [0, 0, lo, 0], [0, 0, hi, 0], mode="constant", value=0)
+    s = bl.average_pool2d(padded, [size, 1], [1, 1])
+    s = bl.reshape(s, shape)  # mean over the window = sum / size
+    base = bl.add(bl.mul(s, n.const(alpha, dtype)), n.const(bias, dtype))
+    return bl.div(x, bl.pow(base, n.const(beta, dtype)))
+
+
+del np
+
+
+# ---- 3-D convolution and pooling, decomposed over the depth axis into 2-D operations ----
+
+
+def _to_depth_batches(bl, x):
+    """[N, C, D, H, W] -> ([N, D, C, H, W] operand, shape)."""
+    return bl.transpose(x, [0, 2, 1, 3, 4])
+
+
+def conv3d(n, x, w, bias):
+    bl = n.b
+    N, C, D, H, W = bl.operand_shape(x)
+    M, Cg, KD, KH, KW = bl.operand_shape(w)
+    kernel = [KD, KH, KW]
+    strides, dilations, begin, end = _conv_geometry(n, [D, H, W], kernel)
+    if begin[0] or end[0]:
+        x = bl.pad(x, [0, 0, begin[0], 0, 0], [0, 0, end[0], 0, 0], mode="constant", value=0)
+    Dp = D + begin[0] + end[0]
+    Do = (Dp - ((KD - 1) * dilations[0] + 1)) // strides[0] + 1
+    xd = _to_depth_batches(bl, x)  # [N, Dp, C, H, W]
+    out = None
+    for k in range(KD):
+        start = k * dilations[0]
+        extent = (Do - 1) * strides[0] + 1
+        part = bl.slice(xd, [0, start, 0, 0, 0], [N, extent, C, H, W], [1, strides[0], 1, 1, 1])
+        part = bl.reshape(part, [N * Do, C, H, W])
+        wk = bl.reshape(bl.slice(w, [0, 0, k, 0, 0], [M, Cg, 1, KH, KW]), [M, Cg, KH, KW])
+        y = bl.conv2d(part, wk, strides=strides[1:], dilations=dilations[1:],
+                      padding=[begin[1], end[1], begin[2], end[2]],
+                      groups=int(n.attr("group", 1)))  # fmt: skip
+        out = y if out is None else bl.add(out, y)
+    _, _, Ho, Wo = bl.operand_shape(out)
+    out = bl.transpose(bl.reshape(out, [N, Do, M, Ho, Wo]), [0, 2, 1, 3, 4])
+    if bias is not None:
+        out = bl.add(out, bl.reshape(bias, [1, M, 1, 1, 1]))
+    return out
+
+
+def pool3d(n, kind):
+    bl = n.b
+    x = n.x(0)
+    N, C, D, H, W = n.static_shape(0)
+    kernel = list(n.attr("kernel_shape"))
+    strides = list(n.attr("strides", [1, 1, 1]))
+    dilations = list(n.attr("dilations", [1, 1, 1]))
+    auto_pad = n.attr("auto_pad", "NOTSET")
+    ceil_mode = int(n.attr("ceil_mode", 0))
+    if auto_pad in ("", "NOTSET"):
+        pads = list(n.attr("pads", [0] * 6))
+        begin, end = pads[:3], pads[3:]
+    else:
+        begin, end = _auto_pads(n, [D, H, W], kernel, strides, dilations, auto_pad)
+    sizes = [D, H, W]
+    outs = [
+        _pool_out_size(sizes[i], kernel[i], strides[i], dilations[i], begin[i], end[i], ceil_mode)
+        for i in range(3)
+    ]
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        outs = [-(-sizes[i] // strides[i]) for i in range(3)]
+    include_pad = kind == "avg" and n.attr("count_include_pad", 0)
+    if include_pad and any(begin + end):
+        x = bl.pad(x, [0, 0] + begin, [0, 0] + end, mode="constant", value=0)
+        N, C, D, H, W = bl.operand_shape(x)
+        begin, end = (
+            [0, 0, 0],
+            [
+                max(
+                    0,
+                    (outs[i] - 1) * strides[i]
+                    + (kernel[i] - 1) * dilations[i]
+                    + 1
+                    - bl.operand_shape(x)[2 + i],
+                )
+                for i in range(3)
+            ],
+        )
+        if any(end):
+            n.fail("count_include_pad with ceil_mode overhang is not supported")
+    # 2-D pooling of every depth slice over H, W
+    for i in (1, 2):
+        eff = (kernel[i] - 1) * dilations[i] + 1
+        need = (
+            (outs[i] - 1) * strides[i] + eff - (sizes[i] + begin[i] + end[i])
+            if not include_pad
+            else 0
+        )
+        if need > 0:
+            end[i] += need
+    slices = bl.reshape(_to_depth_batches(bl, x), [N * D, C, H, W])
+    padding = [begin[1], end[1], begin[2], end[2]]
+    pool = bl.max_pool2d if kind == "max" else bl.average_pool2d
+    p2 = pool(slices, kernel[1:], strides[1:], dilations[1:], padding, output_sizes=outs[1:])
+    p2 = bl.reshape(p2, [N, D, C, outs[1], outs[2]])
+    frames = []
+    for zo in range(outs[0]):
+        taps = [zo * strides[0] - begin[0] + k * dilations[0] for k in range(kernel[0])]
+        taps = [z for z in taps if 0 <= z < D]
+        acc = None
+        for z in taps:
+            part = bl.slice(p2, [0, z, 0, 0, 0], [N, 1, C, outs[1], outs[2]])
+            acc = (
+                part if acc is None else (bl.max(acc, part) if kind == "max" else bl.add(acc, part))
+            )
+        if kind == "avg" and len(taps) > 1:
+            acc = bl.div(acc, n.const(float(len(taps)), n.dtype(0)))
+        frames.append(acc)
+    y = bl.concat(frames, 1) if len(frames) > 1 else frames[0]
+    return bl.transpose(y, [0, 2, 1, 3, 4])

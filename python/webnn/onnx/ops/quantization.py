@@ -1,0 +1,340 @@
+"""QuantizeLinear / DequantizeLinear and the integer operators, by decomposition.
+
+The integer operators (QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger, QGemm) run
+their accumulation on zero-point-shifted integers held in float32, which is exact while the
+sums stay below 2**24 (the products of 8-bit values over the usual reduction lengths), and
+requantize as ONNX Runtime does: accumulator * (x_scale * w_scale / y_scale), rounded half to
+even, plus the output zero point, saturated.
+"""
+
+import numpy as np
+
+from ..types import NUMPY_TO_WEBNN
+from .registry import op
+from .util import norm_axis
+
+_ONNX_INT = {2: np.uint8, 3: np.int8, 6: np.int32, 12: np.uint32, 7: np.int64}
+
+
+def param_shape(n, pshape, xshape, axis, block_size=0):
+    """The shape a scale/zero point takes to broadcast against x (WebNN wants equal rank)."""
+    rank = len(xshape)
+    count = int(np.prod(pshape)) if pshape else 1
+    if len(pshape) == rank and rank > 1:
+        return list(pshape)  # blocked: already of the input's rank
+    if count == 1:
+        return [1] * rank
+    if len(pshape) != 1:
+        n.fail(f"scale of shape {pshape} does not fit an input of shape {xshape}")
+    shape = [1] * rank
+    shape[axis] = pshape[0]
+    if block_size:
+        n.fail("blocked quantization with a 1-D scale")
+    return shape
+
+
+def _reshaped(n, i, shape):
+    v = n.value(i)
+    if isinstance(v, np.ndarray):
+        return n.importer.operand(np.require(v.reshape(shape), requirements="C"))
+    return n.b.reshape(n.x(i), shape)
+
+
+@op("QuantizeLinear")
+def quantize_linear(n):
+    xshape = n.shape(0)
+    rank = len(xshape)
+    axis = norm_axis(n, int(n.attr("axis", 1)), max(rank, 1)) if rank else 0
+    block = int(n.attr("block_size", 0))
+    sshape = n.shape(1)
+    pshape = param_shape(n, sshape, xshape, axis, block)
+    if rank == 0:
+        pshape = []
+    scale = _reshaped(n, 1, pshape)
+    if n.has(2):
+        zp = _reshaped(n, 2, pshape)
+    else:
+        out = n.attr("output_dtype", 0) or 2
+        if out not in _ONNX_INT or out in (6, 12, 7):
+            n.fail(f"QuantizeLinear to ONNX type {out} is not supported")
+        zp = n.importer.operand(np.zeros(pshape, dtype=_ONNX_INT[out]))
+    x = n.x(0)
+    if n.dtype(0) != n.dtype(1):
+        x = n.b.cast(x, n.dtype(1))
+    return quantize_like_onnx(n, x, scale, zp)
+
+
+def quantize_like_onnx(n, x, scale, zp):
+    """saturate(round_half_even(x / scale) + zero_point) with x / scale rounded to float32
+    first, as ONNX (and ONNX Runtime) compute it. WebNN's quantizeLinear divides in higher
+    precision here, which rounds near-ties (127.49999 in float64, 127.5 in float32) the other
+    way; dividing first and quantizing with scale 1 gives ONNX's result exactly."""
+    bl = n.b
+    xs, ss = bl.operand_shape(x), bl.operand_shape(scale)
+    broadcastable = all(s == 1 or s == d for s, d in zip(ss, xs))
+    if not broadcastable or bl.operand_data_type(x) != "float32":
+        return bl.quantize_linear(x, scale, zp)
+    one = n.importer.operand(np.ones(ss, np.float32))
+    return bl.quantize_linear(bl.div(x, scale), one, zp)
+
+
+@op("DequantizeLinear")
+def dequantize_linear(n):
+    xshape = n.shape(0)
+    rank = len(xshape)
+    axis = norm_axis(n, int(n.attr("axis", 1)), max(rank, 1)) if rank else 0
+    block = int(n.attr("block_size", 0))
+    pshape = param_shape(n, n.shape(1), xshape, axis, block)
+    if rank == 0:
+        pshape = []
+    scale = _reshaped(n, 1, pshape)
+    zp = _reshaped(n, 2, pshape) if n.has(2) else None
+    if zp is None:
+        zp = n.importer.operand(np.zeros(pshape, dtype=n.np_dtype(0)))
+    return n.b.dequantize_linear(n.x(0), scale, zp)
+
+
+def shifted_float(n, i, zp_index, axis=None):
+    """Input i minus its zero point, as float32 (exact: 8/32-bit integers)."""
+    v = n.value(i)
+    zp = n.value(zp_index) if n.has(zp_index) else None
+    rank = len(n.shape(i))
+    if isinstance(v, np.ndarray) and (zp is None or isinstance(zp, np.ndarray)):
+        z = np.zeros(1) if zp is None else zp.astype(np.float64)
+        if z.size > 1 and axis is not None:
+            shape = [1] * rank
+            shape[axis] = z.size
+            z = z.reshape(shape)
+        elif z.size > 1 and rank == 2:
+            z = z.reshape(1, -1)  # MatMulInteger b_zero_point: per column
+        return n.importer.operand(
+            (v.astype(np.float64) - z.reshape(z.shape if z.ndim else [])).astype(np.float32)
+        )
+    x = n.b.cast(n.x(i), "float32")
+    if zp is None:
+        return x
+    if isinstance(zp, np.ndarray):
+        z = zp.astype(np.float32)
+        if z.size > 1:
+            shape = [1] * rank
+            shape[axis if axis is not None else (1 if rank == 4 else rank - 1)] = z.size
+            z = z.reshape(shape)
+        else:
+            z = z.reshape([1] * rank)
+        return n.b.sub(x, n.importer.operand(np.require(z, requirements="C")))
+    z = n.b.cast(n.x(zp_index), "float32")
+    zs = n.shape(zp_index)
+    if int(np.prod(zs)) == 1:
+        z = n.b.reshape(z, [1] * rank)
+    return n.b.sub(x, z)
+
+
+def requantize(n, acc, multiplier, y_zp_index, out_dtype):
+    """round_half_even(acc * multiplier) + zero point, saturated (QuantizeLinear, scale 1)."""
+    bl = n.b
+    rank = len(bl.operand_shape(acc))
+    y = bl.mul(acc, multiplier)
+    one = n.importer.operand(np.ones([1] * rank, np.float32))
+    if n.has(y_zp_index):
+        zpv = n.value(y_zp_index)
+        if isinstance(zpv, np.ndarray):
+            zp = n.importer.operand(np.require(zpv.reshape([1] * rank), requirements="C"))
+        else:
+            zp = bl.reshape(n.x(y_zp_index), [1] * rank)
+    else:
+        zp = n.importer.operand(np.zeros([1] * rank, dtype=out_dtype))
+    return bl.quantize_linear(y, one, zp)
+
+
+def _float_param(n, i, rank, axis=None):
+    v = n.value(i)
+    if isinstance(v, np.ndarray):
+        v = v.astype(np.float32)
+        if v.size > 1:
+            shape = [1] * rank
+            shape[axis if axis is not None else rank - 1] = v.size
+            return v.reshape(shape)
+        return v.reshape([1] * rank)
+    return None
+
+
+def _multiplier(n, rank, scales, axis):
+    """x_scale * w_scale / y_scale as ONNX Runtime computes it (float32), broadcastable."""
+    vals = []
+    for i, kind in scales:
+        n.c(i, what="a scale")
+        p = _float_param(n, i, rank, axis)
+        vals.append((p, kind))
+    m = np.ones([1] * rank, np.float32)
+    for p, kind in vals:
+        m = (m * p).astype(np.float32) if kind == "mul" else (m / p).astype(np.float32)
+    return n.importer.operand(np.require(m, requirements="C"))
+
+
+@op("QLinearConv")
+def qlinear_conv(n):
+    from .nn import conv_operands
+
+    rank = n.rank(0)
+    x = shifted_float(n, 0, 2)
+    w = shifted_float(n, 3, 5, axis=0)
+    bias = None
+    if n.has(8):
+        bias = n.importer.operand(n.c(8, what="bias").astype(np.float32))
+    acc = conv_operands(n, x, w, bias)
+    out_rank = len(n.b.operand_shape(acc))
+    axis = 1
+    m = _multiplier(n, out_rank, [(1, "mul"), (4, "mul"), (6, "div")], axis)
+    return requantize(n, acc, m, 7, n.np_dtype(7) if n.has(7) else np.uint8)
+    del rank
+
+
+@op("ConvInteger")
+def conv_integer(n):
+    from .nn import conv_operands
+
+    x = shifted_float(n, 0, 2)
+    w = shifted_float(n, 1, 3, axis=0)
+    return n.b.cast(conv_operands(n, x, w, None), "int32")
+
+
+@op("MatMulInteger")
+def matmul_integer(n):
+    from .linalg import matmul_nd
+
+    a = shifted_float(n, 0, 2, axis=None)
+    b = shifted_float(n, 1, 3, axis=None)
+    return n.b.cast(matmul_nd(n, a, b), "int32")
+
+
+@op("QLinearMatMul")
+def qlinear_matmul(n):
+    from .linalg import matmul_nd
+
+    a = shifted_float(n, 0, 2)
+    b = shifted_float(n, 3, 5)
+    acc = matmul_nd(n, a, b)
+    rank = len(n.b.operand_shape(acc))
+    m = _multiplier(n, rank, [(1, "mul"), (4, "mul"), (6, "div")], rank - 1)
+    return requantize(n, acc, m, 7, n.np_dtype(7) if n.has(7) else np.uint8)
+
+
+@op("DynamicQuantizeLinear")
+def dynamic_quantize_linear(n):
+    bl = n.b
+    x = n.x(0)
+    rank = n.rank(0)
+    zero = n.const(0.0, "float32")
+    lo = bl.min(bl.reduce_min(x, list(range(rank)), False), zero)
+    hi = bl.max(bl.reduce_max(x, list(range(rank)), False), zero)
+    scale = bl.div(bl.sub(hi, lo), n.const(255.0, "float32"))
+    zp_f = bl.clamp(bl.round_even(bl.sub(zero, bl.div(lo, scale))), min_value=0.0, max_value=255.0)
+    zp = bl.cast(zp_f, "uint8")
+    ones = [1] * rank
+    y = quantize_like_onnx(n, x, bl.reshape(scale, ones), bl.reshape(zp, ones))
+    return [y, scale, zp]
+
+
+@op("QGemm", domain="com.microsoft")
+def qgemm(n):
+    bl = n.b
+    ta, tb = bool(n.attr("transA", 0)), bool(n.attr("transB", 0))
+    alpha = float(n.attr("alpha", 1.0))
+    a = shifted_float(n, 0, 2)
+    b = shifted_float(n, 3, 5, axis=0 if tb else 1)
+    acc = bl.gemm(a, b, None, alpha=1.0, a_transpose=ta, b_transpose=tb)
+    if n.has(6):
+        acc = bl.add(acc, n.importer.operand(n.c(6, what="bias C").astype(np.float32)))
+    scales = [(1, "mul"), (4, "mul")]
+    if n.has(7):
+        m = _multiplier(n, 2, scales + [(7, "div")], 1)
+        if alpha != 1.0:
+            acc = bl.mul(acc, n.const(alpha, "float32"))
+        return requantize(n, acc, m, 8, n.np_dtype(8) if n.has(8) else np.uint8)
+    m = _multiplier(n, 2, scales, 1)
+    y = bl.mul(acc, m)
+    if alpha != 1.0:
+        y = bl.mul(y, n.const(alpha, "float32"))
+    return y
+
+
+def _dq(n, i, s, z):
+    """Dequantize input i with scale input s and zero point input z (per tensor)."""
+    x = shifted_float(n, i, z)
+    scale = n.value(s)
+    rank = len(n.shape(i))
+    if isinstance(scale, np.ndarray):
+        return n.b.mul(x, n.importer.operand(scale.astype(np.float32).reshape([1] * rank)))
+    return n.b.mul(x, n.b.reshape(n.x(s), [1] * rank))
+
+
+def _q(n, y, s, z):
+    rank = len(n.b.operand_shape(y))
+    scale = n.value(s)
+    scale = (
+        n.importer.operand(np.asarray(scale, np.float32).reshape([1] * rank))
+        if isinstance(scale, np.ndarray)
+        else n.b.reshape(n.x(s), [1] * rank)
+    )
+    zv = n.value(z) if n.has(z) else np.zeros(1, np.uint8)
+    zp = (
+        n.importer.operand(np.asarray(zv).reshape([1] * rank))
+        if isinstance(zv, np.ndarray)
+        else n.b.reshape(n.x(z), [1] * rank)
+    )
+    return n.b.quantize_linear(y, scale, zp)
+
+
+def _qlinear_binary(method):
+    def convert(n):
+        a = _dq(n, 0, 1, 2)
+        b = _dq(n, 3, 4, 5)
+        return _q(n, getattr(n.b, method)(a, b), 6, 7)
+
+    return convert
+
+
+op("QLinearAdd", domain="com.microsoft")(_qlinear_binary("add"))
+op("QLinearMul", domain="com.microsoft")(_qlinear_binary("mul"))
+
+
+@op("QLinearSigmoid", domain="com.microsoft")
+def qlinear_sigmoid(n):
+    return _q(n, n.b.sigmoid(_dq(n, 0, 1, 2)), 3, 4)
+
+
+@op("QLinearLeakyRelu", domain="com.microsoft")
+def qlinear_leaky_relu(n):
+    return _q(n, n.b.leaky_relu(_dq(n, 0, 1, 2), float(n.attr("alpha", 0.01))), 3, 4)
+
+
+@op("QLinearGlobalAveragePool", domain="com.microsoft")
+def qlinear_global_average_pool(n):
+    x = _dq(n, 0, 1, 2)
+    rank = n.rank(0)
+    axes = list(range(1, rank - 1)) if n.attr("channels_last", 0) else list(range(2, rank))
+    return _q(n, n.b.reduce_mean(x, axes, True), 3, 4)
+
+
+@op("QLinearSoftmax", domain="com.microsoft")
+def qlinear_softmax(n):
+    x = _dq(n, 0, 1, 2)
+    rank = n.rank(0)
+    axis = int(n.attr("axis", -1 if int(n.attr("opset", 13)) >= 13 else 1))
+    axis = axis + rank if axis < 0 else axis
+    if int(n.attr("opset", 13)) < 13 and axis != rank - 1:
+        n.fail("QLinearSoftmax with opset < 13 semantics on a non-last axis")
+    return _q(n, n.b.softmax(x, axis), 3, 4)
+
+
+@op("QLinearConcat", domain="com.microsoft")
+def qlinear_concat(n):
+    parts = []
+    for i in range(2, n.n_inputs, 3):
+        parts.append(_dq(n, i, i + 1, i + 2))
+    rank = n.rank(2)
+    axis = norm_axis(n, int(n.attr("axis")), rank)
+    return _q(n, n.b.concat(parts, axis), 0, 1)
+
+
+del NUMPY_TO_WEBNN

@@ -1,0 +1,28 @@
+"""The converter table: (domain, op_type) -> Entry."""
+
+from dataclasses import dataclass
+
+
+@dataclass
+class Entry:
+    convert: object  # function(NodeContext) -> value or list of values
+    foldable: bool = True  # evaluate with numpy when every input is known at import
+    runtime: bool = True  # False: only folding is possible (the output shape needs values)
+    fold_without_inputs: bool = False  # e.g. Constant, RandomNormal: no inputs at all
+    note: str = ""  # for fold-only operators: why they cannot run at run time
+
+
+TABLE = {}
+
+
+def op(*names, domain="", **kw):
+    def deco(fn):
+        for name in names:
+            TABLE[(domain, name)] = Entry(fn, **kw)
+        return fn
+
+    return deco
+
+
+def lookup(domain, op_type):
+    return TABLE.get(("" if domain == "ai.onnx" else domain, op_type))

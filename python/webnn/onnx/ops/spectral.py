@@ -1,0 +1,99 @@
+"""DFT and STFT as products with constant Fourier bases (static signal lengths)."""
+
+import numpy as np
+
+from .registry import op
+from .util import norm_axis
+
+
+def _bases(n_in, length, bins, inverse):
+    k = np.arange(bins)[None, :]
+    t = np.arange(n_in)[:, None]
+    theta = 2 * np.pi * ((k * t) % length) / length
+    return np.cos(theta), np.sin(theta)
+
+
+@op("DFT")
+def dft(n):
+    bl = n.b
+    shape = n.static_shape(0)
+    rank = len(shape)
+    if n.opset >= 20:
+        axis = int(n.c(2, what="axis").reshape(-1)[0]) if n.has(2) else -2
+    else:
+        axis = int(n.attr("axis", 1))
+    axis = norm_axis(n, axis, rank)
+    if axis == rank - 1:
+        n.fail("the DFT axis cannot be the last (real/imaginary) axis")
+    inverse, onesided = bool(n.attr("inverse", 0)), bool(n.attr("onesided", 0))
+    if inverse and onesided:
+        n.fail("inverse with onesided is not supported")
+    size = shape[axis]
+    length = int(n.c(1, what="dft_length").reshape(-1)[0]) if n.has(1) else size
+    used = min(size, length)
+    bins = length // 2 + 1 if onesided else length
+    dtype = n.dtype(0)
+    npd = np.float16 if dtype == "float16" else np.float32
+    x = n.x(0)
+    # [..., n, c] -> parts [..., c] moved so that the signal axis is last
+    perm = [a for a in range(rank - 1) if a != axis] + [axis]
+    parts = []
+    for c in range(shape[-1]):
+        p = bl.slice(x, [0] * (rank - 1) + [c], shape[:-1] + [1])
+        p = bl.reshape(p, shape[:-1])
+        p = bl.transpose(p, perm)
+        if used < size:
+            ps = bl.operand_shape(p)
+            p = bl.slice(p, [0] * len(ps), ps[:-1] + [used])
+        parts.append(p)
+    cos, sin = _bases(used, length, bins, inverse)
+    C = n.importer.operand(cos.astype(npd))
+    S = n.importer.operand(sin.astype(npd))
+    xr = parts[0]
+    xi = parts[1] if len(parts) > 1 else None
+    sign = 1.0 if inverse else -1.0
+    # X[k] = sum x[t] (cos + sign*i*sin)
+    yr = bl.matmul(xr, C)
+    yi = bl.matmul(xr, S)
+    yi = bl.mul(yi, n.const(sign, dtype))
+    if xi is not None:
+        yr = bl.sub(yr, bl.mul(bl.matmul(xi, S), n.const(sign, dtype)))
+        yi = bl.add(yi, bl.matmul(xi, C))
+    if inverse:
+        scale = n.const(1.0 / length, dtype)
+        yr, yi = bl.mul(yr, scale), bl.mul(yi, scale)
+    inv = [perm.index(a) for a in range(rank - 1)]
+    yr = bl.unsqueeze(bl.transpose(yr, inv), [rank - 1])
+    yi = bl.unsqueeze(bl.transpose(yi, inv), [rank - 1])
+    return bl.concat([yr, yi], rank - 1)
+
+
+@op("STFT")
+def stft(n):
+    bl = n.b
+    shape = n.static_shape(0)
+    if len(shape) != 3 or shape[2] != 1:
+        n.fail("only real signals of shape [batch, length, 1] are supported")
+    batch, length = shape[0], shape[1]
+    step = int(n.c(1, what="frame_step").reshape(-1)[0])
+    window = n.c(2, what="window") if n.has(2) else None
+    if n.has(3):
+        frame = int(n.c(3, what="frame_length").reshape(-1)[0])
+    elif window is not None:
+        frame = window.shape[0]
+    else:
+        n.fail("neither window nor frame_length is given")
+    onesided = bool(n.attr("onesided", 1))
+    bins = frame // 2 + 1 if onesided else frame
+    w = np.ones(frame) if window is None else window.astype(np.float64)
+    cos, sin = _bases(frame, frame, bins, False)
+    real = (cos * w[:, None]).T  # [bins, frame]
+    imag = (-sin * w[:, None]).T
+    dtype = n.dtype(0)
+    npd = np.float16 if dtype == "float16" else np.float32
+    filters = np.concatenate([real, imag]).astype(npd).reshape(2 * bins, 1, 1, frame)
+    x = bl.reshape(n.x(0), [batch, 1, 1, length])
+    y = bl.conv2d(x, n.importer.operand(filters), strides=[1, step])
+    frames = bl.operand_shape(y)[3]
+    y = bl.reshape(y, [batch, 2, bins, frames])
+    return bl.transpose(y, [0, 3, 2, 1])

@@ -1,0 +1,288 @@
+"""Shape and layout: Reshape, Transpose, Concat, Split, Slice, Squeeze, Expand, Shape ..."""
+
+import numpy as np
+
+from .registry import op
+from .util import norm_axes, norm_axis, prod
+
+
+def _ints(array):
+    return [int(v) for v in np.asarray(array).reshape(-1)]
+
+
+@op("Constant", fold_without_inputs=True)
+def constant(n):
+    from onnx import numpy_helper
+
+    for a in n.node.attribute:
+        if a.name == "value":
+            return numpy_helper.to_array(a.t)
+        if a.name == "sparse_value":
+            return numpy_helper.to_array(a.sparse_tensor)
+        if a.name == "value_float":
+            return np.array(a.f, np.float32)
+        if a.name == "value_floats":
+            return np.array(list(a.floats), np.float32)
+        if a.name == "value_int":
+            return np.array(a.i, np.int64)
+        if a.name == "value_ints":
+            return np.array(list(a.ints), np.int64)
+    n.fail("Constant without a tensor or numeric value (strings are not supported)")
+
+
+@op("Identity", "Dropout")
+def identity(n):
+    outs = [n.b.identity(n.x(0))]
+    if len(n.node.output) > 1 and n.node.output[1]:
+        if n.node.op_type == "Dropout" and n.attr("is_test", 1) == 0 and n.opset < 7:
+            n.fail("training-mode Dropout is not supported")
+        training = n.has(2) and (not n.is_const(2) or bool(n.c(2).reshape(-1)[0]))
+        if n.node.op_type == "Dropout" and n.opset >= 12 and training:
+            n.fail("training_mode Dropout is not supported")
+        outs.append(np.ones(n.static_shape(0), dtype=np.bool_))
+    return outs
+
+
+def reshape_target(n, in_shape, shape, allowzero):
+    out = []
+    for i, d in enumerate(shape):
+        if d == 0 and not allowzero:
+            if i >= len(in_shape):
+                n.fail(f"shape entry {i} is 0 (copy) but the input has rank {len(in_shape)}")
+            out.append(in_shape[i])
+        else:
+            out.append(int(d))
+    if -1 in out:
+        if out.count(-1) > 1:
+            n.fail(f"shape {shape} has more than one -1")
+        if any(isinstance(d, dict) for d in in_shape) or any(isinstance(d, dict) for d in out):
+            dyn_in = [d["name"] for d in in_shape if isinstance(d, dict)]
+            dyn_out = [d["name"] for d in out if isinstance(d, dict)]
+            known = prod([d for d in out if isinstance(d, int) and d != -1])
+            total = prod([d for d in in_shape if isinstance(d, int)])
+            if sorted(dyn_in) == sorted(dyn_out) and total % known == 0:
+                out[out.index(-1)] = total // known
+                return out
+            n.fail("Reshape with -1 on a dynamic shape: the missing size is not static")
+        known = prod([d for d in out if d != -1])
+        total = prod(in_shape)
+        if known == 0 or total % known:
+            n.fail(f"cannot reshape {list(in_shape)} to {list(shape)}")
+        out[out.index(-1)] = total // known
+    return out
+
+
+@op("Reshape")
+def reshape(n):
+    in_shape = n.shape(0)
+    if n.opset < 5:
+        shape = list(n.attr("shape"))
+    else:
+        shape = _ints(n.c(1, what="the target shape"))
+    out = reshape_target(n, in_shape, shape, n.attr("allowzero", 0))
+    if 0 in out:
+        n.fail(f"reshape to {out}: WebNN operands cannot have 0-sized dimensions")
+    return n.b.reshape(n.x(0), out)
+
+
+@op("Flatten")
+def flatten(n):
+    shape = n.static_shape(0)
+    axis = int(n.attr("axis", 1))
+    axis = axis + len(shape) if axis < 0 else axis
+    return n.b.reshape(n.x(0), [prod(shape[:axis]), prod(shape[axis:])])
+
+
+@op("Transpose")
+def transpose(n):
+    perm = n.attr("perm", None)
+    rank = n.rank(0)
+    if perm is None:
+        perm = list(range(rank))[::-1]
+    return n.b.transpose(n.x(0), [int(p) for p in perm])
+
+
+@op("Concat")
+def concat(n):
+    ops_ = [i for i in range(n.n_inputs) if n.has(i)]
+    rank = n.rank(ops_[0])
+    axis = norm_axis(n, int(n.attr("axis", 1 if n.opset < 4 else None)), rank)  # Concat-1: 1
+    parts = [n.x(i) for i in ops_ if 0 not in n.shape(i)]
+    if len(parts) == 1:
+        return n.b.identity(parts[0])
+    return n.b.concat(parts, axis)
+
+
+@op("Split")
+def split(n):
+    shape = n.shape(0)
+    rank = len(shape)
+    axis = norm_axis(n, int(n.attr("axis", 0)), rank)
+    count = len(n.node.output)
+    if n.opset >= 13 and n.has(1):
+        sizes = _ints(n.c(1, what="split sizes"))
+    elif n.attr("split") is not None:
+        sizes = [int(s) for s in n.attr("split")]
+    else:
+        total = shape[axis]
+        if not isinstance(total, int):
+            n.fail(f"Split along dynamic axis {axis}")
+        parts = int(n.attr("num_outputs", count))
+        chunk = -(-total // parts)
+        sizes = [chunk] * (total // chunk)
+        if total % chunk:
+            sizes.append(total % chunk)
+        if len(sizes) != parts and n.attr("num_outputs") is None:
+            n.fail(f"size {total} does not split into {parts} equal parts")
+    nonzero = [s for s in sizes if s]
+    if len(nonzero) == 1:
+        parts = [n.b.identity(n.x(0))]
+    else:
+        parts = list(n.b.split(n.x(0), nonzero, axis))
+    # Empty pieces are known at import (they hold no data): empty numpy arrays.
+    out, it = [], iter(parts)
+    for s in sizes:
+        if s:
+            out.append(next(it))
+        else:
+            empty = list(shape)
+            empty[axis] = 0
+            out.append(np.zeros(empty, dtype=n.np_dtype(0)))
+    return out
+
+
+def _axes_arg(n, index, attr="axes"):
+    if n.opset >= 13 and n.has(index):
+        return _ints(n.c(index, what="axes"))
+    if n.attr(attr) is not None:
+        return [int(a) for a in n.attr(attr)]
+    return None
+
+
+@op("Squeeze")
+def squeeze(n):
+    shape = n.shape(0)
+    axes = _axes_arg(n, 1)
+    if axes is None:
+        axes = [i for i, d in enumerate(shape) if d == 1]
+    axes = norm_axes(n, axes, len(shape))
+    keep = [d for i, d in enumerate(shape) if i not in axes]
+    return n.b.reshape(n.x(0), keep)
+
+
+@op("Unsqueeze")
+def unsqueeze(n):
+    shape = n.shape(0)
+    axes = _axes_arg(n, 1)
+    out_rank = len(shape) + len(axes)
+    axes = sorted(norm_axes(n, axes, out_rank))
+    out, it = [], iter(shape)
+    for i in range(out_rank):
+        out.append(1 if i in axes else next(it))
+    return n.b.reshape(n.x(0), out)
+
+
+@op("Expand")
+def expand(n):
+    target = _ints(n.c(1, what="the shape"))
+    shape = n.shape(0)
+    rank = max(len(target), len(shape))
+    a = [1] * (rank - len(shape)) + list(shape)
+    t = [1] * (rank - len(target)) + target
+    out = []
+    for da, dt in zip(a, t):
+        out.append(da if dt == 1 else dt)
+    x = n.x(0)
+    if len(shape) < rank:
+        x = n.b.reshape(x, a)
+    if out == a:
+        return n.b.identity(x)
+    return n.b.expand(x, out)
+
+
+@op("Tile")
+def tile(n):
+    reps = _ints(n.c(1, what="repeats"))
+    if all(r == 1 for r in reps):
+        return n.b.identity(n.x(0))
+    return n.b.tile(n.x(0), reps)
+
+
+@op("Shape")
+def shape_(n):
+    shape = n.shape(0)
+    start, end = n.attr("start", 0), n.attr("end", None)
+    dynamic = [d["name"] for d in shape if isinstance(d, dict)]
+    if dynamic:
+        where = []
+        for name in dynamic:
+            origin = n.importer.dynamic_origin.get(name)
+            where.append(
+                f"'{name}'" + (f" (input '{origin[0]}' axis {origin[1]})" if origin else "")
+            )
+        n.fail(
+            f"the shape of '{n.node.input[0]}' has dynamic dimensions {', '.join(where)}, and "
+            "shape arithmetic on them is not expressible in WebNN; fix them with free_dims= or "
+            "input_shapes= (one graph per shape)"
+        )
+    return np.array(shape[slice(start, end)], dtype=np.int64)
+
+
+@op("Size")
+def size(n):
+    return np.array(prod(n.static_shape(0)), dtype=np.int64)
+
+
+@op("ConstantOfShape")
+def constant_of_shape(n):
+    from onnx import numpy_helper
+
+    shape = _ints(n.c(0, what="the shape"))
+    value = n.attr("value")
+    fill = (
+        numpy_helper.to_array(value).reshape(-1) if value is not None else np.zeros(1, np.float32)
+    )
+    return np.full(shape, fill[0], dtype=fill.dtype)
+
+
+@op("EyeLike")
+def eye_like(n):
+    from ..types import ONNX_TO_NUMPY
+
+    shape = n.static_shape(0)
+    dtype = ONNX_TO_NUMPY.get(n.attr("dtype"), n.np_dtype(0)) if n.attr("dtype") else n.np_dtype(0)
+    return np.eye(shape[0], shape[1], k=int(n.attr("k", 0)), dtype=dtype)
+
+
+def _fold_only(reason):
+    def convert(n):
+        n.fail(f"needs inputs known at import: {reason}")
+
+    return convert
+
+
+for _name, _why in {
+    "Range": "its output size depends on the input values",
+    "NonZero": "its output size depends on the input values",
+    "Unique": "its output size depends on the input values",
+    "Compress": "its output size depends on the input values",
+    "NonMaxSuppression": "its output size depends on the input values",
+    "StringNormalizer": "WebNN has no string type",
+    "RandomNormal": "random",
+    "RandomUniform": "random",
+    "RandomNormalLike": "random",
+    "RandomUniformLike": "random",
+    "Multinomial": "random",
+    "Bernoulli": "random",
+    "BitShift": "WebNN has no bit shifts",
+    "BitwiseAnd": "WebNN has no bitwise operators",
+    "BitwiseOr": "WebNN has no bitwise operators",
+    "BitwiseXor": "WebNN has no bitwise operators",
+    "BitwiseNot": "WebNN has no bitwise operators",
+    "Det": "WebNN has no determinant",
+    "SequenceConstruct": "WebNN has no sequence type",
+    "SplitToSequence": "WebNN has no sequence type",
+}.items():
+    op(_name, runtime=False, note=_why, fold_without_inputs=_name.startswith("Random"))(
+        _fold_only(_why)
+    )

@@ -1,0 +1,48 @@
+"""Data-type tables between ONNX, numpy and WebNN."""
+
+import numpy as np
+
+# ONNX TensorProto.DataType numbers (stable across onnx releases).
+FLOAT, UINT8, INT8, UINT16, INT16, INT32, INT64, STRING, BOOL = 1, 2, 3, 4, 5, 6, 7, 8, 9
+FLOAT16, DOUBLE, UINT32, UINT64, COMPLEX64, COMPLEX128, BFLOAT16 = 10, 11, 12, 13, 14, 15, 16
+UINT4, INT4 = 21, 22
+
+ONNX_TYPE_NAMES = {
+    1: "float", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64",
+    8: "string", 9: "bool", 10: "float16", 11: "double", 12: "uint32", 13: "uint64",
+    14: "complex64", 15: "complex128", 16: "bfloat16", 17: "float8e4m3fn", 18: "float8e4m3fnuz",
+    19: "float8e5m2", 20: "float8e5m2fnuz", 21: "uint4", 22: "int4", 23: "float4e2m1",
+}  # fmt: skip
+
+# ONNX element type -> the WebNN data type that holds it (bool is uint8 0/1, as WebNN's
+# comparison operators produce).
+ONNX_TO_WEBNN = {
+    FLOAT: "float32", FLOAT16: "float16", INT32: "int32", UINT32: "uint32", INT64: "int64",
+    UINT64: "uint64", INT8: "int8", UINT8: "uint8", BOOL: "uint8", INT4: "int4", UINT4: "uint4",
+}  # fmt: skip
+
+ONNX_TO_NUMPY = {
+    FLOAT: np.float32, FLOAT16: np.float16, INT32: np.int32, UINT32: np.uint32, INT64: np.int64,
+    UINT64: np.uint64, INT8: np.int8, UINT8: np.uint8, BOOL: np.bool_, DOUBLE: np.float64,
+    INT16: np.int16, UINT16: np.uint16,
+}  # fmt: skip
+
+NUMPY_TO_WEBNN = {
+    np.dtype(np.float32): "float32", np.dtype(np.float16): "float16",
+    np.dtype(np.int32): "int32", np.dtype(np.uint32): "uint32", np.dtype(np.int64): "int64",
+    np.dtype(np.uint64): "uint64", np.dtype(np.int8): "int8", np.dtype(np.uint8): "uint8",
+    np.dtype(np.bool_): "uint8",
+}  # fmt: skip
+
+WEBNN_TO_NUMPY = {
+    "float32": np.float32, "float16": np.float16, "int32": np.int32, "uint32": np.uint32,
+    "int64": np.int64, "uint64": np.uint64, "int8": np.int8, "uint8": np.uint8,
+}  # fmt: skip
+
+FLOAT_TYPES = ("float32", "float16")
+INT_TYPES = ("int32", "uint32", "int64", "uint64", "int8", "uint8")
+SIGNED_TYPES = ("int32", "int64", "int8")
+
+
+def onnx_type_name(elem_type):
+    return ONNX_TYPE_NAMES.get(elem_type, f"type{elem_type}")
