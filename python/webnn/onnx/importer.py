@@ -252,6 +252,7 @@ class Importer:
         self._leaves = set()  # ids of operands that are graph inputs or constants
         self._keep = []
         self.dynamic_dims = {}
+        self.dynamic_origin = {}  # dynamic dim name -> (graph input, axis) it comes from
 
     # -- constants --------------------------------------------------------------------------
     def webnn_numpy(self, dtype):
@@ -349,6 +350,7 @@ class Importer:
             elif isinstance(d, str) and d in self.max_sizes:
                 dyn = _valid_dyn_name(d)
                 self.dynamic_dims[dyn] = int(self.max_sizes[d])
+                self.dynamic_origin.setdefault(dyn, (name, axis))
                 out.append({"name": dyn, "maxSize": int(self.max_sizes[d])})
             else:
                 what = f"named {d!r}" if isinstance(d, str) else "unnamed"

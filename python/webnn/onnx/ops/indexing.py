@@ -135,22 +135,60 @@ def gather_nd(n):
     return n.b.gather_nd(n.x(0), _nd_indices(n, 1, shape, bd))
 
 
+_REDUCE = {"add": "add", "mul": "mul", "max": "max", "min": "min"}
+
+
+def _scatter_reduce(n, data, nd, updates_flat, reduction):
+    """Scatter with a reduction, for indices known at import: in rounds whose indices are
+    unique, out[idx] = reduce(out[idx], update) via gather_nd + scatter_nd (duplicates
+    accumulate one per round, in index order)."""
+    if reduction not in _REDUCE:
+        n.fail(f"reduction '{reduction}' is not supported")
+    bl = n.b
+    keys = [tuple(row) for row in nd.tolist()]
+    seen = {}
+    rounds = []
+    for u, key in enumerate(keys):
+        r = seen.get(key, 0)
+        seen[key] = r + 1
+        if r == len(rounds):
+            rounds.append([])
+        rounds[r].append(u)
+    out = data
+    for positions in rounds:
+        idx = n.importer.operand(nd[positions].astype(np.int64))
+        upd = bl.gather(updates_flat, n.importer.operand(np.array(positions, np.int32)), 0)
+        cur = bl.gather_nd(out, idx)
+        out = bl.scatter_nd(out, idx, getattr(bl, _REDUCE[reduction])(cur, upd))
+    return out
+
+
 @op("ScatterElements", "Scatter")
 def scatter_elements(n):
     red = n.attr("reduction", "none")
-    if red != "none":
-        n.fail(f"reduction '{red}' is not supported (WebNN scatter only replaces)")
     shape = n.shape(0)
     axis = norm_axis(n, int(n.attr("axis", 0)), len(shape))
+    if red != "none":
+        idx = n.c(1, what="indices (a scatter with a reduction needs them at import)")
+        idx = np.where(idx < 0, idx + shape[axis], idx).astype(np.int64)
+        grid = np.indices(idx.shape).reshape(idx.ndim, -1).T.copy()
+        grid[:, axis] = idx.reshape(-1)
+        flat = n.b.reshape(n.x(2), [int(idx.size)])
+        return _scatter_reduce(n, n.x(0), grid, flat, red)
     return n.b.scatter_elements(n.x(0), _indices(n, 1, shape[axis]), n.x(2), axis)
 
 
 @op("ScatterND")
 def scatter_nd(n):
     red = n.attr("reduction", "none")
-    if red != "none":
-        n.fail(f"reduction '{red}' is not supported (WebNN scatter only replaces)")
     shape = n.static_shape(0)
+    if red != "none":
+        idx = n.c(1, what="indices (a scatter with a reduction needs them at import)")
+        k = idx.shape[-1]
+        dims = np.array(shape[:k], dtype=np.int64)
+        nd = np.where(idx < 0, idx + dims, idx).reshape(-1, k).astype(np.int64)
+        flat = n.b.reshape(n.x(2), [nd.shape[0]] + shape[k:])
+        return _scatter_reduce(n, n.x(0), nd, flat, red)
     return n.b.scatter_nd(n.x(0), _nd_indices(n, 1, shape, 0), n.x(2))
 
 

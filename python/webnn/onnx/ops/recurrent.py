@@ -92,6 +92,10 @@ def lstm(n):
     want_seq = bool(n.node.output) and bool(n.node.output[0])
     acts = _activations(n, ["sigmoid", "tanh", "tanh"], 3)
     peep = n.x(7) if n.has(7) else None
+    if peep is not None:
+        # WebNN's lstm feeds the output gate's peephole the previous cell state, ONNX the new
+        # one: unroll the ONNX equations instead.
+        return _lstm_unrolled(n, x, steps, hidden, direction, bias, rbias, layout, acts, want_seq)
     results = n.b.lstm(
         x,
         n.x(1),
@@ -109,6 +113,61 @@ def lstm(n):
         activations=acts,
     )
     return _outputs(n, results, layout, want_seq)
+
+
+def _lstm_unrolled(n, x, steps, hidden, direction, bias, rbias, layout, acts, want_seq):
+    bl = n.b
+    f_act, g_act, h_act = acts or ["sigmoid", "tanh", "tanh"]
+    num_dir = 2 if direction == "bidirectional" else 1
+    batch = bl.operand_shape(x)[1]
+    dtype = bl.operand_data_type(x)
+    npd = np.float16 if dtype == "float16" else np.float32
+    h0, c0 = _initial(n, 5, layout), _initial(n, 6, layout)
+    w, r, p = n.x(1), n.x(2), n.x(7)
+
+    def part(t, d, rows=None):
+        shape = bl.operand_shape(t)
+        out = bl.reshape(bl.slice(t, [d] + [0] * (len(shape) - 1), [1] + shape[1:]), shape[1:])
+        return out
+
+    def piece(t, k):
+        return bl.slice(t, [0, k * hidden], [batch, hidden])
+
+    ys, hs, cs = [], [], []
+    for d in range(num_dir):
+        wd, rd, pd = part(w, d), part(r, d), part(p, d)
+        pi, po, pf = (bl.slice(pd, [k * hidden], [hidden]) for k in range(3))
+        bsum = None
+        if bias is not None:
+            bsum = bl.add(part(bias, d), part(rbias, d))
+        zeros = n.importer.operand(np.zeros([batch, hidden], npd))
+        h = part(h0, d) if h0 is not None else zeros
+        c = part(c0, d) if c0 is not None else zeros
+        backward = direction == "reverse" or (direction == "bidirectional" and d == 1)
+        order = range(steps - 1, -1, -1) if backward else range(steps)
+        outs = [None] * steps
+        for t in order:
+            xt = part(x, t)
+            g = bl.add(bl.gemm(xt, wd, b_transpose=True), bl.gemm(h, rd, b_transpose=True))
+            if bsum is not None:
+                g = bl.add(g, bsum)
+            i = getattr(bl, f_act)(bl.add(piece(g, 0), bl.mul(pi, c)))
+            f = getattr(bl, f_act)(bl.add(piece(g, 2), bl.mul(pf, c)))
+            cand = getattr(bl, g_act)(piece(g, 3))
+            c = bl.add(bl.mul(f, c), bl.mul(i, cand))
+            o = getattr(bl, f_act)(bl.add(piece(g, 1), bl.mul(po, c)))
+            h = bl.mul(o, getattr(bl, h_act)(c))
+            outs[t] = bl.reshape(h, [1, 1, batch, hidden])
+        ys.append(bl.concat(outs, 0) if steps > 1 else outs[0])
+        hs.append(bl.reshape(h, [1, batch, hidden]))
+        cs.append(bl.reshape(c, [1, batch, hidden]))
+    y = bl.concat(ys, 1) if num_dir > 1 else ys[0]
+    yh = bl.concat(hs, 0) if num_dir > 1 else hs[0]
+    yc = bl.concat(cs, 0) if num_dir > 1 else cs[0]
+    if layout == 1:
+        y = bl.transpose(y, [2, 0, 1, 3])
+        yh, yc = bl.transpose(yh, [1, 0, 2]), bl.transpose(yc, [1, 0, 2])
+    return [y if want_seq else None, yh, yc]
 
 
 @op("GRU")

@@ -241,14 +241,10 @@ def resize(n):
     else:
         n.fail("neither scales nor sizes is given")
     mode = n.attr("mode", "nearest")
-    if n.attr("antialias", 0) and mode != "nearest":
-        sc, sz = _scales_and_sizes(
-            n, shape, scales, sizes, axes, n.attr("keep_aspect_ratio_policy", "stretch")
-        )
-        if any(s < 1 for s in sc):
-            n.fail("antialias downsampling is not supported")
     policy = n.attr("keep_aspect_ratio_policy", "stretch")
     sc, sz = _scales_and_sizes(n, shape, scales, sizes, axes, policy)
+    if n.attr("antialias", 0) and mode != "nearest" and any(s < 1 for s in sc):
+        return _antialiased(n, shape, sc, sz)
     if roi is not None and sizes is None:
         sz = [math.floor(shape[a] * (roi[a + rank] - roi[a]) * sc[a]) for a in range(rank)]
     try:
@@ -267,6 +263,36 @@ def resize(n):
         )
     except ValueError as exc:
         n.fail(str(exc))
+
+
+def _antialiased(n, shape, scales, sizes):
+    """Antialiased downsampling: each axis's sampling matrix is what ONNX's reference Resize
+    gives for the identity (its filter widens with 1/scale), applied as taps with weights."""
+    from onnx import helper
+    from onnx.reference import ReferenceEvaluator
+
+    keep = {"mode", "coordinate_transformation_mode", "cubic_coeff_a", "exclude_outside",
+            "antialias"}  # fmt: skip
+    attrs = {a.name: helper.get_attribute_value(a) for a in n.node.attribute if a.name in keep}
+    node = helper.make_node("Resize", ["X", "", "scales"], ["Y"], **attrs)
+    x = n.x(0)
+    dtype = n.b.operand_data_type(x)
+    for axis, (length, out, s) in enumerate(zip(shape, sizes, scales)):
+        if out == length and s == 1.0:
+            continue
+        run = ReferenceEvaluator(node, opsets={"": 19})
+        basis = np.eye(length, dtype=np.float32)
+        (m,) = run.run(None, {"X": basis, "scales": np.array([s, 1.0], np.float32)})
+        m = np.asarray(m, np.float64)[:out]
+        taps = max(int((np.abs(m) > 0).sum(axis=1).max()), 1)
+        idx = np.zeros((out, taps), np.int64)
+        w = np.zeros((out, taps))
+        for o in range(out):
+            cols = np.nonzero(m[o])[0]
+            idx[o, : len(cols)] = cols
+            w[o, : len(cols)] = m[o, cols]
+        x = _resample_axis(n, x, axis, idx, w, np.zeros(out, bool), 0.0, dtype)
+    return x
 
 
 @op("Upsample")

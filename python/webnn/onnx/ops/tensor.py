@@ -212,10 +212,18 @@ def tile(n):
 def shape_(n):
     shape = n.shape(0)
     start, end = n.attr("start", 0), n.attr("end", None)
-    if any(isinstance(d, dict) for d in shape):
+    dynamic = [d["name"] for d in shape if isinstance(d, dict)]
+    if dynamic:
+        where = []
+        for name in dynamic:
+            origin = n.importer.dynamic_origin.get(name)
+            where.append(
+                f"'{name}'" + (f" (input '{origin[0]}' axis {origin[1]})" if origin else "")
+            )
         n.fail(
-            "Shape of a tensor with dynamic dimensions cannot be computed at import; fix the "
-            "dimensions with free_dims= or input_shapes="
+            f"the shape of '{n.node.input[0]}' has dynamic dimensions {', '.join(where)}, and "
+            "shape arithmetic on them is not expressible in WebNN; fix them with free_dims= or "
+            "input_shapes= (one graph per shape)"
         )
     return np.array(shape[slice(start, end)], dtype=np.int64)
 
