@@ -151,3 +151,138 @@ def reverse_sequence(n):
     idx = bl.where(bl.lesser(t, lens), bl.sub(bl.sub(lens, one), t), t)
     idx = bl.expand(idx, shape)
     return bl.gather_elements(n.x(0), idx, time_axis)
+
+
+@op("GridSample")
+def grid_sample(n):
+    """2-D GridSample (linear or nearest; zeros, border or reflection padding): the sampling
+    positions are computed at run time from the grid, and read with gather_elements."""
+    bl = n.b
+    shape = n.static_shape(0)
+    if len(shape) != 4:
+        n.fail(f"GridSample of rank {len(shape)} (only 4-D inputs are supported)")
+    N, C, H, W = shape
+    _, Ho, Wo, _ = n.static_shape(1)
+    mode = n.attr("mode", "linear" if n.opset >= 20 else "bilinear")
+    mode = {"bilinear": "linear"}.get(mode, mode)
+    mode = {"bicubic": "cubic"}.get(mode, mode)
+    if mode not in ("linear", "nearest", "cubic"):
+        n.fail(f"mode '{mode}' is not supported")
+    padding = n.attr("padding_mode", "zeros")
+    align = bool(n.attr("align_corners", 0))
+    dt = n.dtype(0)
+
+    def c(v):
+        return n.const(v, dt)
+
+    grid = n.x(1)
+    gx = bl.reshape(bl.slice(grid, [0, 0, 0, 0], [N, Ho, Wo, 1]), [N, Ho * Wo])
+    gy = bl.reshape(bl.slice(grid, [0, 0, 0, 1], [N, Ho, Wo, 1]), [N, Ho * Wo])
+
+    def unnormalize(g, size):
+        if align:
+            return bl.mul(bl.add(g, c(1.0)), c((size - 1) / 2.0))
+        return bl.div(bl.sub(bl.mul(bl.add(g, c(1.0)), c(float(size))), c(1.0)), c(2.0))
+
+    def reflect(v, size):
+        lo, hi = (0.0, size - 1.0) if align else (-0.5, size - 0.5)
+        span = hi - lo
+        if span <= 0:
+            return bl.mul(v, c(0.0))
+        # fold into [lo, lo + 2 span) then mirror the upper half
+        t = bl.sub(v, c(lo))
+        t = bl.abs(t)
+        period = c(2 * span)
+        t = bl.sub(t, bl.mul(bl.floor(bl.div(t, period)), period))
+        t = bl.where(bl.greater(t, c(span)), bl.sub(period, t), t)
+        return bl.add(t, c(lo))
+
+    x = unnormalize(gx, W)
+    y = unnormalize(gy, H)
+    flat = bl.reshape(n.x(0), [N, C, H * W])
+    if mode == "cubic":
+        return _grid_cubic(n, bl, c, x, y, flat, padding, reflect, (N, C, H, W, Ho, Wo), dt)
+    if padding == "border":
+        x = bl.clamp(x, min_value=0.0, max_value=float(W - 1))
+        y = bl.clamp(y, min_value=0.0, max_value=float(H - 1))
+    elif padding == "reflection":
+        x, y = reflect(x, W), reflect(y, H)
+        x = bl.clamp(x, min_value=0.0, max_value=float(W - 1))
+        y = bl.clamp(y, min_value=0.0, max_value=float(H - 1))
+
+    def sample(xi, yi):
+        return _sample(bl, c, flat, xi, yi, (N, C, H, W, Ho, Wo), dt)
+
+    if mode == "nearest":
+        out = sample(bl.round_even(x), bl.round_even(y))
+    else:
+        x0, y0 = bl.floor(x), bl.floor(y)
+        x1, y1 = bl.add(x0, c(1.0)), bl.add(y0, c(1.0))
+        wx1, wy1 = bl.sub(x, x0), bl.sub(y, y0)
+        wx0, wy0 = bl.sub(c(1.0), wx1), bl.sub(c(1.0), wy1)
+
+        def w(a, b_):
+            return bl.reshape(bl.mul(a, b_), [N, 1, Ho * Wo])
+
+        out = bl.add(
+            bl.add(bl.mul(sample(x0, y0), w(wx0, wy0)), bl.mul(sample(x1, y0), w(wx1, wy0))),
+            bl.add(bl.mul(sample(x0, y1), w(wx0, wy1)), bl.mul(sample(x1, y1), w(wx1, wy1))),
+        )
+    return bl.reshape(out, [N, C, Ho, Wo])
+
+
+def _sample(bl, c, flat, xi, yi, dims, dt):
+    """X at integer positions xi, yi (float tensors [N, P]); 0 outside the image."""
+    N, C, H, W, Ho, Wo = dims
+    inside = bl.logical_and(
+        bl.logical_and(bl.greater_or_equal(xi, c(0.0)), bl.lesser_or_equal(xi, c(W - 1.0))),
+        bl.logical_and(bl.greater_or_equal(yi, c(0.0)), bl.lesser_or_equal(yi, c(H - 1.0))),
+    )
+    xc = bl.clamp(xi, min_value=0.0, max_value=float(W - 1))
+    yc = bl.clamp(yi, min_value=0.0, max_value=float(H - 1))
+    index = bl.cast(bl.add(bl.mul(yc, c(float(W))), xc), "int32")
+    index = bl.expand(bl.reshape(index, [N, 1, Ho * Wo]), [N, C, Ho * Wo])
+    values = bl.gather_elements(flat, index, 2)
+    mask = bl.reshape(bl.cast(inside, dt), [N, 1, Ho * Wo])
+    return bl.mul(values, mask)
+
+
+def _grid_cubic(n, bl, c, x, y, flat, padding, reflect, dims, dt):
+    """Bicubic GridSample: 4 x 4 taps with Keys' coefficients (A = -0.75); the padding mode
+    applies to each tap's position, as ONNX defines it."""
+    N, C, H, W, Ho, Wo = dims
+    A = -0.75
+
+    def coeffs(t):
+        t1 = bl.add(t, c(1.0))
+        u = bl.sub(c(1.0), t)
+        w0 = bl.sub(
+            bl.mul(bl.add(bl.mul(bl.sub(bl.mul(c(A), t1), c(5 * A)), t1), c(8 * A)), t1), c(4 * A)
+        )
+        w1 = bl.add(bl.mul(bl.mul(bl.sub(bl.mul(c(A + 2), t), c(A + 3)), t), t), c(1.0))
+        w2 = bl.add(bl.mul(bl.mul(bl.sub(bl.mul(c(A + 2), u), c(A + 3)), u), u), c(1.0))
+        w3 = bl.sub(bl.sub(bl.sub(c(1.0), w0), w1), w2)
+        return [w0, w1, w2, w3]
+
+    x0, y0 = bl.floor(x), bl.floor(y)
+    wx, wy = coeffs(bl.sub(x, x0)), coeffs(bl.sub(y, y0))
+
+    def tap(v, d, size):
+        t = bl.add(v, c(float(d)))
+        if padding == "border":
+            return bl.clamp(t, min_value=0.0, max_value=float(size - 1))
+        if padding == "reflection":
+            r = reflect(t, size)
+            return bl.clamp(bl.where(bl.lesser(r, c(0.0)), bl.ceil(r), bl.floor(r)),
+                            min_value=0.0, max_value=float(size - 1))  # fmt: skip
+        return t
+
+    out = None
+    for j, dy in enumerate((-1, 0, 1, 2)):
+        yt = tap(y0, dy, H)
+        for i, dx in enumerate((-1, 0, 1, 2)):
+            xt = tap(x0, dx, W)
+            weight = bl.reshape(bl.mul(wx[i], wy[j]), [N, 1, Ho * Wo])
+            term = bl.mul(_sample(bl, c, flat, xt, yt, dims, dt), weight)
+            out = term if out is None else bl.add(out, term)
+    return bl.reshape(out, [N, C, Ho, Wo])
