@@ -200,13 +200,13 @@ def test_one_error_lists_every_unsupported_operator(ctx):
 
 def test_conversion_error_names_node_op_opset_and_reason(ctx):
     m = model(
-        [helper.make_node("Conv", ["x", "w"], ["y"], name="conv3d_stem")],
-        [vi("x", T.FLOAT, [1, 1, 4, 4, 4])],
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="conv4d_stem")],
+        [vi("x", T.FLOAT, [1, 1, 3, 3, 3, 3])],
         [vi("y", T.FLOAT, None)],
-        [numpy_helper.from_array(np.ones((1, 1, 2, 2, 2), np.float32), "w")],
+        [numpy_helper.from_array(np.ones((1, 1, 2, 2, 2, 2), np.float32), "w")],
     )
     with pytest.raises(
-        wo.OnnxImportError, match=r"'conv3d_stem' \(ai.onnx::Conv, opset 17\).*rank 5"
+        wo.OnnxImportError, match=r"'conv4d_stem' \(ai.onnx::Conv, opset 17\).*rank 6"
     ):
         wo.load(ctx, m)
 
@@ -342,3 +342,65 @@ def test_docs_list_every_converter():
         re.escape(oplist.BEGIN) + r"\n(.*?)" + re.escape(oplist.END), text, re.DOTALL
     ).group(1)
     assert section == oplist.markdown()
+
+
+def test_convert_with_infinite_pad_value_and_clip_bound(ctx, tmp_path):
+    """-inf cannot be written as a .webnn option: the importer expresses it with constants."""
+    m = model(
+        [
+            helper.make_node("Clip", ["x", "lo", "hi"], ["c"]),
+            helper.make_node("Pad", ["c", "p", "v"], ["y"]),
+        ],
+        [vi("x", T.FLOAT, [2, 3])],
+        [vi("y", T.FLOAT, None)],
+        [
+            numpy_helper.from_array(np.array(-np.inf, np.float32), "lo"),
+            numpy_helper.from_array(np.array(1.0, np.float32), "hi"),
+            numpy_helper.from_array(np.array([0, 1, 0, 1], np.int64), "p"),
+            numpy_helper.from_array(np.array(-np.inf, np.float32), "v"),
+        ],
+    )
+    wo.convert(m, tmp_path / "inf.webnn")
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) - 2
+    got = ctx.compute(ctx.load_graph(tmp_path / "inf.webnn"), {"x": x})["y"]
+    np.testing.assert_array_equal(got, ort_run(m, {"x": x})["y"])
+
+
+def test_model_local_functions_are_inlined(ctx):
+    """torch.onnx's exporter can emit model-local functions (one per module)."""
+    body = helper.make_function(
+        "example.modules",
+        "ScaledRelu",
+        ["X", "S"],
+        ["Y"],
+        [helper.make_node("Relu", ["X"], ["R"]), helper.make_node("Mul", ["R", "S"], ["Y"])],
+        [helper.make_opsetid("", 17)],
+    )
+    m = model(
+        [helper.make_node("ScaledRelu", ["x", "s"], ["y"], domain="example.modules")],
+        [vi("x", T.FLOAT, [4])],
+        [vi("y", T.FLOAT, [4])],
+        [numpy_helper.from_array(np.array(3.0, np.float32), "s")],
+    )
+    m.opset_import.append(helper.make_opsetid("example.modules", 1))
+    m.functions.append(body)
+    x = np.array([-1.0, 0.5, 2.0, -3.0], np.float32)
+    got = ctx.compute(wo.load(ctx, m), {"x": x})["y"]
+    np.testing.assert_array_equal(got, ort_run(m, {"x": x})["y"])
+
+
+@pytest.mark.parametrize("scales", [[1, 1, 0.5, 0.6], [1, 1, 2, 3]])
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_resize_opset10_matches_onnxruntime(ctx, scales, mode):
+    """Resize-10 (like Upsample): asymmetric coordinates; nearest floors when enlarging and
+    rounds up when shrinking, as ONNX Runtime does."""
+    m = model(
+        [helper.make_node("Resize", ["x", "s"], ["y"], mode=mode)],
+        [vi("x", T.FLOAT, [1, 1, 5, 7])],
+        [vi("y", T.FLOAT, None)],
+        [numpy_helper.from_array(np.array(scales, np.float32), "s")],
+        opset=10,
+    )
+    x = np.random.default_rng(2).random((1, 1, 5, 7), dtype=np.float32)
+    got = ctx.compute(wo.load(ctx, m), {"x": x})["y"]
+    np.testing.assert_allclose(got, ort_run(m, {"x": x})["y"], rtol=1e-6, atol=1e-6)

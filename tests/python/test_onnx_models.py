@@ -227,7 +227,7 @@ def test_minilm_dynamically_quantized(tmp_path):
 
 
 class _Calibration:
-    def __init__(self, count=4):
+    def __init__(self, count=1):
         rng = np.random.default_rng(3)
         self.batches = [{"x": text_image(48, 192) + 0.1 * rng.standard_normal((1, 3, 48, 192))
                          .astype(np.float32)} for _ in range(count)]  # fmt: skip

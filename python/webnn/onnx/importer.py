@@ -207,6 +207,25 @@ class NodeContext:
         raise error
 
 
+def schema_function(op_type, opset):
+    """The FunctionProto by which the ONNX standard defines op_type at opset, or None (not a
+    function, or one that depends on the input types)."""
+    from onnx import defs
+
+    try:
+        schema = defs.get_schema(op_type, opset, "")
+    except defs.SchemaError:
+        return None
+    if not schema.has_function:
+        return None
+    import onnx
+
+    body = schema.get_function_with_opset_version(opset) or schema.function_body
+    if isinstance(body, bytes):
+        body = onnx.FunctionProto.FromString(body)
+    return body if body is not None and len(body.node) else None
+
+
 class Scope(dict):
     """Values visible in one graph; sub-graphs (If/Loop/Scan bodies) see their parents'."""
 
@@ -393,7 +412,47 @@ class Importer:
                 unsupported=[(d, o, s, c) for (d, o, s), c in sorted(counts.items())],
             )
 
+    def _inline_functions(self):
+        """Model-local functions, and standard operators without a converter whose schema
+        defines them as a function of other operators, are inlined (onnx.inliner)."""
+        import onnx
+        from onnx import inliner
+
+        wanted = {}
+
+        def walk(graph):
+            for node in graph.node:
+                domain = "" if node.domain in ("", "ai.onnx") else node.domain
+                if domain == "" and lookup(domain, node.op_type) is None:
+                    wanted.setdefault(node.op_type, None)
+                for a in node.attribute:
+                    for g in [a.g] if a.type == a.GRAPH else list(a.graphs):
+                        walk(g)
+
+        walk(self.proto.graph)
+        local = {(f.domain, f.name) for f in self.proto.functions}
+        bodies = []
+        opset = self.opsets.get("", 1)
+        for op_type in wanted:
+            body = None if ("", op_type) in local else schema_function(op_type, opset)
+            if body is None:
+                continue
+            function = onnx.FunctionProto()
+            function.CopyFrom(body)
+            function.domain, function.name = "", op_type
+            bodies.append(function)
+        if not self.proto.functions and not bodies:
+            return
+        proto = onnx.ModelProto()
+        proto.CopyFrom(self.proto)
+        proto.functions.extend(bodies)
+        try:
+            self.proto = inliner.inline_local_functions(proto)
+        except Exception as exc:
+            raise OnnxImportError(f"inlining the model's functions failed: {exc}") from exc
+
     def run(self):
+        self._inline_functions()
         if any(node.op_type == "QuantizeLinear" for node in self.proto.graph.node):
             import onnx
 

@@ -142,6 +142,8 @@ def clip(n):
     dtype = n.dtype(0)
     if n.opset < 11:
         lo, hi = n.attr("min", None), n.attr("max", None)
+        lo = None if lo is not None and lo == -math.inf else lo
+        hi = None if hi is not None and hi == math.inf else hi
         if lo is None and hi is None:
             return n.b.identity(x)
         return n.b.clamp(x, min_value=lo, max_value=hi)
@@ -154,6 +156,11 @@ def clip(n):
         else:
             bounds.append(n.x(i))
     lo, hi = bounds
+    # Infinite bounds do not bound (and cannot be written as .webnn options).
+    if isinstance(lo, float) and lo == -math.inf:
+        lo = None
+    if isinstance(hi, float) and hi == math.inf:
+        hi = None
     if all(
         not hasattr(v, "__len__") and (v is None or isinstance(v, (int, float))) for v in bounds
     ):

@@ -286,3 +286,46 @@ def _grid_cubic(n, bl, c, x, y, flat, padding, reflect, dims, dt):
             term = bl.mul(_sample(bl, c, flat, xt, yt, dims, dt), weight)
             out = term if out is None else bl.add(out, term)
     return bl.reshape(out, [N, C, Ho, Wo])
+
+
+MAX_TOPK = 256
+
+
+@op("TopK")
+def top_k(n):
+    """K rounds of arg_max/arg_min, each masking the element it selected (WebNN has no top-k);
+    ties pick the lower index first, as ONNX specifies."""
+    bl = n.b
+    shape = n.static_shape(0)
+    rank = len(shape)
+    axis = norm_axis(n, int(n.attr("axis", -1)), rank)
+    k = int(n.c(1, what="K").reshape(-1)[0]) if n.opset >= 10 else int(n.attr("k"))
+    if k > MAX_TOPK:
+        n.fail(f"K={k} is larger than {MAX_TOPK} (it runs as K arg-max rounds)")
+    if k > shape[axis]:
+        n.fail(f"K={k} is larger than the axis size {shape[axis]}")
+    largest = bool(n.attr("largest", 1))
+    dt = n.dtype(0)
+    npd = n.np_dtype(0)
+    if np.issubdtype(npd, np.floating):
+        fill = -np.inf if largest else np.inf
+    else:
+        info = np.iinfo(npd)
+        fill = info.min if largest else info.max
+    x = n.x(0)
+    cur = x
+    iota_shape = [1] * rank
+    iota_shape[axis] = shape[axis]
+    iota = n.importer.operand(np.arange(shape[axis], dtype=np.int64).reshape(iota_shape))
+    fill_op = n.importer.operand(np.array(fill, dtype=npd))
+    values, indices = [], []
+    for r in range(k):
+        idx = (bl.arg_max if largest else bl.arg_min)(cur, axis, True, "int64")
+        values.append(bl.gather_elements(x, idx, axis))
+        indices.append(idx)
+        if r + 1 < k:
+            cur = bl.where(bl.equal(iota, idx), fill_op, cur)
+    if k == 1:
+        return [bl.identity(values[0]), bl.identity(indices[0])]
+    del dt
+    return [bl.concat(values, axis), bl.concat(indices, axis)]

@@ -227,6 +227,14 @@ def pad(n):
     if not any(begin + end):
         return bl.identity(x)
     if mode == "constant":
+        if not np.isfinite(value):
+            # +-inf/NaN cannot be written as a .webnn option: pad with 0, then select the
+            # value (a constant operand) on the padding.
+            padded = bl.pad(x, begin, end, mode="constant", value=0)
+            cur = bl.operand_shape(x)
+            mask = np.pad(np.zeros(cur, np.uint8), list(zip(begin, end)), constant_values=1)
+            fill = n.importer.operand(np.array(value, dtype=n.np_dtype(0)))
+            return bl.where(n.importer.operand(mask), fill, padded)
         return bl.pad(x, begin, end, mode="constant", value=value)
     if mode == "edge":
         return bl.pad(x, begin, end, mode="edge")

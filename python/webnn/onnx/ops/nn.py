@@ -65,8 +65,10 @@ def conv_operands(n, x, w, bias):
     bl = n.b
     xshape, wshape = bl.operand_shape(x), bl.operand_shape(w)
     rank = len(xshape)
+    if rank == 5:
+        return conv3d(n, x, w, bias)
     if rank not in (3, 4):
-        n.fail(f"Conv of rank {rank} (only 1-D and 2-D convolutions exist in WebNN)")
+        n.fail(f"Conv of rank {rank} (only 1-D, 2-D and 3-D convolutions are supported)")
     for d in xshape[1:] + wshape:
         if not isinstance(d, int):
             n.fail("Conv with dynamic channel or spatial dimensions")
@@ -183,8 +185,14 @@ def _pool_out_size(size, k, s, d, b, e, ceil_mode):
 def _pool(kind):
     def convert(n):
         rank = n.rank(0)
+        if (
+            rank == 5
+            and kind in ("max", "avg")
+            and not (len(n.node.output) > 1 and n.node.output[1])
+        ):
+            return pool3d(n, kind)
         if rank not in (3, 4):
-            n.fail(f"{n.node.op_type} of rank {rank} (only 1-D and 2-D pools exist in WebNN)")
+            n.fail(f"{n.node.op_type} of rank {rank} (only 1-D, 2-D and 3-D pools are supported)")
         if len(n.node.output) > 1 and n.node.output[1]:
             n.fail("the Indices output of MaxPool is not supported")
         x = _spatial_1d_to_2d(n, n.x(0), rank)
@@ -454,3 +462,112 @@ def lrn(n):
 
 
 del np
+
+
+# ---- 3-D convolution and pooling, decomposed over the depth axis into 2-D operations ----
+
+
+def _to_depth_batches(bl, x):
+    """[N, C, D, H, W] -> ([N, D, C, H, W] operand, shape)."""
+    return bl.transpose(x, [0, 2, 1, 3, 4])
+
+
+def conv3d(n, x, w, bias):
+    bl = n.b
+    N, C, D, H, W = bl.operand_shape(x)
+    M, Cg, KD, KH, KW = bl.operand_shape(w)
+    kernel = [KD, KH, KW]
+    strides, dilations, begin, end = _conv_geometry(n, [D, H, W], kernel)
+    if begin[0] or end[0]:
+        x = bl.pad(x, [0, 0, begin[0], 0, 0], [0, 0, end[0], 0, 0], mode="constant", value=0)
+    Dp = D + begin[0] + end[0]
+    Do = (Dp - ((KD - 1) * dilations[0] + 1)) // strides[0] + 1
+    xd = _to_depth_batches(bl, x)  # [N, Dp, C, H, W]
+    out = None
+    for k in range(KD):
+        start = k * dilations[0]
+        extent = (Do - 1) * strides[0] + 1
+        part = bl.slice(xd, [0, start, 0, 0, 0], [N, extent, C, H, W], [1, strides[0], 1, 1, 1])
+        part = bl.reshape(part, [N * Do, C, H, W])
+        wk = bl.reshape(bl.slice(w, [0, 0, k, 0, 0], [M, Cg, 1, KH, KW]), [M, Cg, KH, KW])
+        y = bl.conv2d(part, wk, strides=strides[1:], dilations=dilations[1:],
+                      padding=[begin[1], end[1], begin[2], end[2]],
+                      groups=int(n.attr("group", 1)))  # fmt: skip
+        out = y if out is None else bl.add(out, y)
+    _, _, Ho, Wo = bl.operand_shape(out)
+    out = bl.transpose(bl.reshape(out, [N, Do, M, Ho, Wo]), [0, 2, 1, 3, 4])
+    if bias is not None:
+        out = bl.add(out, bl.reshape(bias, [1, M, 1, 1, 1]))
+    return out
+
+
+def pool3d(n, kind):
+    bl = n.b
+    x = n.x(0)
+    N, C, D, H, W = n.static_shape(0)
+    kernel = list(n.attr("kernel_shape"))
+    strides = list(n.attr("strides", [1, 1, 1]))
+    dilations = list(n.attr("dilations", [1, 1, 1]))
+    auto_pad = n.attr("auto_pad", "NOTSET")
+    ceil_mode = int(n.attr("ceil_mode", 0))
+    if auto_pad in ("", "NOTSET"):
+        pads = list(n.attr("pads", [0] * 6))
+        begin, end = pads[:3], pads[3:]
+    else:
+        begin, end = _auto_pads(n, [D, H, W], kernel, strides, dilations, auto_pad)
+    sizes = [D, H, W]
+    outs = [
+        _pool_out_size(sizes[i], kernel[i], strides[i], dilations[i], begin[i], end[i], ceil_mode)
+        for i in range(3)
+    ]
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        outs = [-(-sizes[i] // strides[i]) for i in range(3)]
+    include_pad = kind == "avg" and n.attr("count_include_pad", 0)
+    if include_pad and any(begin + end):
+        x = bl.pad(x, [0, 0] + begin, [0, 0] + end, mode="constant", value=0)
+        N, C, D, H, W = bl.operand_shape(x)
+        begin, end = (
+            [0, 0, 0],
+            [
+                max(
+                    0,
+                    (outs[i] - 1) * strides[i]
+                    + (kernel[i] - 1) * dilations[i]
+                    + 1
+                    - bl.operand_shape(x)[2 + i],
+                )
+                for i in range(3)
+            ],
+        )
+        if any(end):
+            n.fail("count_include_pad with ceil_mode overhang is not supported")
+    # 2-D pooling of every depth slice over H, W
+    for i in (1, 2):
+        eff = (kernel[i] - 1) * dilations[i] + 1
+        need = (
+            (outs[i] - 1) * strides[i] + eff - (sizes[i] + begin[i] + end[i])
+            if not include_pad
+            else 0
+        )
+        if need > 0:
+            end[i] += need
+    slices = bl.reshape(_to_depth_batches(bl, x), [N * D, C, H, W])
+    padding = [begin[1], end[1], begin[2], end[2]]
+    pool = bl.max_pool2d if kind == "max" else bl.average_pool2d
+    p2 = pool(slices, kernel[1:], strides[1:], dilations[1:], padding, output_sizes=outs[1:])
+    p2 = bl.reshape(p2, [N, D, C, outs[1], outs[2]])
+    frames = []
+    for zo in range(outs[0]):
+        taps = [zo * strides[0] - begin[0] + k * dilations[0] for k in range(kernel[0])]
+        taps = [z for z in taps if 0 <= z < D]
+        acc = None
+        for z in taps:
+            part = bl.slice(p2, [0, z, 0, 0, 0], [N, 1, C, outs[1], outs[2]])
+            acc = (
+                part if acc is None else (bl.max(acc, part) if kind == "max" else bl.add(acc, part))
+            )
+        if kind == "avg" and len(taps) > 1:
+            acc = bl.div(acc, n.const(float(len(taps)), n.dtype(0)))
+        frames.append(acc)
+    y = bl.concat(frames, 1) if len(frames) > 1 else frames[0]
+    return bl.transpose(y, [0, 2, 1, 3, 4])

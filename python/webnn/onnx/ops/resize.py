@@ -47,7 +47,7 @@ def _source_coords(mode, out_size, in_size, scale, roi_start=0.0, roi_end=1.0):
     raise ValueError(f"coordinate_transformation_mode '{mode}' is not supported")
 
 
-def _nearest(coords, nearest_mode, in_size):
+def _nearest(coords, nearest_mode, in_size, scale=1.0):
     if nearest_mode == "round_prefer_floor":
         idx = np.where(coords == np.floor(coords) + 0.5, np.floor(coords), np.round(coords))
     elif nearest_mode == "round_prefer_ceil":
@@ -56,6 +56,9 @@ def _nearest(coords, nearest_mode, in_size):
         idx = np.floor(coords)
     elif nearest_mode == "ceil":
         idx = np.ceil(coords)
+    elif nearest_mode == "simple":
+        # Upsample and Resize-10 (ONNX Runtime): floor when enlarging, ceil when shrinking
+        idx = np.floor(coords) if scale >= 1 else np.ceil(coords)
     else:
         raise ValueError(f"nearest_mode '{nearest_mode}' is not supported")
     return np.clip(idx, 0, in_size - 1).astype(np.int64)
@@ -79,7 +82,11 @@ def axis_table(mode, coord_mode, nearest_mode, in_size, out_size, scale, cubic_a
     if coord_mode == "tf_crop_and_resize":
         outside = (coords < 0) | (coords > in_size - 1)
     if mode == "nearest":
-        return _nearest(coords, nearest_mode, in_size)[:, None], np.ones((out_size, 1)), outside
+        return (
+            _nearest(coords, nearest_mode, in_size, scale)[:, None],
+            np.ones((out_size, 1)),
+            outside,
+        )
     if mode == "linear":
         c = np.clip(coords, 0, in_size - 1)
         lo = np.floor(c)
@@ -220,7 +227,7 @@ def resize(n):
         mode = n.attr("mode", "nearest")
         mode = "linear" if mode in ("linear", "bilinear") else mode
         sc, sz = _scales_and_sizes(n, shape, scales, None, None, "stretch")
-        return resize_operand(n, n.x(0), sz, sc, mode, "asymmetric", "floor")
+        return resize_operand(n, n.x(0), sz, sc, mode, "asymmetric", "simple")
     roi = None
     coord_mode = n.attr("coordinate_transformation_mode", "half_pixel")
     axes = n.attr("axes")

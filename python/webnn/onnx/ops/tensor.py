@@ -106,7 +106,7 @@ def transpose(n):
 def concat(n):
     ops_ = [i for i in range(n.n_inputs) if n.has(i)]
     rank = n.rank(ops_[0])
-    axis = norm_axis(n, int(n.attr("axis", 0 if n.opset < 4 else None)), rank)
+    axis = norm_axis(n, int(n.attr("axis", 1 if n.opset < 4 else None)), rank)  # Concat-1: 1
     parts = [n.x(i) for i in ops_ if 0 not in n.shape(i)]
     if len(parts) == 1:
         return n.b.identity(parts[0])
@@ -266,7 +266,6 @@ for _name, _why in {
     "NonZero": "its output size depends on the input values",
     "Unique": "its output size depends on the input values",
     "Compress": "its output size depends on the input values",
-    "TopK": "WebNN has no top-k operator",
     "NonMaxSuppression": "its output size depends on the input values",
     "StringNormalizer": "WebNN has no string type",
     "RandomNormal": "random",
