@@ -115,3 +115,22 @@ def test_static_qdq_quantized_model_matches_onnxruntime(name, tmp_path):
     err = float(np.max(np.abs(ours[out] - want)))
     assert err <= step * 1.001, f"{name} QDQ: max error {err:.3g} > one step {step:.3g}"
     assert np.ptp(want) > 4 * step  # the quantized output is not constant
+
+
+def test_dynamically_quantized_silero_vad_v6(tmp_path):
+    """quantize_dynamic of an audio model with an LSTM: ConvInteger, DynamicQuantizeLinear and
+    com.microsoft DynamicQuantizeLSTM (its h re-quantized at run time each step)."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    case = next(c for c in wm.CASES if c.name == "silero_vad_v6")
+    path = _path(case)
+    quantized = str(tmp_path / "silero_v6_int8.onnx")
+    quantize_dynamic(path, quantized, weight_type=QuantType.QInt8)
+    import onnx
+
+    ops = {n.op_type for n in onnx.load(quantized).graph.node}
+    assert {"DynamicQuantizeLSTM", "ConvInteger"} <= ops
+    feeds = case.make_feeds()
+    theirs = wm.ort_outputs(case, quantized, feeds)
+    ours = wm.our_outputs(case, quantized, feeds, "cpu")
+    assert_matches_ort(ours, theirs, "silero_vad_v6 dynamically quantized")
