@@ -134,3 +134,35 @@ def test_dynamically_quantized_silero_vad_v6(tmp_path):
     theirs = wm.ort_outputs(case, quantized, feeds)
     ours = wm.our_outputs(case, quantized, feeds, "cpu")
     assert_matches_ort(ours, theirs, "silero_vad_v6 dynamically quantized")
+
+
+@pytest.mark.parametrize("rate,window", [(16000, 512), (8000, 256)])
+def test_livekit_silero_vad_streaming(rate, window):
+    """livekit-plugins-silero's Silero VAD (If on the sample rate, LSTM state), fed chunk by
+    chunk with its state carried, at both rates it supports (each folds a different branch)."""
+    case = wm.ModelCase("livekit_silero", "livekit-plugins-silero", "1.8.9", "livekit/plugins",
+                        "silero/resources/silero_vad.onnx", "Silero VAD", dict)  # fmt: skip
+    path = _path(case)
+    import webnn
+    import webnn.onnx as wo
+
+    context = webnn.ML().create_context(accelerated=False, backend="cpu")
+    graph = wo.load(
+        context,
+        path,
+        input_shapes={"input": [1, window], "state": [2, 1, 128]},
+        constants={"sr": rate},
+    )
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    audio = wm.speech_like(window * 5, rate=rate)
+    ours_state = theirs_state = np.zeros((2, 1, 128), np.float32)
+    for k in range(5):
+        chunk = audio[None, k * window : (k + 1) * window]
+        ours = context.compute(graph, {"input": chunk, "state": ours_state})
+        prob, theirs_state = session.run(
+            None, {"input": chunk, "state": theirs_state, "sr": np.array(rate, np.int64)}
+        )
+        assert_matches_ort(ours, {"output": prob, "stateN": theirs_state}, f"chunk {k}")
+        ours_state = ours["stateN"]

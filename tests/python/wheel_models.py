@@ -284,6 +284,10 @@ CASES = [
               _maskseq_feeds, in_suite=False),
     ModelCase("ddddocr_common", "ddddocr", "1.6.1", "ddddocr", "common.onnx",
               "captcha OCR CNN + LSTM", _ddddocr_feeds, _shapes, in_suite=False),
+    # Known mismatch (~1.6% of max|ORT|): its 21 DynamicQuantizeLinear + ConvInteger layers
+    # quantize the bias with Floor(bias / (x_scale * w_scale)); our sigmoid differs from ORT's
+    # by an ulp, which moves a scale by an ulp, flips roundings, and grows layer by layer.
+    # Its DynamicQuantizeLSTM alone matches ORT (tests/python/test_onnx_regressions.py).
     ModelCase("ddddocr_common_old", "ddddocr", "1.6.1", "ddddocr", "common_old.onnx",
               "captcha OCR, dynamically quantized (ConvInteger, DynamicQuantizeLSTM)",
               _ddddocr_feeds, _shapes, in_suite=False),
