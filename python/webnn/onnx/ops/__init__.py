@@ -12,6 +12,7 @@ from . import (  # noqa: F401  (imported for their registrations)
     microsoft,
     nn,
     quantization,
+    quantized_recurrent,
     recurrent,
     reduction,
     resize,

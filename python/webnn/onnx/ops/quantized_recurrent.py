@@ -1,0 +1,116 @@
+"""com.microsoft DynamicQuantizeLSTM (what ONNX Runtime's quantize_dynamic makes of an LSTM),
+unrolled over time as ONNX Runtime computes it.
+
+Its weights are 8-bit; at run time ONNX Runtime quantizes the GEMM inputs to uint8 with a scale
+from their own min/max (range widened to include 0; scale 1 for an all-zero input): the whole
+input sequence X once per direction, the hidden state h once per step. Each GEMM is exact in
+integers and scaled by a_scale * w_scale; gates add X·W, then h·R, then the combined bias,
+in float. A float LSTM on dequantized weights differs from that by the activation rounding
+(~1e-2 relative), so the integer form is reproduced step by step. h is quantized over the
+whole batch, as a single-threaded ONNX Runtime does; with more threads ORT splits a batch of
+more than one sequence into per-thread slices (min/max per slice), which changes its result.
+"""
+
+import numpy as np
+
+from .quantization import quantize_like_onnx
+from .registry import op
+
+
+def _dynamic_uint8(n, x):
+    """x quantized as ONNX Runtime's GetQuantizationParameter + MlasQuantizeLinear do, returned
+    as (q - zero_point) in float32 (exact) and the scale, shape [1]."""
+    bl = n.b
+    rank = len(bl.operand_shape(x))
+    axes = list(range(rank))
+    zero = n.const(0.0, "float32")
+    lo = bl.min(bl.reshape(bl.reduce_min(x, axes, False), [1]), zero)
+    hi = bl.max(bl.reshape(bl.reduce_max(x, axes, False), [1]), zero)
+    spread = bl.div(bl.sub(hi, lo), n.const(255.0, "float32"))
+    scale = bl.where(bl.equal(hi, lo), n.const(1.0, "float32"), spread)
+    zp = bl.clamp(bl.round_even(bl.sub(zero, bl.div(lo, scale))), min_value=0.0, max_value=255.0)
+    ones = [1] * rank
+    q = quantize_like_onnx(n, x, bl.reshape(scale, ones), bl.reshape(bl.cast(zp, "uint8"), ones))
+    return bl.sub(bl.cast(q, "float32"), bl.reshape(zp, ones)), scale
+
+
+def _weights(n, index, scale_index, zp_index, num_dir, hidden):
+    """Per direction: (w - zero_point) as float32 [K, 4H] and the scale as [1] or [4H]."""
+    w = n.c(index, what="quantized weight").astype(np.float64)
+    scale = n.c(scale_index, what="weight scale").astype(np.float32)
+    zp = n.c(zp_index, what="weight zero point") if n.has(zp_index) else np.zeros_like(scale)
+    if scale.shape not in ((num_dir,), (num_dir, 4 * hidden)):
+        n.fail(f"weight scale of shape {list(scale.shape)} (expected [{num_dir}] or "
+               f"[{num_dir}, {4 * hidden}])")  # fmt: skip
+    out = []
+    for d in range(num_dir):
+        z = zp[d].astype(np.float64)
+        shifted = (w[d] - (z.reshape(1, -1) if z.ndim else z)).astype(np.float32)
+        s = scale[d].reshape(-1)
+        out.append((n.importer.operand(np.ascontiguousarray(shifted)), n.importer.operand(s)))
+    return out
+
+
+@op("DynamicQuantizeLSTM", domain="com.microsoft")
+def dynamic_quantize_lstm(n):
+    bl = n.b
+    for attr in ("clip", "activations"):
+        if n.attr(attr) is not None:
+            n.fail(f"the {attr} attribute is not supported")
+    if n.attr("input_forget", 0):
+        n.fail("input_forget (coupled gates) is not supported")
+    if n.has(7):
+        n.fail("peephole weights (input P) are not supported")
+    xshape = n.shape(0)
+    if len(xshape) != 3:
+        n.fail(f"input X must have rank 3 (got shape {xshape})")
+    steps, batch, _ = xshape
+    hidden = int(n.attr("hidden_size"))
+    direction = n.attr("direction", "forward")
+    if isinstance(direction, bytes):
+        direction = direction.decode()
+    num_dir = 2 if direction == "bidirectional" else 1
+    if n.has(4) and not np.all(n.c(4, what="sequence_lens") == steps):
+        n.fail("sequence_lens shorter than the sequence are not supported")
+    ws = _weights(n, 1, 8, 9, num_dir, hidden)
+    rs = _weights(n, 2, 10, 11, num_dir, hidden)
+    bias = n.c(3, what="bias").astype(np.float32) if n.has(3) else None
+    x = n.x(0)
+    x_shifted, x_scale = _dynamic_uint8(n, bl.reshape(x, [steps * batch, xshape[2]]))
+    zeros = n.importer.operand(np.zeros([batch, hidden], np.float32))
+
+    def part(t, d):
+        return bl.reshape(bl.slice(t, [d, 0, 0], [1, batch, hidden]), [batch, hidden])
+
+    def gate(g, k):
+        return bl.slice(g, [0, k * hidden], [batch, hidden])
+
+    ys, hs, cs = [], [], []
+    for d in range(num_dir):
+        (w, w_scale), (r, r_scale) = ws[d], rs[d]
+        xw = bl.mul(bl.matmul(x_shifted, w), bl.mul(x_scale, w_scale))  # [steps*batch, 4H]
+        b = None
+        if bias is not None:
+            b = n.importer.operand(bias[d, : 4 * hidden] + bias[d, 4 * hidden :])
+        h = part(n.x(5), d) if n.has(5) else zeros
+        c = part(n.x(6), d) if n.has(6) else zeros
+        backward = direction == "reverse" or d == 1
+        outs = [None] * steps
+        for t in range(steps - 1, -1, -1) if backward else range(steps):
+            h_shifted, h_scale = _dynamic_uint8(n, h)
+            hr = bl.mul(bl.matmul(h_shifted, r), bl.mul(h_scale, r_scale))
+            g = bl.add(bl.slice(xw, [t * batch, 0], [batch, 4 * hidden]), hr)
+            if b is not None:
+                g = bl.add(g, b)
+            i, o = bl.sigmoid(gate(g, 0)), bl.sigmoid(gate(g, 1))
+            f, cand = bl.sigmoid(gate(g, 2)), bl.tanh(gate(g, 3))
+            c = bl.add(bl.mul(f, c), bl.mul(i, cand))
+            h = bl.mul(o, bl.tanh(c))
+            outs[t] = bl.reshape(h, [1, 1, batch, hidden])
+        ys.append(bl.concat(outs, 0) if steps > 1 else outs[0])
+        hs.append(bl.reshape(h, [1, batch, hidden]))
+        cs.append(bl.reshape(c, [1, batch, hidden]))
+    y = bl.concat(ys, 1) if num_dir > 1 else ys[0]
+    yh = bl.concat(hs, 0) if num_dir > 1 else hs[0]
+    yc = bl.concat(cs, 0) if num_dir > 1 else cs[0]
+    return [y, yh, yc]
