@@ -311,8 +311,10 @@ op("GlobalLpPool")(_global("lp"))
 
 @op("BatchNormalization")
 def batch_norm(n):
-    if n.attr("training_mode", 0) or (len(n.node.output) > 1 and any(n.node.output[1:])):
-        n.fail("training-mode BatchNormalization (running statistics outputs) is not supported")
+    if n.attr("training_mode", 0):
+        return _batch_norm_training(n)
+    if len(n.node.output) > 1 and any(n.node.output[1:]):
+        n.fail("the running-statistics outputs exist only with training_mode=1")
     eps = float(n.attr("epsilon", 1e-5))
     x = n.x(0)
     rank = n.rank(0)
@@ -321,6 +323,29 @@ def batch_norm(n):
     return n.b.batch_normalization(
         x, n.x(3), n.x(4), scale=n.x(1), bias=n.x(2), epsilon=eps, axis=1
     )
+
+
+def _batch_norm_training(n):
+    """training_mode=1: normalize with the batch's own statistics and output the updated
+    running mean and variance (momentum-weighted; the batch variance is the population one)."""
+    bl = n.b
+    x = n.x(0)
+    rank = n.rank(0)
+    dtype = n.dtype(0)
+    axes = [0] + list(range(2, rank))
+    eps = float(n.attr("epsilon", 1e-5))
+    momentum = float(n.attr("momentum", 0.9))
+    mean = bl.reduce_mean(x, axes, True)
+    centered = bl.sub(x, mean)
+    var = bl.reduce_mean(bl.mul(centered, centered), axes, True)
+    pshape = [1, n.static_shape(0)[1]] + [1] * (rank - 2)
+    y = bl.div(centered, bl.sqrt(bl.add(var, n.const(eps, dtype))))
+    y = bl.add(bl.mul(y, bl.reshape(n.x(1), pshape)), bl.reshape(n.x(2), pshape))
+    channels = [n.static_shape(0)[1]]
+    m, one_minus = n.const(momentum, dtype), n.const(1.0 - momentum, dtype)
+    run_mean = bl.add(bl.mul(n.x(3), m), bl.mul(bl.reshape(mean, channels), one_minus))
+    run_var = bl.add(bl.mul(n.x(4), m), bl.mul(bl.reshape(var, channels), one_minus))
+    return [y, run_mean, run_var]
 
 
 @op("InstanceNormalization")
