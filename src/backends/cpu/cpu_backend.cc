@@ -17,6 +17,14 @@ std::unique_ptr<Kernel> make_fast_kernel(const Node& node, const CompileContext&
       return make_gemm_kernel(node, cc, simd);
     case OpKind::kConv2d:
       return make_conv2d_kernel(node, cc, simd);
+    case OpKind::kConvTranspose2d:
+      return make_conv_transpose2d_kernel(node, cc, simd);
+    case OpKind::kResample2d:
+      return make_resample2d_kernel(node, cc, simd);
+    case OpKind::kBatchNormalization:
+    case OpKind::kInstanceNormalization:
+    case OpKind::kLayerNormalization:
+      return make_normalization_kernel(node, cc, simd);
     case OpKind::kSoftmax:
       return make_softmax_kernel(node, cc, simd);
     case OpKind::kMaxPool2d:

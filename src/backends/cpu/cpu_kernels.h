@@ -16,6 +16,12 @@ std::unique_ptr<Kernel> make_gemm_kernel(const Node& node, const CompileContext&
                                          const SimdKernels& simd);
 std::unique_ptr<Kernel> make_conv2d_kernel(const Node& node, const CompileContext& cc,
                                            const SimdKernels& simd);
+std::unique_ptr<Kernel> make_conv_transpose2d_kernel(const Node& node, const CompileContext& cc,
+                                                     const SimdKernels& simd);
+std::unique_ptr<Kernel> make_resample2d_kernel(const Node& node, const CompileContext& cc,
+                                               const SimdKernels& simd);
+std::unique_ptr<Kernel> make_normalization_kernel(const Node& node, const CompileContext& cc,
+                                                  const SimdKernels& simd);
 std::unique_ptr<Kernel> make_elementwise_kernel(const Node& node, const CompileContext& cc,
                                                 const SimdKernels& simd);
 std::unique_ptr<Kernel> make_softmax_kernel(const Node& node, const CompileContext& cc,

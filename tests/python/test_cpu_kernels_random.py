@@ -1,0 +1,276 @@
+"""The cpu backend's fast kernels for convTranspose2d, resample2d, normalizations and data
+movement against the reference backend, over random shapes and options.
+
+Tolerances as in test_cpu_backend.py: exact where the float32 result is exact (nearest
+resampling, data movement), the K * eps * sum(|a| * |b|) bound for sums of K products, and a
+few ULP or a stated bound otherwise. The last test reruns this file with the AVX2 and generic
+kernels and with 1 and 3 threads.
+"""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from test_cpu_backend import EPS, _both, _data, _dot_bound, _run, assert_within
+
+# ---- convTranspose2d ------------------------------------------------------------------------
+
+
+def _conv_transpose_case(rng):
+    nhwc = bool(rng.integers(2))
+    n = int(rng.integers(1, 3))
+    kh, kw = int(rng.integers(1, 5)), int(rng.integers(1, 5))
+    stride = [int(rng.integers(1, 4)), int(rng.integers(1, 4))]
+    dilation = [int(rng.integers(1, 3)), int(rng.integers(1, 3))]
+    h, w = int(rng.integers(1, 10)), int(rng.integers(1, 10))
+    # Padding below the full output extent on each axis.
+    pads = []
+    for size, k, s, d in ((h, kh, stride[0], dilation[0]), (w, kw, stride[1], dilation[1])):
+        full = (size - 1) * s + (k - 1) * d + 1
+        a = int(rng.integers(0, 3))
+        b = int(rng.integers(0, 3))
+        while a + b >= full:
+            a, b = max(0, a - 1), max(0, b - 1)
+            if a == 0 and b == 0:
+                break
+        pads += [a, b]
+    groups = int(rng.choice([1, 1, 2, 3]))
+    cin = groups * int(rng.integers(1, 12))
+    group_out = int(rng.integers(1, 40))
+    layout = str(rng.choice(["iohw", "hwoi", "ohwi", "oihw"]))
+    sizes = {"i": cin, "o": group_out, "h": kh, "w": kw}
+    filt = _data(rng, [sizes[c] for c in layout])
+    x = _data(rng, [n, h, w, cin] if nhwc else [n, cin, h, w])
+    bias = _data(rng, [groups * group_out]) if rng.integers(2) else None
+    options = {
+        "strides": stride,
+        "dilations": dilation,
+        "padding": pads,
+        "groups": groups,
+        "input_layout": "nhwc" if nhwc else "nchw",
+        "filter_layout": layout,
+    }
+    extra = int(rng.integers(3))
+    if extra == 1:
+        options["output_padding"] = [int(rng.integers(0, s)) for s in stride]
+    elif extra == 2:
+        full = [
+            (h - 1) * stride[0] + (kh - 1) * dilation[0] + 1 - pads[0] - pads[1],
+            (w - 1) * stride[1] + (kw - 1) * dilation[1] + 1 - pads[2] - pads[3],
+        ]
+        options["output_sizes"] = [f + int(rng.integers(0, s)) for f, s in zip(full, stride)]
+    # Each output sums at most kh * kw taps of cin / groups channels.
+    k = (cin // groups) * kh * kw
+    return x, filt, bias, options, k
+
+
+def _check_conv_transpose(x, filt, bias, options, k, constant_filter=True):
+    inputs, constants = {"x": x}, {}
+    (constants if constant_filter else inputs)["w"] = filt
+    if bias is not None:
+        constants["b"] = bias
+
+    def make(g, o):
+        extra = {"bias": o["b"]} if bias is not None else {}
+        return g.conv_transpose2d(o["x"], o["w"], **options, **extra)
+
+    got, want = _both(make, inputs, constants)
+    mag_constants = {"w": np.abs(filt)}
+    if bias is not None:
+        mag_constants["b"] = np.abs(bias)
+    magnitude = _run("reference", make, {"x": np.abs(x)}, mag_constants)
+    assert_within(got, want, _dot_bound(k, magnitude.astype(np.float64)))
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_conv_transpose2d_random(seed):
+    rng = np.random.default_rng(2000 + seed)
+    x, filt, bias, options, k = _conv_transpose_case(rng)
+    _check_conv_transpose(x, filt, bias, options, k, constant_filter=bool(seed % 4))
+
+
+@pytest.mark.parametrize("nhwc", [False, True])
+@pytest.mark.parametrize("cout", [1, 24, 70])
+def test_conv_transpose2d_2x2_stride2(nhwc, cout):
+    # The detection-head shape (no overlap between taps), with channels past one GEMM panel.
+    rng = np.random.default_rng(cout)
+    x = _data(rng, [1, 17, 13, 24] if nhwc else [1, 24, 17, 13])
+    filt = _data(rng, [24, cout, 2, 2])
+    options = {"strides": [2, 2], "input_layout": "nhwc" if nhwc else "nchw"}
+    _check_conv_transpose(x, filt, _data(rng, [cout]), options, 24)
+
+
+def test_conv_transpose2d_long_reduction():
+    # 900 input channels: each tap's channels are split into several passes over K.
+    rng = np.random.default_rng(3)
+    x = _data(rng, [1, 900, 4, 5])
+    filt = _data(rng, [900, 20, 3, 3])
+    options = {"strides": [2, 2], "padding": [1, 1, 1, 1]}
+    _check_conv_transpose(x, filt, None, options, 900 * 4)
+
+
+# ---- resample2d -----------------------------------------------------------------------------
+
+
+def _resample_case(rng):
+    shape = [
+        int(rng.integers(1, 3)),
+        int(rng.integers(1, 6)),
+        int(rng.integers(1, 12)),
+        int(rng.integers(1, 12)),
+    ]
+    axes = [[2, 3], [1, 2], [0, 1], [3, 2]][int(rng.integers(4))]
+    mode = str(rng.choice(["nearest-neighbor", "linear"]))
+    options = {"mode": mode, "axes": axes}
+    if rng.integers(2):
+        options["scales"] = [float(rng.choice([0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 8.0])) for _ in axes]
+        while any(int(shape[a] * s) < 1 for a, s in zip(axes, options["scales"])):
+            options["scales"] = [max(s, 1.0) for s in options["scales"]]
+    else:
+        options["sizes"] = [int(rng.integers(1, 25)) for _ in axes]
+    return _data(rng, shape), options
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_resample2d_random(seed):
+    rng = np.random.default_rng(3000 + seed)
+    x, options = _resample_case(rng)
+    got, want = _both(lambda g, o: g.resample2d(o["x"], **options), {"x": x})
+    if options["mode"] == "nearest-neighbor":
+        np.testing.assert_array_equal(got, want)
+        return
+    # Four products with weights in [0, 1] summing to 1, each rounded in float32: a few eps of
+    # the interpolated magnitude.
+    magnitude = _run("reference", lambda g, o: g.resample2d(o["x"], **options), {"x": np.abs(x)})
+    assert_within(got, want, 6 * EPS * magnitude.astype(np.float64))
+
+
+@pytest.mark.parametrize("mode", ["nearest-neighbor", "linear"])
+@pytest.mark.parametrize("scale", [2.0, 4.0, 8.0])
+def test_resample2d_integral_upsampling(mode, scale):
+    # The detection model's upsampling (NCHW and NHWC), on rows longer than a vector.
+    rng = np.random.default_rng(int(scale))
+    x = _data(rng, [1, 3, 9, 37])
+    for axes in ([2, 3], [1, 2]):
+        options = {"mode": mode, "scales": [scale, scale], "axes": axes}
+        got, want = _both(lambda g, o, kw=options: g.resample2d(o["x"], **kw), {"x": x})
+        if mode == "nearest-neighbor":
+            np.testing.assert_array_equal(got, want)
+        else:
+            np.testing.assert_allclose(got, want, rtol=0, atol=6 * EPS * 2)
+
+
+# ---- normalizations -------------------------------------------------------------------------
+
+
+def _norm_bound(want):
+    # The cpu kernels compute in double like the reference; only the order of the double sums
+    # of the statistics differs, so results are within one rounding of the reference.
+    return np.abs(want.astype(np.float64)) * EPS
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_batch_normalization_random(seed):
+    rng = np.random.default_rng(4000 + seed)
+    rank = int(rng.integers(1, 5))
+    shape = [int(rng.integers(1, 9)) for _ in range(rank)]
+    axis = int(rng.integers(rank))
+    c = shape[axis]
+    consts = {"mean": _data(rng, [c]), "var": rng.uniform(0.1, 3, c).astype(np.float32)}
+    use_scale, use_bias = bool(rng.integers(2)), bool(rng.integers(2))
+    if use_scale:
+        consts["scale"] = _data(rng, [c])
+    if use_bias:
+        consts["bias"] = _data(rng, [c])
+
+    def make(g, o):
+        extra = {k: o[k] for k in ("scale", "bias") if k in o}
+        return g.batch_normalization(o["x"], o["mean"], o["var"], axis=axis, epsilon=1e-3, **extra)
+
+    inputs = {"x": _data(rng, shape)}
+    if seed % 2:  # statistics as graph inputs too
+        inputs.update(consts)
+        consts = {}
+    got, want = _both(make, inputs, consts)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_instance_normalization_random(seed):
+    rng = np.random.default_rng(5000 + seed)
+    nhwc = bool(seed % 2)
+    n, c, h, w = (
+        int(rng.integers(1, 3)),
+        int(rng.integers(1, 80)),
+        int(rng.integers(1, 9)),
+        int(rng.integers(1, 9)),
+    )
+    x = _data(rng, [n, h, w, c] if nhwc else [n, c, h, w]) + np.float32(rng.uniform(-3, 3))
+    consts = {}
+    if rng.integers(2):
+        consts["scale"] = _data(rng, [c])
+    if rng.integers(2):
+        consts["bias"] = _data(rng, [c])
+
+    def make(g, o):
+        extra = {k: o[k] for k in ("scale", "bias") if k in o}
+        return g.instance_normalization(o["x"], layout="nhwc" if nhwc else "nchw", **extra)
+
+    got, want = _both(make, {"x": x}, consts)
+    assert_within(got, want, _norm_bound(want))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_layer_normalization_random(seed):
+    rng = np.random.default_rng(6000 + seed)
+    rank = int(rng.integers(1, 5))
+    shape = [int(rng.integers(1, 9)) for _ in range(rank)]
+    shape[-1] = int(rng.integers(1, 300))
+    k = int(rng.integers(0, rank + 1))
+    axes = list(range(rank - k, rank)) if k else None
+    if axes is None and rank == 1:
+        axes = [0]
+    if seed % 5 == 4 and rank >= 2:
+        axes = [0, rank - 1]  # not trailing: the reference kernel
+    norm_shape = [shape[a] for a in (axes if axes is not None else range(1, rank))]
+    consts = {}
+    if rng.integers(2):
+        consts["scale"] = _data(rng, norm_shape)
+    if rng.integers(2):
+        consts["bias"] = _data(rng, norm_shape)
+
+    def make(g, o):
+        extra = {k: o[k] for k in ("scale", "bias") if k in o}
+        return g.layer_normalization(o["x"], axes=axes, **extra)
+
+    got, want = _both(make, {"x": _data(rng, shape)}, consts)
+    assert_within(got, want, _norm_bound(want))
+
+
+# ---- other ISAs and thread counts -----------------------------------------------------------
+
+
+@pytest.mark.skipif(os.environ.get("WEBNN_CPU_BACKEND_SUBPROCESS") == "1", reason="nested")
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"WEBNN_CPU_ISA": "avx2"},
+        {"WEBNN_CPU_ISA": "generic"},
+        {"WEBNN_NUM_THREADS": "1"},
+        {"WEBNN_NUM_THREADS": "3"},
+    ],
+    ids=lambda e: ",".join(f"{k}={v}" for k, v in e.items()),
+)
+def test_other_isas_and_thread_counts(env):
+    full_env = dict(os.environ, WEBNN_CPU_BACKEND_SUBPROCESS="1", **env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", __file__, "-q", "-x", "-p", "no:cacheprovider"],
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
