@@ -9,8 +9,13 @@
 // packed once (rows (tap, input channel), columns output channels), and C is written straight
 // into the output with a row stride of stride_w pixels. No scatter-add, no col2im buffer, and
 // the k == stride case (no overlap, e.g. 2x2 stride 2) is one tap per phase.
+// When the filter width equals the column stride (no dilation, padding or extra width), the
+// column phases are merged: A rows are input pixels and B's columns are (kw, output channel),
+// which land side by side in the output row, so N grows by k_w (det's 24 -> 1 layer has N = 2
+// instead of 1).
 // NCHW tensors are transposed to NHWC around it, as conv2d does.
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "backends/cpu/cpu_kernels.h"
@@ -90,19 +95,22 @@ class ConvTranspose2dKernel final : public Kernel {
     if (p.padding) pad_top = (*p.padding)[0], pad_left = (*p.padding)[2];
     stride_h_ = stride_h;
     stride_w_ = stride_w;
+    merged_ = groups_ == 1 && k_w_ == stride_w && dil_w == 1 && pad_left == 0 &&
+              out_w_ == in_w_ * stride_w;
+    n_cols_ = merged_ ? k_w_ * group_out_ : group_out_;
 
     size_t total = 0;
     for (int64_t ph = 0; ph < std::min(stride_h, out_h_); ++ph) {
-      for (int64_t pw = 0; pw < std::min(stride_w, out_w_); ++pw) {
+      for (int64_t pw = 0; pw < (merged_ ? 1 : std::min(stride_w, out_w_)); ++pw) {
         Phase f;
         f.ph = ph;
         f.pw = pw;
         f.rows = (out_h_ - ph + stride_h - 1) / stride_h;
-        f.cols = (out_w_ - pw + stride_w - 1) / stride_w;
+        f.cols = merged_ ? in_w_ : (out_w_ - pw + stride_w - 1) / stride_w;
         for (int64_t kh = 0; kh < k_h_; ++kh) {
           const int64_t th = ph + pad_top - kh * dil_h;
           if (mod(th, stride_h) != 0) continue;
-          for (int64_t kw = 0; kw < k_w_; ++kw) {
+          for (int64_t kw = 0; kw < (merged_ ? 1 : k_w_); ++kw) {
             const int64_t tw = pw + pad_left - kw * dil_w;
             if (mod(tw, stride_w) != 0) continue;
             f.kh.push_back(kh);
@@ -112,8 +120,8 @@ class ConvTranspose2dKernel final : public Kernel {
           }
         }
         size_t floats = 0;
-        if (!packed_b_floats(static_cast<int64_t>(f.kh.size()) * group_in_, group_out_,
-                             simd_.gemm_nr, &floats)) {
+        if (!packed_b_floats(static_cast<int64_t>(f.kh.size()) * group_in_, n_cols_, simd_.gemm_nr,
+                             &floats)) {
           return false;
         }
         f.weights = total;
@@ -127,6 +135,7 @@ class ConvTranspose2dKernel final : public Kernel {
     zero_.reserve(static_cast<size_t>(std::max<int64_t>(group_in_, simd_.gemm_nr) + 16));
     zero_.zero();
     jobs_.reserve(static_cast<size_t>(max_jobs_));
+    if (merged_) merged_bias_.reserve(static_cast<size_t>(n_cols_));
     if (!nhwc_) {
       in_nhwc_.reserve(static_cast<size_t>(x.count));
       out_nhwc_.reserve(static_cast<size_t>(y.count));
@@ -141,6 +150,11 @@ class ConvTranspose2dKernel final : public Kernel {
     if (!filter_constant_) prepare_weights(ctx.in(p.filter).as<float>());
     const float* x = ctx.in(p.input).as<float>();
     const float* bias = p.bias.present() ? ctx.in(p.bias).as<float>() : nullptr;
+    if (bias && merged_) {
+      // Columns (kw, o): the bias repeated per kw.
+      for (int64_t c = 0; c < n_cols_; ++c) merged_bias_.data()[c] = bias[c % group_out_];
+      bias = merged_bias_.data();
+    }
     float* y = ctx.out().as<float>();
     ThreadPool* pool = ctx.pool();
     if (!nhwc_) {
@@ -169,13 +183,14 @@ class ConvTranspose2dKernel final : public Kernel {
   }
 
   // Per phase and group, B packed for the GEMM micro-kernel: panels of gemm_nr output
-  // channels, rows (tap, input channel of the group); columns past group_out are zero.
+  // channels (merged phases: (kw, output channel)), rows (tap, input channel of the group);
+  // columns past the last are zero.
   void prepare_weights(const float* w) {
     const int nr = simd_.gemm_nr;
     for (const Phase& f : phases_) {
       const int64_t taps = static_cast<int64_t>(f.kh.size());
       const int64_t k = taps * group_in_;
-      const int64_t panels = (group_out_ + nr - 1) / nr;
+      const int64_t panels = (n_cols_ + nr - 1) / nr;
       const size_t group_floats = static_cast<size_t>(panels * k * nr);
       for (int64_t g = 0; g < groups_; ++g) {
         float* dst = weights_.data() + f.weights + g * group_floats;
@@ -184,9 +199,10 @@ class ConvTranspose2dKernel final : public Kernel {
             for (int64_t i = 0; i < group_in_; ++i) {
               float* row = dst + (pnl * k + t * group_in_ + i) * nr;
               for (int64_t j = 0; j < nr; ++j) {
-                const int64_t o = pnl * nr + j;
-                row[j] =
-                    o < group_out_ ? w[filter_.at(g * group_in_ + i, o, f.kh[t], f.kw[t])] : 0.0f;
+                const int64_t col = pnl * nr + j;
+                const int64_t o = col % group_out_;
+                const int64_t kw = merged_ ? col / group_out_ : f.kw[t];
+                row[j] = col < n_cols_ ? w[filter_.at(g * group_in_ + i, o, f.kh[t], kw)] : 0.0f;
               }
             }
           }
@@ -230,7 +246,7 @@ class ConvTranspose2dKernel final : public Kernel {
     const int nr = simd_.gemm_nr;
     const int64_t taps = static_cast<int64_t>(f.kh.size());
     const size_t group_floats =
-        static_cast<size_t>(((group_out_ + nr - 1) / nr) * taps * group_in_ * nr);
+        static_cast<size_t>(((n_cols_ + nr - 1) / nr) * taps * group_in_ * nr);
     const int64_t count = batch_ * f.rows * groups_;
     jobs_.resize(static_cast<size_t>(count));  // within the capacity reserved at init
     for (int64_t j = 0; j < count; ++j) {
@@ -238,7 +254,7 @@ class ConvTranspose2dKernel final : public Kernel {
       const int64_t n = rows / f.rows, oh = f.ph + (rows % f.rows) * stride_h_;
       GemmJob& job = jobs_[j];
       job.m = f.cols;
-      job.n = group_out_;
+      job.n = n_cols_;
       job.taps = taps;
       job.k_per_tap = group_in_;
       job.a_offset = g * group_in_;
@@ -253,14 +269,196 @@ class ConvTranspose2dKernel final : public Kernel {
   }
 
   const SimdKernels& simd_;
-  bool nhwc_ = false, filter_constant_ = false;
+  bool nhwc_ = false, filter_constant_ = false, merged_ = false;
+  int64_t n_cols_ = 0;  // GEMM columns per group
   int64_t batch_ = 0, in_c_ = 0, in_h_ = 0, in_w_ = 0, out_c_ = 0, out_h_ = 0, out_w_ = 0;
   int64_t k_h_ = 0, k_w_ = 0, groups_ = 1, group_in_ = 0, group_out_ = 0;
   int64_t stride_h_ = 1, stride_w_ = 1;
   TransposeFilter filter_{"iohw", {0, 0, 0, 0}};
   std::vector<Phase> phases_;
   int64_t max_jobs_ = 0;
-  AlignedFloats weights_, zero_, in_nhwc_, out_nhwc_;
+  AlignedFloats weights_, zero_, in_nhwc_, out_nhwc_, merged_bias_;
+  std::vector<GemmJob> jobs_;
+  GemmScratch scratch_;
+};
+
+// NCHW input whose taps never overlap ((k - 1) * dilation < stride on both axes, e.g. det's
+// 2x2 stride 2): one GEMM per image and group with the image's channels x pixels matrix as B,
+// read in place (packed per task), and the filter as A: rows (kh, kw, output channel), so N is
+// the pixel count however few output channels there are. Each row of the product is one tap's
+// contribution to one output plane; as no two taps meet, the planes are then written by
+// strided copies (the bias added by the GEMM), and output pixels that no tap reaches hold the
+// bias. Every output is a single dot product + bias, as in the NHWC path.
+class ConvTranspose2dPlanarKernel final : public Kernel {
+ public:
+  explicit ConvTranspose2dPlanarKernel(const SimdKernels& simd) : simd_(simd) {}
+
+  bool init(const Node& node, const CompileContext& cc) {
+    const auto& p = node.as<ConvTranspose2dParams>();
+    const TensorView& x = cc.view(p.input);
+    const TensorView& w = cc.view(p.filter);
+    const TensorView& y = cc.view(OperandRef{node.outputs[0]});
+    if (x.data_type != DataType::kFloat32 || w.data_type != DataType::kFloat32) return false;
+    if (p.bias.present() && cc.view(p.bias).data_type != DataType::kFloat32) return false;
+    if (x.rank() != 4 || w.rank() != 4 || y.rank() != 4 || p.input_layout != "nchw") return false;
+    if (x.count == 0 || y.count == 0 || w.count == 0) return false;
+    batch_ = x.shape[0];
+    in_c_ = x.shape[1];
+    in_h_ = x.shape[2];
+    in_w_ = x.shape[3];
+    out_c_ = y.shape[1];
+    out_h_ = y.shape[2];
+    out_w_ = y.shape[3];
+    filter_ = TransposeFilter(p.filter_layout, w.shape);
+    k_h_ = filter_.size('h');
+    k_w_ = filter_.size('w');
+    groups_ = p.groups;
+    if (groups_ < 1 || in_c_ % groups_ != 0 || filter_.size('i') != in_c_) return false;
+    group_in_ = in_c_ / groups_;
+    group_out_ = filter_.size('o');
+    if (group_out_ * groups_ != out_c_) return false;
+    if (p.strides) s_h_ = (*p.strides)[0], s_w_ = (*p.strides)[1];
+    if (p.dilations) d_h_ = (*p.dilations)[0], d_w_ = (*p.dilations)[1];
+    if (p.padding) pad_top_ = (*p.padding)[0], pad_left_ = (*p.padding)[2];
+    if ((k_h_ - 1) * d_h_ >= s_h_ || (k_w_ - 1) * d_w_ >= s_w_) return false;
+    // Every output pixel is reached by exactly one tap only in the exact tiling case.
+    covered_ = k_h_ == s_h_ && k_w_ == s_w_ && d_h_ == 1 && d_w_ == 1 && pad_top_ == 0 &&
+               pad_left_ == 0 && out_h_ == in_h_ * s_h_ && out_w_ == in_w_ * s_w_;
+    rows_ = k_h_ * k_w_ * group_out_;
+    const uint64_t pixels = static_cast<uint64_t>(in_h_ * in_w_);
+    uint64_t col = 0;
+    if (__builtin_mul_overflow(static_cast<uint64_t>(batch_ * groups_ * rows_), pixels, &col)) {
+      return false;
+    }
+    col_.reserve(static_cast<size_t>(col));
+    a_.reserve(static_cast<size_t>(groups_ * rows_ * group_in_));
+    row_bias_.reserve(static_cast<size_t>(groups_ * rows_));
+    jobs_.resize(static_cast<size_t>(batch_ * groups_));
+    table_.a.resize(jobs_.size());
+    table_.lda.assign(jobs_.size(), group_in_);
+    table_.rows = rows_;
+    table_.mr = simd_.gemm_mr;
+    for (int64_t j = 0; j < batch_ * groups_; ++j) {
+      table_.a[j] = a_.data() + (j % groups_) * rows_ * group_in_;
+    }
+    filter_constant_ = cc.is_constant(p.filter);
+    if (filter_constant_) prepare_weights(w.as<float>());
+    return true;
+  }
+
+  Status run(KernelContext& ctx) override {
+    const auto& p = ctx.params<ConvTranspose2dParams>();
+    if (!filter_constant_) prepare_weights(ctx.in(p.filter).as<float>());
+    const float* x = ctx.in(p.input).as<float>();
+    const float* bias = p.bias.present() ? ctx.in(p.bias).as<float>() : nullptr;
+    float* y = ctx.out().as<float>();
+    ThreadPool* pool = ctx.pool();
+    const int64_t pixels = in_h_ * in_w_;
+    if (bias) {
+      for (int64_t g = 0; g < groups_; ++g) {
+        for (int64_t r = 0; r < rows_; ++r) {
+          row_bias_.data()[g * rows_ + r] = bias[g * group_out_ + r % group_out_];
+        }
+      }
+    }
+    for (int64_t j = 0; j < batch_ * groups_; ++j) {
+      GemmJob& job = jobs_[j];
+      job.m = rows_;
+      job.n = pixels;
+      job.taps = 1;
+      job.k_per_tap = group_in_;
+      job.c = col_.data() + j * rows_ * pixels;
+      job.ldc = pixels;
+      job.row_bias = bias ? row_bias_.data() + (j % groups_) * rows_ : nullptr;
+    }
+    // Job j = (image n, group g) reads channels [g * group_in, ...) of image n, that is
+    // channel block j of the whole input.
+    struct JobB {
+      const ConvTranspose2dPlanarKernel* self;
+      const float* x;
+    } jb{this, x};
+    GemmBFn b{
+        [](const void* ctx, int64_t j, int64_t n0, int64_t nc, int64_t k0, int64_t kc, float* dst) {
+          const auto& c = *static_cast<const JobB*>(ctx);
+          const int64_t px = c.self->in_h_ * c.self->in_w_;
+          const float* base = c.x + (j * c.self->group_in_ + k0) * px + n0;
+          pack_b(base, px, 1, kc, nc, c.self->simd_.gemm_nr, dst);
+        },
+        &jb};
+    run_gemm(simd_, jobs_, GemmEpilogue{}, table_.fn(), b, scratch_, pool);
+    scatter(bias, y, pool);
+    return Status::ok();
+  }
+
+ private:
+  // A per group: rows (kh, kw, o), columns the group's input channels.
+  void prepare_weights(const float* w) {
+    for (int64_t g = 0; g < groups_; ++g) {
+      for (int64_t kh = 0; kh < k_h_; ++kh) {
+        for (int64_t kw = 0; kw < k_w_; ++kw) {
+          for (int64_t o = 0; o < group_out_; ++o) {
+            const int64_t r = (kh * k_w_ + kw) * group_out_ + o;
+            float* dst = a_.data() + (g * rows_ + r) * group_in_;
+            for (int64_t i = 0; i < group_in_; ++i) {
+              dst[i] = w[filter_.at(g * group_in_ + i, o, kh, kw)];
+            }
+          }
+        }
+      }
+    }
+  }
+
+  // Output planes from the product's rows: tasks own whole planes (n, oc).
+  void scatter(const float* bias, float* y, ThreadPool* pool) const {
+    const int64_t pixels = in_h_ * in_w_, plane = out_h_ * out_w_;
+    parallel_chunks(pool, batch_ * out_c_, std::max<int64_t>(1, 16384 / plane),
+                    [&](int64_t begin, int64_t end) {
+                      for (int64_t q = begin; q < end; ++q) {
+                        const int64_t n = q / out_c_, oc = q % out_c_;
+                        const int64_t g = oc / group_out_, o = oc % group_out_;
+                        float* dst = y + q * plane;
+                        if (!covered_) std::fill(dst, dst + plane, bias ? bias[oc] : 0.0f);
+                        const float* rows = col_.data() + (n * groups_ + g) * rows_ * pixels;
+                        for (int64_t kh = 0; kh < k_h_; ++kh) {
+                          for (int64_t kw = 0; kw < k_w_; ++kw) {
+                            const float* src = rows + ((kh * k_w_ + kw) * group_out_ + o) * pixels;
+                            copy_tap(src, kh, kw, dst);
+                          }
+                        }
+                      }
+                    });
+  }
+
+  // Writes one tap's rows into an output plane: (ih, iw) -> (ih * s + k * d - pad).
+  void copy_tap(const float* src, int64_t kh, int64_t kw, float* dst) const {
+    const int64_t off_w = kw * d_w_ - pad_left_;
+    // Input columns whose output column is inside the plane.
+    int64_t iw0 = 0;
+    while (iw0 < in_w_ && iw0 * s_w_ + off_w < 0) ++iw0;
+    int64_t iw1 = in_w_;
+    while (iw1 > iw0 && (iw1 - 1) * s_w_ + off_w >= out_w_) --iw1;
+    for (int64_t ih = 0; ih < in_h_; ++ih) {
+      const int64_t oh = ih * s_h_ + kh * d_h_ - pad_top_;
+      if (oh < 0 || oh >= out_h_) continue;
+      const float* s = src + ih * in_w_;
+      float* d = dst + oh * out_w_ + off_w;
+      if (s_w_ == 2) {
+        for (int64_t iw = iw0; iw < iw1; ++iw) d[iw * 2] = s[iw];
+      } else {
+        for (int64_t iw = iw0; iw < iw1; ++iw) d[iw * s_w_] = s[iw];
+      }
+    }
+  }
+
+  const SimdKernels& simd_;
+  int64_t batch_ = 0, in_c_ = 0, in_h_ = 0, in_w_ = 0, out_c_ = 0, out_h_ = 0, out_w_ = 0;
+  int64_t k_h_ = 0, k_w_ = 0, groups_ = 1, group_in_ = 0, group_out_ = 0;
+  int64_t s_h_ = 1, s_w_ = 1, d_h_ = 1, d_w_ = 1, pad_top_ = 0, pad_left_ = 0;
+  int64_t rows_ = 0;
+  bool covered_ = false, filter_constant_ = false;
+  TransposeFilter filter_{"iohw", {0, 0, 0, 0}};
+  AlignedFloats col_, a_, row_bias_;
+  RowMajorA table_;
   std::vector<GemmJob> jobs_;
   GemmScratch scratch_;
 };
@@ -269,6 +467,8 @@ class ConvTranspose2dKernel final : public Kernel {
 
 std::unique_ptr<Kernel> make_conv_transpose2d_kernel(const Node& node, const CompileContext& cc,
                                                      const SimdKernels& simd) {
+  auto planar = std::make_unique<ConvTranspose2dPlanarKernel>(simd);
+  if (planar->init(node, cc)) return planar;
   auto k = std::make_unique<ConvTranspose2dKernel>(simd);
   if (!k->init(node, cc)) return nullptr;
   return k;
