@@ -31,6 +31,7 @@ class BatchNormKernel final : public Kernel {
     mean_.resize(channels);
     mul_.resize(channels);
     bias_.resize(channels);
+    ones_.assign(channels, 1.0);
   }
 
   Status run(KernelContext& ctx) override {
@@ -52,8 +53,9 @@ class BatchNormKernel final : public Kernel {
       a.n = channels_;
       a.mean = mean_.data();
       a.inv = mul_.data();
+      a.scale = ones_.data();
       a.bias = bias_.data();
-      a.mean_step = a.inv_step = a.bias_step = 1;
+      a.mean_step = a.inv_step = a.scale_step = a.bias_step = 1;
       parallel_chunks(ctx.pool(), outer_, std::max<int64_t>(1, 16384 / channels_),
                       [&](int64_t begin, int64_t end) {
                         NormRowArgs r = a;
@@ -85,7 +87,7 @@ class BatchNormKernel final : public Kernel {
  private:
   const SimdKernels& simd_;
   int64_t outer_, channels_, inner_;
-  std::vector<double> mean_, mul_, bias_;
+  std::vector<double> mean_, mul_, bias_, ones_;
 };
 
 class InstanceNormKernel final : public Kernel {

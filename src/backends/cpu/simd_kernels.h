@@ -110,7 +110,8 @@ struct PlaneArgs {
 };
 
 // One row of a normalization: y[i] = float(((x[i] - mean) * inv) * scale + bias) in double,
-// each parameter read at p[i * step] (step 0: one value for the row, 1: one per element).
+// each parameter read at p[i * step] (step 0: one value for the row, 1: one per element);
+// mean and inv share one step, scale and bias another.
 struct NormRowArgs {
   const float* x = nullptr;
   float* y = nullptr;
