@@ -249,6 +249,59 @@ def test_layer_normalization_random(seed):
     assert_within(got, want, _norm_bound(want))
 
 
+# ---- transpose and slice (exact copies, every element size) -----------------------------
+
+
+def _run_typed(backend, make, x):
+    from test_cpu_backend import _context
+
+    builder = _context(backend).create_graph_builder()
+    op = builder.input("x", list(x.shape), str(x.dtype))
+    graph = builder.build({"y": make(builder, op)})
+    return _context(backend).compute(graph, {"x": x})["y"]
+
+
+def _typed_data(rng, shape, dtype):
+    if np.dtype(dtype).kind == "f":
+        return rng.standard_normal(shape).astype(dtype)
+    return rng.integers(-100, 100, size=shape).astype(dtype)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_transpose_random(seed):
+    rng = np.random.default_rng(7000 + seed)
+    rank = int(rng.integers(2, 6))
+    shape = [int(rng.integers(1, 9)) for _ in range(rank)]
+    shape[int(rng.integers(rank))] = int(rng.integers(20, 80))  # past one tile
+    perm = [int(v) for v in rng.permutation(rank)]
+    dtype = ["float32", "float16", "int8", "int32", "int64", "uint8"][seed % 6]
+    x = _typed_data(rng, shape, dtype)
+    make = lambda g, o: g.transpose(o, permutation=perm)
+    got = _run_typed("cpu", make, x)
+    np.testing.assert_array_equal(got, _run_typed("reference", make, x))
+    np.testing.assert_array_equal(got, np.transpose(x, perm))
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_slice_random(seed):
+    rng = np.random.default_rng(8000 + seed)
+    rank = int(rng.integers(1, 5))
+    shape = [int(rng.integers(1, 12)) for _ in range(rank)]
+    shape[-1] = int(rng.integers(16, 70))
+    starts = [int(rng.integers(0, s)) for s in shape]
+    strides = [int(rng.integers(1, 4)) for _ in shape] if seed % 2 else None
+    steps = strides or [1] * rank
+    # WebNN sizes count input elements; the output has ceil(size / stride) of them.
+    sizes = [int(rng.integers(1, s - b + 1)) for s, b in zip(shape, starts)]
+    dtype = ["float32", "int64", "float16", "int8"][seed % 4]
+    x = _typed_data(rng, shape, dtype)
+    make = lambda g, o: g.slice(o, starts, sizes, strides=strides)
+    got = _run_typed("cpu", make, x)
+    np.testing.assert_array_equal(got, _run_typed("reference", make, x))
+    index = tuple(slice(b, b + n, st) for b, n, st in zip(starts, sizes, steps))
+    np.testing.assert_array_equal(got, x[index])
+
+
 # ---- other ISAs and thread counts -----------------------------------------------------------
 
 

@@ -25,6 +25,9 @@ std::unique_ptr<Kernel> make_fast_kernel(const Node& node, const CompileContext&
     case OpKind::kInstanceNormalization:
     case OpKind::kLayerNormalization:
       return make_normalization_kernel(node, cc, simd);
+    case OpKind::kTranspose:
+    case OpKind::kSlice:
+      return make_movement_kernel(node, cc, simd);
     case OpKind::kSoftmax:
       return make_softmax_kernel(node, cc, simd);
     case OpKind::kMaxPool2d:

@@ -22,6 +22,8 @@ std::unique_ptr<Kernel> make_resample2d_kernel(const Node& node, const CompileCo
                                                const SimdKernels& simd);
 std::unique_ptr<Kernel> make_normalization_kernel(const Node& node, const CompileContext& cc,
                                                   const SimdKernels& simd);
+std::unique_ptr<Kernel> make_movement_kernel(const Node& node, const CompileContext& cc,
+                                             const SimdKernels& simd);
 std::unique_ptr<Kernel> make_elementwise_kernel(const Node& node, const CompileContext& cc,
                                                 const SimdKernels& simd);
 std::unique_ptr<Kernel> make_softmax_kernel(const Node& node, const CompileContext& cc,
