@@ -302,6 +302,51 @@ def test_slice_random(seed):
     np.testing.assert_array_equal(got, x[index])
 
 
+# ---- reductions ------------------------------------------------------------------------------
+
+REDUCTIONS = [
+    "reduce_sum",
+    "reduce_mean",
+    "reduce_sum_square",
+    "reduce_l1",
+    "reduce_l2",
+    "reduce_max",
+    "reduce_min",
+]
+
+
+@pytest.mark.parametrize("op", REDUCTIONS)
+@pytest.mark.parametrize("seed", range(8))
+def test_reduce_random(op, seed):
+    rng = np.random.default_rng(9000 + seed)
+    rank = int(rng.integers(1, 5))
+    shape = [int(rng.integers(1, 7)) for _ in range(rank)]
+    shape[int(rng.integers(rank))] = int(rng.integers(30, 300))
+    if seed % 4 == 0:
+        axes = None
+    else:  # a run of axes, sometimes with a gap (the reference kernel then)
+        a = int(rng.integers(rank))
+        b = int(rng.integers(a, rank))
+        axes = list(range(a, b + 1))
+        if seed % 4 == 3 and rank >= 3:
+            axes = [0, rank - 1]
+    x = _data(rng, shape)
+    if seed % 3 == 0:
+        x.flat[rng.integers(x.size, size=3)] = [np.nan, 0.0, -0.0]
+    keep = bool(seed % 2)
+
+    def make(g, o):
+        return getattr(g, op)(o["x"], axes=axes, keep_dimensions=keep)
+
+    got, want = _both(make, {"x": x})
+    if op in ("reduce_max", "reduce_min"):
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+        np.testing.assert_array_equal(got, want)
+    else:
+        # Both sum in double and round once: at most one float32 rounding apart.
+        assert_within(got, want, np.abs(want.astype(np.float64)) * EPS)
+
+
 # ---- other ISAs and thread counts -----------------------------------------------------------
 
 

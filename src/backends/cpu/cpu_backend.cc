@@ -28,6 +28,14 @@ std::unique_ptr<Kernel> make_fast_kernel(const Node& node, const CompileContext&
     case OpKind::kTranspose:
     case OpKind::kSlice:
       return make_movement_kernel(node, cc, simd);
+    case OpKind::kReduceSum:
+    case OpKind::kReduceMean:
+    case OpKind::kReduceSumSquare:
+    case OpKind::kReduceL1:
+    case OpKind::kReduceL2:
+    case OpKind::kReduceMax:
+    case OpKind::kReduceMin:
+      return make_reduce_kernel(node, cc, simd);
     case OpKind::kSoftmax:
       return make_softmax_kernel(node, cc, simd);
     case OpKind::kMaxPool2d:
