@@ -347,6 +347,22 @@ def test_reduce_random(op, seed):
         assert_within(got, want, np.abs(want.astype(np.float64)) * EPS)
 
 
+# ---- pow with a constant exponent ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("exponent", [2.0, 1.0, 0.5, 3.0, -1.0])
+@pytest.mark.parametrize("shape", [[7], [3, 1000], [2, 5, 64, 33]])
+def test_pow_constant_exponent(exponent, shape):
+    rng = np.random.default_rng(len(shape))
+    x = _data(rng, shape) * np.float32(1e3)
+    specials = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30, 3e38, -3e38]
+    x.flat[: len(specials)] = specials[: x.size]
+    constants = {"e": np.array(exponent, dtype=np.float32)}
+    got, want = _both(lambda g, o: g.pow(o["x"], o["e"]), {"x": x}, constants)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    np.testing.assert_array_equal(got, want)
+
+
 # ---- other ISAs and thread counts -----------------------------------------------------------
 
 
