@@ -262,6 +262,32 @@ def cases():
             list(x.shape),
         )
     )
+
+    # Data movement and reductions; "flops" = elements.
+    x = rng.standard_normal((1, 64, 56, 56), dtype=np.float32)
+    out.append(
+        Case(
+            "transpose nchw->nhwc 64x56x56",
+            x.size,
+            {"x": x},
+            {},
+            lambda g, o: g.transpose(o["x"], permutation=[0, 2, 3, 1]),
+            [helper.make_node("Transpose", ["x"], ["y"], perm=[0, 2, 3, 1])],
+            [1, 56, 56, 64],
+        )
+    )
+    x = rng.standard_normal((1, 320, 120), dtype=np.float32)
+    out.append(
+        Case(
+            "reduceMean 320x120 (last axis)",
+            x.size,
+            {"x": x},
+            {},
+            lambda g, o: g.reduce_mean(o["x"], axes=[2], keep_dimensions=True),
+            [helper.make_node("ReduceMean", ["x"], ["y"], axes=[2], keepdims=1)],
+            [1, 320, 1],
+        )
+    )
     return out
 
 

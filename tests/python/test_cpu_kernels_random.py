@@ -282,6 +282,14 @@ def test_transpose_random(seed):
     np.testing.assert_array_equal(got, np.transpose(x, perm))
 
 
+@pytest.mark.parametrize("perm", [[0, 2, 3, 1], [0, 3, 1, 2], [1, 0, 2, 3], [3, 2, 1, 0]])
+def test_transpose_layouts_float32(perm):
+    # Batches of whole matrices (NCHW <-> NHWC) take the SIMD transpose.
+    x = _data(np.random.default_rng(1), [2, 5, 37, 19])
+    make = lambda g, o: g.transpose(o, permutation=perm)
+    np.testing.assert_array_equal(_run_typed("cpu", make, x), np.transpose(x, perm))
+
+
 @pytest.mark.parametrize("seed", range(30))
 def test_slice_random(seed):
     rng = np.random.default_rng(8000 + seed)

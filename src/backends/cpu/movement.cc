@@ -17,9 +17,9 @@ namespace {
 class StridedCopyKernel final : public Kernel {
  public:
   // `shape` and `stride` (in elements) describe the output axes' source walk.
-  StridedCopyKernel(OperandRef input, size_t element_size, int64_t base, std::vector<int64_t> shape,
-                    std::vector<int64_t> stride)
-      : input_(input), es_(element_size), base_(base) {
+  StridedCopyKernel(const SimdKernels& simd, OperandRef input, size_t element_size, int64_t base,
+                    std::vector<int64_t> shape, std::vector<int64_t> stride)
+      : simd_(simd), input_(input), es_(element_size), base_(base) {
     // Drop size-1 axes, then merge axes k and k + 1 when k + 1 walks on contiguously from k.
     for (size_t k = 0; k < shape.size(); ++k) {
       if (shape[k] == 1) continue;
@@ -43,6 +43,15 @@ class StridedCopyKernel final : public Kernel {
     if (stride_[r - 1] != 1) {
       for (size_t k = 0; k + 1 < r; ++k) {
         if (stride_[k] == 1) tile_axis_ = static_cast<int>(k);
+      }
+    }
+    // float32 batches of whole matrices (output [batch, cols, rows] from input [batch, rows,
+    // cols]): the SIMD transpose.
+    if (es_ == 4 && tile_axis_ == static_cast<int>(r) - 2) {
+      const int64_t rows = shape_[r - 1], cols = shape_[r - 2];
+      matrices_ = stride_[r - 1] == cols;
+      for (size_t k = 0; k + 2 < r && matrices_; ++k) {
+        matrices_ = stride_[k] == dst_stride_[k] && dst_stride_[k] % (rows * cols) == 0;
       }
     }
   }
@@ -90,6 +99,23 @@ class StridedCopyKernel final : public Kernel {
     }
     // Tiles of (tile axis q) x (innermost axis): the source reads along q, the output along the
     // innermost axis. Tasks are (outer index over the other axes, block of q).
+    if constexpr (sizeof(T) == 4) {
+      if (matrices_) {
+        const int64_t rows = inner, cols = shape_[r - 2], count = product(0, r - 2);
+        const float* a = reinterpret_cast<const float*>(src);
+        float* out = reinterpret_cast<float*>(dst);
+        const int64_t grain = std::max<int64_t>(1, 4096 / cols);
+        parallel_chunks(pool, count * rows, grain, [&](int64_t b, int64_t e) {
+          while (b < e) {
+            const int64_t m = b / rows, r0 = b % rows;
+            const int64_t r1 = std::min(rows, r0 + (e - b));
+            simd_.transpose(a + m * rows * cols, rows, cols, r0, r1, out + m * rows * cols);
+            b += r1 - r0;
+          }
+        });
+        return Status::ok();
+      }
+    }
     const int q = tile_axis_;
     const int64_t len_q = shape_[q], step = stride_[r - 1];
     const int64_t outer = product(0, r - 1) / len_q;
@@ -143,11 +169,13 @@ class StridedCopyKernel final : public Kernel {
     }
   }
 
+  const SimdKernels& simd_;
   OperandRef input_;
   size_t es_;
   int64_t base_;
   std::vector<int64_t> shape_, stride_, dst_stride_;
   int tile_axis_ = -1;
+  bool matrices_ = false;
 };
 
 std::vector<int64_t> row_major_strides(const std::vector<int64_t>& shape) {
@@ -160,7 +188,6 @@ std::vector<int64_t> row_major_strides(const std::vector<int64_t>& shape) {
 
 std::unique_ptr<Kernel> make_movement_kernel(const Node& node, const CompileContext& cc,
                                              const SimdKernels& simd) {
-  (void)simd;
   const OperandRef input = node.kind == OpKind::kTranspose ? node.as<TransposeParams>().input
                                                            : node.as<SliceParams>().input;
   const TensorView& x = cc.view(input);
@@ -189,7 +216,7 @@ std::unique_ptr<Kernel> make_movement_kernel(const Node& node, const CompileCont
       base += p.starts[k] * in_strides[k];
     }
   }
-  return std::make_unique<StridedCopyKernel>(input, es, base, y.shape, stride);
+  return std::make_unique<StridedCopyKernel>(simd, input, es, base, y.shape, stride);
 }
 
 }  // namespace webnn
