@@ -288,6 +288,33 @@ def cases():
             [1, 320, 1],
         )
     )
+
+    # Few-channel convolutions like det's and rec's.
+    for cin, cout, size, groups, k in (
+        (24, 24, 160, 1, 3),
+        (96, 96, 40, 96, 5),
+        (48, 48, 80, 48, 3),
+    ):
+        x = rng.standard_normal((1, cin, size, size), dtype=np.float32)
+        w = (rng.standard_normal((cout, cin // groups, k, k), dtype=np.float32) * 0.1).astype(
+            np.float32
+        )
+        bias = rng.standard_normal(cout, dtype=np.float32)
+        pad = k // 2
+        kind = "depthwise" if groups > 1 else "conv"
+        out.append(
+            Case(
+                f"{kind} {k}x{k} {cin}->{cout} {size}x{size} (nchw)",
+                2 * size * size * cout * (cin // groups) * k * k,
+                {"x": x},
+                {"w": w, "bias": bias},
+                lambda g, o, p=pad, gr=groups: g.conv2d(
+                    o["x"], o["w"], bias=o["bias"], padding=[p] * 4, groups=gr
+                ),
+                [helper.make_node("Conv", ["x", "w", "bias"], ["y"], pads=[pad] * 4, group=groups)],
+                [1, cout, size, size],
+            )
+        )
     return out
 
 

@@ -310,6 +310,48 @@ def test_slice_random(seed):
     np.testing.assert_array_equal(got, x[index])
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_expand_random(seed):
+    rng = np.random.default_rng(8500 + seed)
+    rank = int(rng.integers(1, 5))
+    out_shape = [int(rng.integers(1, 9)) for _ in range(rank)]
+    out_shape[-1] = int(rng.integers(10, 40))
+    drop = int(rng.integers(0, rank))
+    in_shape = [d if rng.integers(2) else 1 for d in out_shape[drop:]]
+    dtype = ["float32", "int64", "float16", "uint8"][seed % 4]
+    x = _typed_data(rng, in_shape, dtype)
+    make = lambda g, o: g.expand(o, out_shape)
+    got = _run_typed("cpu", make, x)
+    np.testing.assert_array_equal(got, np.broadcast_to(x, out_shape))
+
+
+@pytest.mark.parametrize("mode", ["constant", "edge", "reflection", "symmetric"])
+@pytest.mark.parametrize("seed", range(6))
+def test_pad_random(mode, seed):
+    rng = np.random.default_rng(8700 + seed)
+    rank = int(rng.integers(1, 5))
+    shape = [int(rng.integers(2, 8)) for _ in range(rank)]
+    shape[-1] = int(rng.integers(20, 60))
+    limit = 1 if mode == "reflection" else 0  # pads stay within one period
+    begin = [int(rng.integers(0, s - limit + 1)) for s in shape]
+    end = [int(rng.integers(0, s - limit + 1)) for s in shape]
+    x = _data(rng, shape)
+    value = float(rng.uniform(-5, 5))
+
+    def make(g, o):
+        return g.pad(o["x"], begin, end, mode=mode, value=value)
+
+    got, want = _both(make, {"x": x})
+    np.testing.assert_array_equal(got, want)
+    np_mode = {"edge": "edge", "reflection": "reflect", "symmetric": "symmetric"}
+    widths = list(zip(begin, end))
+    if mode == "constant":
+        expected = np.pad(x, widths, constant_values=np.float32(value))
+    else:
+        expected = np.pad(x, widths, mode=np_mode[mode])
+    np.testing.assert_array_equal(got, expected)
+
+
 # ---- reductions ------------------------------------------------------------------------------
 
 REDUCTIONS = [

@@ -27,6 +27,8 @@ std::unique_ptr<Kernel> make_fast_kernel(const Node& node, const CompileContext&
       return make_normalization_kernel(node, cc, simd);
     case OpKind::kTranspose:
     case OpKind::kSlice:
+    case OpKind::kExpand:
+    case OpKind::kPad:
       return make_movement_kernel(node, cc, simd);
     case OpKind::kReduceSum:
     case OpKind::kReduceMean:

@@ -1,5 +1,7 @@
-// transpose and slice for every data type of 1, 2, 4 or 8 bytes: both are a strided gather
-// "output element (i0 .. ik) = input element at base + sum i_j * stride_j". Axes that stay
+// transpose, slice and expand for every data type of 1, 2, 4 or 8 bytes: each is a strided
+// gather (expand's broadcast axes have stride 0)
+// "output element (i0 .. ik) = input element at base + sum i_j * stride_j"; pad (float32)
+// copies rows. Axes that stay
 // adjacent are merged first; then rows whose innermost source stride is 1 are copied with
 // memcpy, and a transpose (the input's innermost axis moved outwards) goes through cache-sized
 // 2-D tiles. Work is split over output rows (or tile rows), by shape only. Values are copied,
@@ -184,24 +186,139 @@ std::vector<int64_t> row_major_strides(const std::vector<int64_t>& shape) {
   return s;
 }
 
+// pad (float32, every mode): output rows along the innermost axis. A row whose outer indices
+// fall into constant padding is the fill value; otherwise its source row's middle is copied
+// with memcpy and the padded ends read the source positions that the mode picks (the same
+// per-axis rule as the reference's pad_source).
+class PadKernel final : public Kernel {
+ public:
+  PadKernel(OperandRef input, const std::vector<int64_t>& in_shape,
+            const std::vector<int64_t>& out_shape, const IntList& begin, const std::string& mode,
+            float value)
+      : input_(input), value_(value) {
+    const size_t r = in_shape.size();
+    in_strides_ = row_major_strides(in_shape);
+    out_shape_ = out_shape;
+    maps_.resize(r);
+    for (size_t k = 0; k < r; ++k) {
+      maps_[k].resize(out_shape[k]);
+      for (int64_t o = 0; o < out_shape[k]; ++o) {
+        maps_[k][o] = source(o - begin[k], in_shape[k], mode);
+      }
+    }
+    begin_last_ = begin[r - 1];
+    in_last_ = in_shape[r - 1];
+  }
+
+  Status run(KernelContext& ctx) override {
+    const float* x = ctx.in(input_).as<float>();
+    float* y = ctx.out().as<float>();
+    const size_t r = out_shape_.size();
+    const int64_t width = out_shape_[r - 1];
+    int64_t rows = 1;
+    for (size_t k = 0; k + 1 < r; ++k) rows *= out_shape_[k];
+    const std::vector<int64_t>& last = maps_[r - 1];
+    parallel_chunks(
+        ctx.pool(), rows, std::max<int64_t>(1, 16384 / width), [&](int64_t b, int64_t e) {
+          for (int64_t row = b; row < e; ++row) {
+            float* d = y + row * width;
+            int64_t src = 0, rest = row;
+            bool fill = false;
+            for (size_t k = r - 1; k-- > 0;) {
+              const int64_t i = maps_[k][rest % out_shape_[k]];
+              rest /= out_shape_[k];
+              if (i < 0) fill = true;
+              src += i * in_strides_[k];
+            }
+            if (fill) {
+              std::fill(d, d + width, value_);
+              continue;
+            }
+            const float* s = x + src;
+            for (int64_t o = 0; o < begin_last_; ++o) d[o] = last[o] < 0 ? value_ : s[last[o]];
+            std::memcpy(d + begin_last_, s, static_cast<size_t>(in_last_) * sizeof(float));
+            for (int64_t o = begin_last_ + in_last_; o < width; ++o) {
+              d[o] = last[o] < 0 ? value_ : s[last[o]];
+            }
+          }
+        });
+    return Status::ok();
+  }
+
+ private:
+  // The reference's rule (backends/reference/movement.cc pad_source): -1 means the fill value.
+  static int64_t source(int64_t i, int64_t size, const std::string& mode) {
+    if (i >= 0 && i < size) return i;
+    if (mode == "constant") return -1;
+    if (mode == "edge") return i < 0 ? 0 : size - 1;
+    const bool reflect = mode == "reflection";
+    if (i < 0) return reflect ? -i : -i - 1;
+    return reflect ? 2 * (size - 1) - i : 2 * size - 1 - i;
+  }
+
+  OperandRef input_;
+  float value_;
+  std::vector<int64_t> in_strides_, out_shape_;
+  std::vector<std::vector<int64_t>> maps_;
+  int64_t begin_last_ = 0, in_last_ = 0;
+};
+
 }  // namespace
+
+// Defined in src/ops/movement.cc: the one place pad's compat list forms are resolved.
+bool normalize_pad_lists(const PadParams& p, size_t rank, IntList& begin, IntList& end);
 
 std::unique_ptr<Kernel> make_movement_kernel(const Node& node, const CompileContext& cc,
                                              const SimdKernels& simd) {
-  const OperandRef input = node.kind == OpKind::kTranspose ? node.as<TransposeParams>().input
-                                                           : node.as<SliceParams>().input;
+  if (node.kind == OpKind::kPad) {
+    const auto& p = node.as<PadParams>();
+    const TensorView& x = cc.view(p.input);
+    const TensorView& y = cc.view(OperandRef{node.outputs[0]});
+    if (x.data_type != DataType::kFloat32 || x.rank() == 0 || x.count == 0 || y.count < 256) {
+      return nullptr;
+    }
+    if (p.mode != "constant" && p.mode != "edge" && p.mode != "reflection" &&
+        p.mode != "symmetric") {
+      return nullptr;
+    }
+    IntList begin, end;
+    if (!normalize_pad_lists(p, x.rank(), begin, end)) return nullptr;
+    float value;
+    if (p.value.kind == Scalar::Kind::kInt) {
+      value = static_cast<float>(p.value.i);
+    } else if (p.value.kind == Scalar::Kind::kUint) {
+      value = static_cast<float>(p.value.u);
+    } else {
+      value = static_cast<float>(p.value.f);
+    }
+    return std::make_unique<PadKernel>(p.input, x.shape, y.shape, begin, p.mode, value);
+  }
+  OperandRef input;
+  if (node.kind == OpKind::kTranspose) {
+    input = node.as<TransposeParams>().input;
+  } else if (node.kind == OpKind::kSlice) {
+    input = node.as<SliceParams>().input;
+  } else {
+    input = node.as<NewShapeParams>().input;  // expand
+  }
   const TensorView& x = cc.view(input);
   const TensorView& y = cc.view(OperandRef{node.outputs[0]});
   if (is_4bit(x.data_type) || y.count == 0) return nullptr;
   const size_t es = static_cast<size_t>(element_size(x.data_type));
   if (es != 1 && es != 2 && es != 4 && es != 8) return nullptr;
-  // Small tensors: the reference's per-element walk costs less than nothing to speak of.
+  // Small tensors stay on the reference kernel: there is nothing to gain.
   if (y.count < 256) return nullptr;
   const std::vector<int64_t> in_strides = row_major_strides(x.shape);
-  const size_t rank = x.rank();
+  const size_t rank = y.rank();  // expand may add leading axes
   std::vector<int64_t> stride(rank);
   int64_t base = 0;
-  if (node.kind == OpKind::kTranspose) {
+  if (node.kind == OpKind::kExpand) {
+    // Right-aligned broadcast: missing and size-1 input axes read with stride 0.
+    const size_t offset = rank - x.rank();
+    for (size_t k = 0; k < rank; ++k) {
+      stride[k] = k < offset || x.shape[k - offset] == 1 ? 0 : in_strides[k - offset];
+    }
+  } else if (node.kind == OpKind::kTranspose) {
     const auto& p = node.as<TransposeParams>();
     for (size_t k = 0; k < rank; ++k) {
       const int64_t axis = p.permutation ? (*p.permutation)[k] : static_cast<int64_t>(rank - 1 - k);
