@@ -352,6 +352,28 @@ def test_pad_random(mode, seed):
     np.testing.assert_array_equal(got, expected)
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_concat_random(seed):
+    rng = np.random.default_rng(8800 + seed)
+    rank = int(rng.integers(1, 5))
+    shape = [int(rng.integers(1, 6)) for _ in range(rank)]
+    shape[-1] = int(rng.integers(300, 3000))  # past the 64 KB pieces
+    axis = int(rng.integers(rank))
+    dtype = ["float32", "int64", "float16", "int8"][seed % 4]
+    parts = []
+    for _ in range(int(rng.integers(1, 5))):
+        s = list(shape)
+        s[axis] = int(rng.integers(1, 5))
+        parts.append(_typed_data(rng, s, dtype))
+    from test_cpu_backend import _context
+
+    builder = _context("cpu").create_graph_builder()
+    ops = [builder.input(f"x{i}", list(v.shape), dtype) for i, v in enumerate(parts)]
+    graph = builder.build({"y": builder.concat(ops, axis)})
+    got = _context("cpu").compute(graph, {f"x{i}": v for i, v in enumerate(parts)})["y"]
+    np.testing.assert_array_equal(got, np.concatenate(parts, axis))
+
+
 # ---- reductions ------------------------------------------------------------------------------
 
 REDUCTIONS = [

@@ -29,6 +29,7 @@ std::unique_ptr<Kernel> make_fast_kernel(const Node& node, const CompileContext&
     case OpKind::kSlice:
     case OpKind::kExpand:
     case OpKind::kPad:
+    case OpKind::kConcat:
       return make_movement_kernel(node, cc, simd);
     case OpKind::kReduceSum:
     case OpKind::kReduceMean:

@@ -263,6 +263,38 @@ class PadKernel final : public Kernel {
   int64_t begin_last_ = 0, in_last_ = 0;
 };
 
+// concat (every element size): per outer index, one slab per input. Slabs are cut into
+// pieces of at most 64 KB (fixed at compile time from the shapes), and pieces are copied in
+// parallel.
+class ConcatKernel final : public Kernel {
+ public:
+  struct Piece {
+    int32_t input;
+    int64_t src, dst, bytes;
+  };
+  ConcatKernel(std::vector<OperandRef> inputs, std::vector<Piece> pieces)
+      : inputs_(std::move(inputs)), pieces_(std::move(pieces)) {}
+
+  Status run(KernelContext& ctx) override {
+    const size_t n = inputs_.size();
+    if (src_.size() < n) src_.resize(n);
+    for (size_t i = 0; i < n; ++i) src_[i] = ctx.in(inputs_[i]).data;
+    uint8_t* dst = ctx.out().data;
+    parallel_chunks(ctx.pool(), static_cast<int64_t>(pieces_.size()), 1, [&](int64_t b, int64_t e) {
+      for (int64_t k = b; k < e; ++k) {
+        const Piece& q = pieces_[k];
+        std::memcpy(dst + q.dst, src_[q.input] + q.src, static_cast<size_t>(q.bytes));
+      }
+    });
+    return Status::ok();
+  }
+
+ private:
+  std::vector<OperandRef> inputs_;
+  std::vector<Piece> pieces_;
+  std::vector<const uint8_t*> src_;
+};
+
 }  // namespace
 
 // Defined in src/ops/movement.cc: the one place pad's compat list forms are resolved.
@@ -292,6 +324,35 @@ std::unique_ptr<Kernel> make_movement_kernel(const Node& node, const CompileCont
       value = static_cast<float>(p.value.f);
     }
     return std::make_unique<PadKernel>(p.input, x.shape, y.shape, begin, p.mode, value);
+  }
+  if (node.kind == OpKind::kConcat) {
+    const auto& p = node.as<ConcatParams>();
+    const TensorView& y = cc.view(OperandRef{node.outputs[0]});
+    if (is_4bit(y.data_type) || y.rank() == 0 || y.count * element_size(y.data_type) < 65536) {
+      return nullptr;
+    }
+    const int64_t es = element_size(y.data_type);
+    int64_t outer = 1, inner = 1;
+    for (int64_t i = 0; i < p.axis; ++i) outer *= y.shape[i];
+    for (size_t i = p.axis + 1; i < y.rank(); ++i) inner *= y.shape[i];
+    // Past ~64K slabs the per-piece table would cost more than it saves.
+    if (outer * static_cast<int64_t>(p.inputs.size()) > 65536) return nullptr;
+    constexpr int64_t kPiece = 64 * 1024;
+    std::vector<ConcatKernel::Piece> pieces;
+    const int64_t out_row = y.shape[p.axis] * inner * es;
+    for (int64_t o = 0; o < outer; ++o) {
+      int64_t offset = 0;
+      for (size_t i = 0; i < p.inputs.size(); ++i) {
+        const int64_t row = cc.view(p.inputs[i]).shape[p.axis] * inner * es;
+        for (int64_t b = 0; b < row; b += kPiece) {
+          pieces.push_back({static_cast<int32_t>(i), o * row + b, o * out_row + offset + b,
+                            std::min(kPiece, row - b)});
+        }
+        offset += row;
+      }
+    }
+    return std::make_unique<ConcatKernel>(std::vector<OperandRef>(p.inputs.begin(), p.inputs.end()),
+                                          std::move(pieces));
   }
   OperandRef input;
   if (node.kind == OpKind::kTranspose) {
