@@ -324,6 +324,7 @@ class ConvTranspose2dPlanarKernel final : public Kernel {
     // Every output pixel is reached by exactly one tap only in the exact tiling case.
     covered_ = k_h_ == s_h_ && k_w_ == s_w_ && d_h_ == 1 && d_w_ == 1 && pad_top_ == 0 &&
                pad_left_ == 0 && out_h_ == in_h_ * s_h_ && out_w_ == in_w_ * s_w_;
+    row_covered_ = k_w_ == s_w_ && d_w_ == 1 && pad_left_ == 0 && out_w_ == in_w_ * s_w_;
     rows_ = k_h_ * k_w_ * group_out_;
     const uint64_t pixels = static_cast<uint64_t>(in_h_ * in_w_);
     uint64_t col = 0;
@@ -420,13 +421,40 @@ class ConvTranspose2dPlanarKernel final : public Kernel {
                         if (!covered_) std::fill(dst, dst + plane, bias ? bias[oc] : 0.0f);
                         const float* rows = col_.data() + (n * groups_ + g) * rows_ * pixels;
                         for (int64_t kh = 0; kh < k_h_; ++kh) {
+                          const float* tap0 = rows + (kh * k_w_ * group_out_ + o) * pixels;
+                          if (row_covered_) {
+                            interleave_taps(tap0, group_out_ * pixels, kh, dst);
+                            continue;
+                          }
                           for (int64_t kw = 0; kw < k_w_; ++kw) {
-                            const float* src = rows + ((kh * k_w_ + kw) * group_out_ + o) * pixels;
-                            copy_tap(src, kh, kw, dst);
+                            copy_tap(tap0 + kw * group_out_ * pixels, kh, kw, dst);
                           }
                         }
                       }
                     });
+  }
+
+  // All k_w taps of filter row kh when they tile output rows exactly (k_w == stride_w, no
+  // dilation or padding along w): output row oh = (input row, all taps side by side), written
+  // in one contiguous pass. Tap kw's rows start at tap0 + kw * tap_stride.
+  void interleave_taps(const float* tap0, int64_t tap_stride, int64_t kh, float* dst) const {
+    for (int64_t ih = 0; ih < in_h_; ++ih) {
+      const int64_t oh = ih * s_h_ + kh * d_h_ - pad_top_;
+      if (oh < 0 || oh >= out_h_) continue;
+      const float* a = tap0 + ih * in_w_;
+      float* d = dst + oh * out_w_;
+      if (k_w_ == 2) {
+        const float* b = a + tap_stride;
+        for (int64_t iw = 0; iw < in_w_; ++iw) {
+          d[2 * iw] = a[iw];
+          d[2 * iw + 1] = b[iw];
+        }
+      } else {
+        for (int64_t iw = 0; iw < in_w_; ++iw) {
+          for (int64_t kw = 0; kw < k_w_; ++kw) d[iw * k_w_ + kw] = a[kw * tap_stride + iw];
+        }
+      }
+    }
   }
 
   // Writes one tap's rows into an output plane: (ih, iw) -> (ih * s + k * d - pad).
@@ -455,7 +483,7 @@ class ConvTranspose2dPlanarKernel final : public Kernel {
   int64_t k_h_ = 0, k_w_ = 0, groups_ = 1, group_in_ = 0, group_out_ = 0;
   int64_t s_h_ = 1, s_w_ = 1, d_h_ = 1, d_w_ = 1, pad_top_ = 0, pad_left_ = 0;
   int64_t rows_ = 0;
-  bool covered_ = false, filter_constant_ = false;
+  bool covered_ = false, row_covered_ = false, filter_constant_ = false;
   TransposeFilter filter_{"iohw", {0, 0, 0, 0}};
   AlignedFloats col_, a_, row_bias_;
   RowMajorA table_;
