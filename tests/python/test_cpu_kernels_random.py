@@ -102,6 +102,18 @@ def test_conv_transpose2d_2x2_stride2(nhwc, cout):
     _check_conv_transpose(x, filt, _data(rng, [cout]), options, 24)
 
 
+@pytest.mark.parametrize(
+    "kernel,stride,pads", [(2, 2, [0, 0, 0, 0]), (1, 2, [1, 0, 0, 1]), (2, 3, [0, 1, 2, 0])]
+)
+def test_conv_transpose2d_planar_bands(kernel, stride, pads):
+    # Wide rows and many output channels: one input row per band, so many bands per image.
+    rng = np.random.default_rng(kernel * 10 + stride)
+    x = _data(rng, [2, 8, 9, 300])
+    filt = _data(rng, [8, 40, kernel, kernel])
+    options = {"strides": [stride, stride], "padding": pads}
+    _check_conv_transpose(x, filt, _data(rng, [40]), options, 8)
+
+
 def test_conv_transpose2d_long_reduction():
     # 900 input channels: each tap's channels are split into several passes over K.
     rng = np.random.default_rng(3)

@@ -283,12 +283,14 @@ class ConvTranspose2dKernel final : public Kernel {
 };
 
 // NCHW input whose taps never overlap ((k - 1) * dilation < stride on both axes, e.g. det's
-// 2x2 stride 2): one GEMM per image and group with the image's channels x pixels matrix as B,
-// read in place (packed per task), and the filter as A: rows (kh, kw, output channel), so N is
-// the pixel count however few output channels there are. Each row of the product is one tap's
-// contribution to one output plane; as no two taps meet, the planes are then written by
-// strided copies (the bias added by the GEMM), and output pixels that no tap reaches hold the
-// bias. Every output is a single dot product + bias, as in the NHWC path.
+// 2x2 stride 2): per image and group, a GEMM with the filter as A (rows (kh, kw, output
+// channel), columns the group's input channels) and the image's channels x pixels matrix as B
+// (read in place, packed per block), so N is the pixel count however few output channels there
+// are. Each row of the product is one tap's contribution to one output plane; as no two taps
+// meet, the planes are then written by strided copies (the bias added by the GEMM), and output
+// pixels that no tap reaches hold the bias. The work goes in bands of input rows whose product
+// fits in L2 (one task each: GEMM, then the band's copies), so the product never travels to
+// memory. Every output is a single dot product + bias, as in the NHWC path.
 class ConvTranspose2dPlanarKernel final : public Kernel {
  public:
   explicit ConvTranspose2dPlanarKernel(const SimdKernels& simd) : simd_(simd) {}
@@ -326,21 +328,17 @@ class ConvTranspose2dPlanarKernel final : public Kernel {
                pad_left_ == 0 && out_h_ == in_h_ * s_h_ && out_w_ == in_w_ * s_w_;
     row_covered_ = k_w_ == s_w_ && d_w_ == 1 && pad_left_ == 0 && out_w_ == in_w_ * s_w_;
     rows_ = k_h_ * k_w_ * group_out_;
-    const uint64_t pixels = static_cast<uint64_t>(in_h_ * in_w_);
-    uint64_t col = 0;
-    if (__builtin_mul_overflow(static_cast<uint64_t>(batch_ * groups_ * rows_), pixels, &col)) {
-      return false;
-    }
-    col_.reserve(static_cast<size_t>(col));
+    // Bands of whole input rows whose product (rows_ x band pixels) is about 256 KB.
+    band_rows_ = std::clamp<int64_t>((int64_t{65536} / rows_) / in_w_, 1, in_h_);
+    bands_ = (in_h_ + band_rows_ - 1) / band_rows_;
     a_.reserve(static_cast<size_t>(groups_ * rows_ * group_in_));
     row_bias_.reserve(static_cast<size_t>(groups_ * rows_));
-    jobs_.resize(static_cast<size_t>(batch_ * groups_));
-    table_.a.resize(jobs_.size());
-    table_.lda.assign(jobs_.size(), group_in_);
-    table_.rows = rows_;
-    table_.mr = simd_.gemm_mr;
-    for (int64_t j = 0; j < batch_ * groups_; ++j) {
-      table_.a[j] = a_.data() + (j % groups_) * rows_ * group_in_;
+    tables_.resize(static_cast<size_t>(groups_));
+    for (int64_t g = 0; g < groups_; ++g) {
+      tables_[g].a = {a_.data() + g * rows_ * group_in_};
+      tables_[g].lda = {group_in_};
+      tables_[g].rows = rows_;
+      tables_[g].mr = simd_.gemm_mr;
     }
     filter_constant_ = cc.is_constant(p.filter);
     if (filter_constant_) prepare_weights(w.as<float>());
@@ -354,7 +352,7 @@ class ConvTranspose2dPlanarKernel final : public Kernel {
     const float* bias = p.bias.present() ? ctx.in(p.bias).as<float>() : nullptr;
     float* y = ctx.out().as<float>();
     ThreadPool* pool = ctx.pool();
-    const int64_t pixels = in_h_ * in_w_;
+    const int threads = pool ? pool->num_threads() : 1;
     if (bias) {
       for (int64_t g = 0; g < groups_; ++g) {
         for (int64_t r = 0; r < rows_; ++r) {
@@ -362,32 +360,67 @@ class ConvTranspose2dPlanarKernel final : public Kernel {
         }
       }
     }
-    for (int64_t j = 0; j < batch_ * groups_; ++j) {
-      GemmJob& job = jobs_[j];
+    if (per_thread_.size() < static_cast<size_t>(threads)) per_thread_.resize(threads);
+    for (PerThread& t : per_thread_) {
+      t.col.reserve(static_cast<size_t>(rows_ * band_rows_ * in_w_));
+      t.jobs.resize(1);
+    }
+    const int64_t plane = out_h_ * out_w_;
+    if (!covered_) {
+      // Pixels no tap reaches keep the bias; the tasks below overwrite the others.
+      parallel_chunks(
+          pool, batch_ * out_c_, std::max<int64_t>(1, 16384 / plane), [&](int64_t b, int64_t e) {
+            for (int64_t q = b; q < e; ++q) {
+              std::fill(y + q * plane, y + (q + 1) * plane, bias ? bias[q % out_c_] : 0.0f);
+            }
+          });
+    }
+    auto task = [&](int64_t t, int thread) {
+      const int64_t n = t / (groups_ * bands_), g = (t / bands_) % groups_;
+      const int64_t ih0 = (t % bands_) * band_rows_, ih1 = std::min(in_h_, ih0 + band_rows_);
+      const int64_t px = (ih1 - ih0) * in_w_;
+      PerThread& pt = per_thread_[thread];
+      GemmJob& job = pt.jobs[0];
       job.m = rows_;
-      job.n = pixels;
+      job.n = px;
       job.taps = 1;
       job.k_per_tap = group_in_;
-      job.c = col_.data() + j * rows_ * pixels;
-      job.ldc = pixels;
-      job.row_bias = bias ? row_bias_.data() + (j % groups_) * rows_ : nullptr;
+      job.c = pt.col.data();
+      job.ldc = px;
+      job.row_bias = bias ? row_bias_.data() + g * rows_ : nullptr;
+      struct Band {
+        const float* base;
+        int64_t stride;
+        int nr;
+      } band{x + (n * in_c_ + g * group_in_) * in_h_ * in_w_ + ih0 * in_w_, in_h_ * in_w_,
+             simd_.gemm_nr};
+      GemmBFn b{
+          [](const void* ctx, int64_t, int64_t n0, int64_t nc, int64_t k0, int64_t kc, float* dst) {
+            const auto& c = *static_cast<const Band*>(ctx);
+            pack_b(c.base + k0 * c.stride + n0, c.stride, 1, kc, nc, c.nr, dst);
+          },
+          &band};
+      run_gemm(simd_, pt.jobs, GemmEpilogue{}, tables_[g].fn(), b, pt.scratch, nullptr);
+      for (int64_t o = 0; o < group_out_; ++o) {
+        float* dst = y + (n * out_c_ + g * group_out_ + o) * plane;
+        for (int64_t kh = 0; kh < k_h_; ++kh) {
+          const float* tap0 = pt.col.data() + (kh * k_w_ * group_out_ + o) * px;
+          if (row_covered_) {
+            interleave_taps(tap0, group_out_ * px, kh, ih0, ih1, dst);
+            continue;
+          }
+          for (int64_t kw = 0; kw < k_w_; ++kw) {
+            copy_tap(tap0 + kw * group_out_ * px, kh, kw, ih0, ih1, dst);
+          }
+        }
+      }
+    };
+    const int64_t tasks = batch_ * groups_ * bands_;
+    if (pool) {
+      pool->parallel_for(tasks, task);
+    } else {
+      for (int64_t t = 0; t < tasks; ++t) task(t, 0);
     }
-    // Job j = (image n, group g) reads channels [g * group_in, ...) of image n, that is
-    // channel block j of the whole input.
-    struct JobB {
-      const ConvTranspose2dPlanarKernel* self;
-      const float* x;
-    } jb{this, x};
-    GemmBFn b{
-        [](const void* ctx, int64_t j, int64_t n0, int64_t nc, int64_t k0, int64_t kc, float* dst) {
-          const auto& c = *static_cast<const JobB*>(ctx);
-          const int64_t px = c.self->in_h_ * c.self->in_w_;
-          const float* base = c.x + (j * c.self->group_in_ + k0) * px + n0;
-          pack_b(base, px, 1, kc, nc, c.self->simd_.gemm_nr, dst);
-        },
-        &jb};
-    run_gemm(simd_, jobs_, GemmEpilogue{}, table_.fn(), b, scratch_, pool);
-    scatter(bias, y, pool);
     return Status::ok();
   }
 
@@ -409,39 +442,16 @@ class ConvTranspose2dPlanarKernel final : public Kernel {
     }
   }
 
-  // Output planes from the product's rows: tasks own whole planes (n, oc).
-  void scatter(const float* bias, float* y, ThreadPool* pool) const {
-    const int64_t pixels = in_h_ * in_w_, plane = out_h_ * out_w_;
-    parallel_chunks(pool, batch_ * out_c_, std::max<int64_t>(1, 16384 / plane),
-                    [&](int64_t begin, int64_t end) {
-                      for (int64_t q = begin; q < end; ++q) {
-                        const int64_t n = q / out_c_, oc = q % out_c_;
-                        const int64_t g = oc / group_out_, o = oc % group_out_;
-                        float* dst = y + q * plane;
-                        if (!covered_) std::fill(dst, dst + plane, bias ? bias[oc] : 0.0f);
-                        const float* rows = col_.data() + (n * groups_ + g) * rows_ * pixels;
-                        for (int64_t kh = 0; kh < k_h_; ++kh) {
-                          const float* tap0 = rows + (kh * k_w_ * group_out_ + o) * pixels;
-                          if (row_covered_) {
-                            interleave_taps(tap0, group_out_ * pixels, kh, dst);
-                            continue;
-                          }
-                          for (int64_t kw = 0; kw < k_w_; ++kw) {
-                            copy_tap(tap0 + kw * group_out_ * pixels, kh, kw, dst);
-                          }
-                        }
-                      }
-                    });
-  }
-
-  // All k_w taps of filter row kh when they tile output rows exactly (k_w == stride_w, no
-  // dilation or padding along w): output row oh = (input row, all taps side by side), written
-  // in one contiguous pass. Tap kw's rows start at tap0 + kw * tap_stride.
-  void interleave_taps(const float* tap0, int64_t tap_stride, int64_t kh, float* dst) const {
-    for (int64_t ih = 0; ih < in_h_; ++ih) {
+  // All k_w taps of filter row kh for input rows [ih0, ih1) when they tile output rows exactly
+  // (k_w == stride_w, no dilation or padding along w): each output row is (input row, all taps
+  // side by side), written in one contiguous pass. Tap kw's rows start at tap0 + kw *
+  // tap_stride, input row ih at (ih - ih0) * in_w.
+  void interleave_taps(const float* tap0, int64_t tap_stride, int64_t kh, int64_t ih0, int64_t ih1,
+                       float* dst) const {
+    for (int64_t ih = ih0; ih < ih1; ++ih) {
       const int64_t oh = ih * s_h_ + kh * d_h_ - pad_top_;
       if (oh < 0 || oh >= out_h_) continue;
-      const float* a = tap0 + ih * in_w_;
+      const float* a = tap0 + (ih - ih0) * in_w_;
       float* d = dst + oh * out_w_;
       if (k_w_ == 2) {
         const float* b = a + tap_stride;
@@ -457,38 +467,40 @@ class ConvTranspose2dPlanarKernel final : public Kernel {
     }
   }
 
-  // Writes one tap's rows into an output plane: (ih, iw) -> (ih * s + k * d - pad).
-  void copy_tap(const float* src, int64_t kh, int64_t kw, float* dst) const {
+  // Writes one tap's rows [ih0, ih1) into an output plane: (ih, iw) -> (ih * s + k * d - pad).
+  void copy_tap(const float* src, int64_t kh, int64_t kw, int64_t ih0, int64_t ih1,
+                float* dst) const {
     const int64_t off_w = kw * d_w_ - pad_left_;
     // Input columns whose output column is inside the plane.
     int64_t iw0 = 0;
     while (iw0 < in_w_ && iw0 * s_w_ + off_w < 0) ++iw0;
     int64_t iw1 = in_w_;
     while (iw1 > iw0 && (iw1 - 1) * s_w_ + off_w >= out_w_) --iw1;
-    for (int64_t ih = 0; ih < in_h_; ++ih) {
+    for (int64_t ih = ih0; ih < ih1; ++ih) {
       const int64_t oh = ih * s_h_ + kh * d_h_ - pad_top_;
       if (oh < 0 || oh >= out_h_) continue;
-      const float* s = src + ih * in_w_;
+      const float* s = src + (ih - ih0) * in_w_;
       float* d = dst + oh * out_w_ + off_w;
-      if (s_w_ == 2) {
-        for (int64_t iw = iw0; iw < iw1; ++iw) d[iw * 2] = s[iw];
-      } else {
-        for (int64_t iw = iw0; iw < iw1; ++iw) d[iw * s_w_] = s[iw];
-      }
+      for (int64_t iw = iw0; iw < iw1; ++iw) d[iw * s_w_] = s[iw];
     }
   }
+
+  struct PerThread {
+    AlignedFloats col;  // one band's product
+    std::vector<GemmJob> jobs;
+    GemmScratch scratch;
+  };
 
   const SimdKernels& simd_;
   int64_t batch_ = 0, in_c_ = 0, in_h_ = 0, in_w_ = 0, out_c_ = 0, out_h_ = 0, out_w_ = 0;
   int64_t k_h_ = 0, k_w_ = 0, groups_ = 1, group_in_ = 0, group_out_ = 0;
   int64_t s_h_ = 1, s_w_ = 1, d_h_ = 1, d_w_ = 1, pad_top_ = 0, pad_left_ = 0;
-  int64_t rows_ = 0;
+  int64_t rows_ = 0, band_rows_ = 1, bands_ = 1;
   bool covered_ = false, row_covered_ = false, filter_constant_ = false;
   TransposeFilter filter_{"iohw", {0, 0, 0, 0}};
-  AlignedFloats col_, a_, row_bias_;
-  RowMajorA table_;
-  std::vector<GemmJob> jobs_;
-  GemmScratch scratch_;
+  AlignedFloats a_, row_bias_;
+  std::vector<RowMajorA> tables_;
+  std::vector<PerThread> per_thread_;
 };
 
 }  // namespace
