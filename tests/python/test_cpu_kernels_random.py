@@ -447,6 +447,28 @@ def test_pow_constant_exponent(exponent, shape):
     np.testing.assert_array_equal(got, want)
 
 
+# ---- prelu ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_prelu_random(seed):
+    rng = np.random.default_rng(9500 + seed)
+    rank = int(rng.integers(1, 5))
+    shape = [int(rng.integers(1, 8)) for _ in range(rank)]
+    shape[int(rng.integers(rank))] = int(rng.integers(20, 70))
+    drop = int(rng.integers(0, rank + 1))
+    slope_shape = [d if rng.integers(2) else 1 for d in shape[drop:]]
+    x = _data(rng, shape)
+    x.flat[:4] = [0.0, -0.0, -np.inf, np.nan][: x.size]
+    slope = _data(rng, slope_shape)
+    inputs, constants = ({"x": x, "s": slope}, {}) if seed % 2 else ({"x": x}, {"s": slope})
+    got, want = _both(lambda g, o: g.prelu(o["x"], o["s"]), inputs, constants)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    np.testing.assert_array_equal(got, want)
+    expected = np.where(x >= 0, x, np.broadcast_to(slope, shape) * x)
+    np.testing.assert_array_equal(got, expected)
+
+
 # ---- other ISAs and thread counts -----------------------------------------------------------
 
 

@@ -39,6 +39,8 @@ std::unique_ptr<Kernel> make_fast_kernel(const Node& node, const CompileContext&
     case OpKind::kReduceMax:
     case OpKind::kReduceMin:
       return make_reduce_kernel(node, cc, simd);
+    case OpKind::kPrelu:
+      return make_prelu_kernel(node, cc, simd);
     case OpKind::kPow:
       return make_pow_kernel(node, cc, simd);
     case OpKind::kSoftmax:

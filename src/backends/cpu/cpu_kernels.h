@@ -28,6 +28,8 @@ std::unique_ptr<Kernel> make_reduce_kernel(const Node& node, const CompileContex
                                            const SimdKernels& simd);
 std::unique_ptr<Kernel> make_pow_kernel(const Node& node, const CompileContext& cc,
                                         const SimdKernels& simd);
+std::unique_ptr<Kernel> make_prelu_kernel(const Node& node, const CompileContext& cc,
+                                          const SimdKernels& simd);
 std::unique_ptr<Kernel> make_elementwise_kernel(const Node& node, const CompileContext& cc,
                                                 const SimdKernels& simd);
 std::unique_ptr<Kernel> make_softmax_kernel(const Node& node, const CompileContext& cc,
