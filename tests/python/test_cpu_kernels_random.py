@@ -337,6 +337,19 @@ def test_expand_random(seed):
     np.testing.assert_array_equal(got, np.broadcast_to(x, out_shape))
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_tile_random(seed):
+    rng = np.random.default_rng(8600 + seed)
+    rank = int(rng.integers(1, 5))
+    shape = [int(rng.integers(1, 7)) for _ in range(rank)]
+    shape[-1] = int(rng.integers(5, 40))
+    reps = [int(rng.integers(1, 4)) for _ in range(rank)]
+    dtype = ["float32", "int64", "float16", "int8"][seed % 4]
+    x = _typed_data(rng, shape, dtype)
+    make = lambda g, o: g.tile(o, reps)
+    np.testing.assert_array_equal(_run_typed("cpu", make, x), np.tile(x, reps))
+
+
 @pytest.mark.parametrize("mode", ["constant", "edge", "reflection", "symmetric"])
 @pytest.mark.parametrize("seed", range(6))
 def test_pad_random(mode, seed):

@@ -30,6 +30,7 @@ std::unique_ptr<Kernel> make_fast_kernel(const Node& node, const CompileContext&
     case OpKind::kExpand:
     case OpKind::kPad:
     case OpKind::kConcat:
+    case OpKind::kTile:
       return make_movement_kernel(node, cc, simd);
     case OpKind::kReduceSum:
     case OpKind::kReduceMean:

@@ -1,5 +1,5 @@
-// transpose, slice and expand for every data type of 1, 2, 4 or 8 bytes: each is a strided
-// gather (expand's broadcast axes have stride 0)
+// transpose, slice, expand and tile for every data type of 1, 2, 4 or 8 bytes: each is a
+// strided gather (expand's broadcast axes and tile's repetition axes have stride 0)
 // "output element (i0 .. ik) = input element at base + sum i_j * stride_j"; pad (float32)
 // copies rows. Axes that stay
 // adjacent are merged first; then rows whose innermost source stride is 1 are copied with
@@ -359,6 +359,8 @@ std::unique_ptr<Kernel> make_movement_kernel(const Node& node, const CompileCont
     input = node.as<TransposeParams>().input;
   } else if (node.kind == OpKind::kSlice) {
     input = node.as<SliceParams>().input;
+  } else if (node.kind == OpKind::kTile) {
+    input = node.as<TileParams>().input;
   } else {
     input = node.as<NewShapeParams>().input;  // expand
   }
@@ -373,6 +375,20 @@ std::unique_ptr<Kernel> make_movement_kernel(const Node& node, const CompileCont
   const size_t rank = y.rank();  // expand may add leading axes
   std::vector<int64_t> stride(rank);
   int64_t base = 0;
+  if (node.kind == OpKind::kTile) {
+    // Output axis k of size reps * d is the pair (repetition, index) of a 2r-axis walk whose
+    // repetition axes have stride 0.
+    const auto& p = node.as<TileParams>();
+    if (p.repetitions.size() != x.rank()) return nullptr;
+    std::vector<int64_t> shape2, stride2;
+    for (size_t k = 0; k < x.rank(); ++k) {
+      shape2.push_back(p.repetitions[k]);
+      stride2.push_back(0);
+      shape2.push_back(x.shape[k]);
+      stride2.push_back(in_strides[k]);
+    }
+    return std::make_unique<StridedCopyKernel>(simd, input, es, 0, shape2, stride2);
+  }
   if (node.kind == OpKind::kExpand) {
     // Right-aligned broadcast: missing and size-1 input axes read with stride 0.
     const size_t offset = rank - x.rank();
