@@ -482,6 +482,85 @@ def test_prelu_random(seed):
     np.testing.assert_array_equal(got, expected)
 
 
+# ---- float16 nodes on the float32 kernels ----------------------------------------------------
+
+
+def _run_f16(backend, make, inputs, constants):
+    from test_cpu_backend import _context
+
+    builder = _context(backend).create_graph_builder()
+    ops = {k: builder.input(k, list(v.shape), "float16") for k, v in inputs.items()}
+    ops.update({k: builder.constant(v) for k, v in constants.items()})
+    graph = builder.build({"y": make(builder, ops)})
+    return _context(backend).compute(graph, inputs)["y"]
+
+
+F16_CASES = {
+    "conv2d nchw": (
+        lambda g, o: g.conv2d(o["x"], o["w"], bias=o["b"], padding=[1, 1, 1, 1]),
+        {"x": [1, 5, 9, 11]},
+        {"w": [7, 5, 3, 3], "b": [7]},
+    ),
+    "conv2d nhwc depthwise": (
+        lambda g, o: g.conv2d(
+            o["x"], o["w"], groups=6, input_layout="nhwc", filter_layout="ihwo", strides=[2, 2]
+        ),
+        {"x": [2, 9, 8, 6]},
+        {"w": [1, 3, 3, 6]},
+    ),
+    "conv_transpose2d": (
+        lambda g, o: g.conv_transpose2d(o["x"], o["w"], strides=[2, 2]),
+        {"x": [1, 6, 7, 5]},
+        {"w": [6, 4, 2, 2]},
+    ),
+    "matmul": (lambda g, o: g.matmul(o["x"], o["w"]), {"x": [3, 17, 40]}, {"w": [40, 9]}),
+    "gemm": (
+        lambda g, o: g.gemm(o["x"], o["w"], c=o["b"]),
+        {"x": [6, 33]},
+        {"w": [33, 12], "b": [12]},
+    ),
+    "batch_normalization": (
+        lambda g, o: g.batch_normalization(o["x"], o["m"], o["v"], scale=o["s"], bias=o["b"]),
+        {"x": [2, 4, 5, 6]},
+        {"m": [4], "v": [4], "s": [4], "b": [4]},
+    ),
+    "layer_normalization": (
+        lambda g, o: g.layer_normalization(o["x"], axes=[2], scale=o["s"]),
+        {"x": [2, 3, 50]},
+        {"s": [50]},
+    ),
+    "softmax": (lambda g, o: g.softmax(o["x"], 1), {"x": [4, 37]}, {}),
+    "average_pool2d": (
+        lambda g, o: g.average_pool2d(o["x"], window_dimensions=[3, 3], padding=[1, 1, 1, 1]),
+        {"x": [1, 3, 10, 9]},
+        {},
+    ),
+    "resample2d linear": (
+        lambda g, o: g.resample2d(o["x"], mode="linear", scales=[2.0, 2.0]),
+        {"x": [1, 2, 5, 7]},
+        {},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(F16_CASES))
+def test_float16_on_float32_kernels(case):
+    make, input_shapes, constant_shapes = F16_CASES[case]
+    rng = np.random.default_rng(len(case))
+    inputs = {k: rng.uniform(-2, 2, s).astype(np.float16) for k, s in input_shapes.items()}
+    constants = {k: rng.uniform(-1, 1, s).astype(np.float16) for k, s in constant_shapes.items()}
+    if "v" in constants:
+        constants["v"] = np.abs(constants["v"]) + np.float16(0.5)
+    got = _run_f16("cpu", make, inputs, constants)
+    want = _run_f16("reference", make, inputs, constants)
+    assert got.dtype == np.float16 and got.shape == want.shape
+    # The reference rounds its exact result to float16 once, the cpu backend rounds a float32
+    # result: at most one float16 step apart (either side of a power of two).
+    step = np.maximum(np.spacing(np.abs(want)), np.spacing(np.abs(got))).astype(np.float64)
+    err = np.abs(got.astype(np.float64) - want.astype(np.float64))
+    assert (err <= step).all(), f"max error {err.max()} (step {step[np.argmax(err - step)]})"
+
+
 # ---- other ISAs and thread counts -----------------------------------------------------------
 
 

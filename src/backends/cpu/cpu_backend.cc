@@ -8,8 +8,8 @@ namespace webnn {
 
 namespace {
 
-std::unique_ptr<Kernel> make_fast_kernel(const Node& node, const CompileContext& cc) {
-  const SimdKernels& simd = simd_kernels();
+std::unique_ptr<Kernel> make_float32_kernel(const Node& node, const CompileContext& cc,
+                                            const SimdKernels& simd) {
   switch (node.kind) {
     case OpKind::kMatmul:
       return make_matmul_kernel(node, cc, simd);
@@ -54,6 +54,14 @@ std::unique_ptr<Kernel> make_fast_kernel(const Node& node, const CompileContext&
     default:
       return make_elementwise_kernel(node, cc, simd);
   }
+}
+
+std::unique_ptr<Kernel> make_fast_kernel(const Node& node, const CompileContext& cc) {
+  const SimdKernels& simd = simd_kernels();
+  if (std::unique_ptr<Kernel> k = make_float16_kernel(node, cc, simd, make_float32_kernel)) {
+    return k;
+  }
+  return make_float32_kernel(node, cc, simd);
 }
 
 class CpuBackend final : public Backend {
