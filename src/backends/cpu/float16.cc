@@ -68,10 +68,13 @@ class Float16Adapter final : public Kernel {
         passthrough_.push_back(id);
         continue;
       }
+      const bool constant = cc.is_constant(OperandRef{id});
+      // The float32 kernel prepares constants at compile time: their data must be here.
+      if (constant && !v.data) return false;
       auto buffer = std::make_unique<AlignedFloats>(std::max<uint64_t>(1, v.count));
       w.data_type = DataType::kFloat32;
       w.data = reinterpret_cast<uint8_t*>(buffer->data());
-      if (cc.is_constant(OperandRef{id}) && v.data) {
+      if (constant) {
         widen(reinterpret_cast<const float16*>(v.data), buffer->data(),
               static_cast<int64_t>(v.count));
       } else {
