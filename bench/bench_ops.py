@@ -137,6 +137,184 @@ def cases():
             [n],
         )
     )
+
+    # PP-OCRv4 det head: two 2x2 stride-2 transposed convolutions, 160 -> 320 -> 640.
+    for cin, cout, size in ((24, 24, 160), (24, 1, 320)):
+        x = rng.standard_normal((1, cin, size, size), dtype=np.float32)
+        w = (rng.standard_normal((cin, cout, 2, 2), dtype=np.float32) * 0.2).astype(np.float32)
+        out.append(
+            Case(
+                f"convTranspose 2x2 s2 {cin}->{cout} {size}x{size} (nchw)",
+                2 * cin * cout * 4 * size * size,
+                {"x": x},
+                {"w": w},
+                lambda g, o: g.conv_transpose2d(o["x"], o["w"], strides=[2, 2]),
+                [helper.make_node("ConvTranspose", ["x", "w"], ["y"], strides=[2, 2])],
+                [1, cout, 2 * size, 2 * size],
+            )
+        )
+    x = rng.standard_normal((1, 64, 28, 28), dtype=np.float32)
+    w = (rng.standard_normal((64, 32, 3, 3), dtype=np.float32) * 0.1).astype(np.float32)
+    out.append(
+        Case(
+            "convTranspose 3x3 s2 64->32 28x28 (nchw)",
+            2 * 64 * 32 * 9 * 28 * 28,
+            {"x": x},
+            {"w": w},
+            lambda g, o: g.conv_transpose2d(
+                o["x"], o["w"], strides=[2, 2], padding=[1, 1, 1, 1], output_padding=[1, 1]
+            ),
+            [
+                helper.make_node(
+                    "ConvTranspose",
+                    ["x", "w"],
+                    ["y"],
+                    strides=[2, 2],
+                    pads=[1, 1, 1, 1],
+                    output_padding=[1, 1],
+                )
+            ],
+            [1, 32, 56, 56],
+        )
+    )
+
+    # Resampling (det: nearest x2 / x4 / x8 of 96 and 24 channels); "flops" = output elements.
+    for c, size, scale, mode in (
+        (96, 40, 2, "nearest"),
+        (24, 20, 8, "nearest"),
+        (24, 80, 2, "nearest"),
+        (24, 80, 2, "linear"),
+    ):
+        x = rng.standard_normal((1, c, size, size), dtype=np.float32)
+        scales = np.array([1, 1, scale, scale], dtype=np.float32)
+        ours_mode = "nearest-neighbor" if mode == "nearest" else "linear"
+        onnx_attrs = (
+            {
+                "mode": "nearest",
+                "coordinate_transformation_mode": "asymmetric",
+                "nearest_mode": "floor",
+            }
+            if mode == "nearest"
+            else {"mode": "linear", "coordinate_transformation_mode": "half_pixel"}
+        )
+        out.append(
+            Case(
+                f"resample2d {mode} x{scale} C={c} {size}x{size} (nchw)",
+                c * (size * scale) ** 2,
+                {"x": x},
+                {"scales": scales},
+                lambda g, o, m=ours_mode, s=float(scale): g.resample2d(
+                    o["x"], mode=m, scales=[s, s]
+                ),
+                [helper.make_node("Resize", ["x", "", "scales"], ["y"], **onnx_attrs)],
+                [1, c, size * scale, size * scale],
+            )
+        )
+
+    # Normalizations; "flops" = elements.
+    x = rng.standard_normal((1, 24, 160, 160), dtype=np.float32)
+    stats = {
+        "mean": rng.standard_normal(24, dtype=np.float32),
+        "var": rng.uniform(0.5, 2, 24).astype(np.float32),
+        "scale": rng.standard_normal(24, dtype=np.float32),
+        "bias": rng.standard_normal(24, dtype=np.float32),
+    }
+    out.append(
+        Case(
+            "batchNormalization C=24 160x160 (nchw)",
+            x.size,
+            {"x": x},
+            stats,
+            lambda g, o: g.batch_normalization(
+                o["x"], o["mean"], o["var"], scale=o["scale"], bias=o["bias"]
+            ),
+            [helper.make_node("BatchNormalization", ["x", "scale", "bias", "mean", "var"], ["y"])],
+            list(x.shape),
+        )
+    )
+    x = rng.standard_normal((1, 64, 56, 56), dtype=np.float32)
+    out.append(
+        Case(
+            "instanceNormalization C=64 56x56 (nchw)",
+            x.size,
+            {"x": x},
+            {
+                "scale": rng.standard_normal(64, dtype=np.float32),
+                "bias": rng.standard_normal(64, dtype=np.float32),
+            },
+            lambda g, o: g.instance_normalization(o["x"], scale=o["scale"], bias=o["bias"]),
+            [helper.make_node("InstanceNormalization", ["x", "scale", "bias"], ["y"])],
+            list(x.shape),
+        )
+    )
+    x = rng.standard_normal((1, 320, 120), dtype=np.float32)
+    out.append(
+        Case(
+            "layerNormalization 320x120 (last axis)",
+            x.size,
+            {"x": x},
+            {
+                "scale": rng.standard_normal(120, dtype=np.float32),
+                "bias": rng.standard_normal(120, dtype=np.float32),
+            },
+            lambda g, o: g.layer_normalization(o["x"], axes=[2], scale=o["scale"], bias=o["bias"]),
+            [helper.make_node("LayerNormalization", ["x", "scale", "bias"], ["y"], axis=-1)],
+            list(x.shape),
+        )
+    )
+
+    # Data movement and reductions; "flops" = elements.
+    x = rng.standard_normal((1, 64, 56, 56), dtype=np.float32)
+    out.append(
+        Case(
+            "transpose nchw->nhwc 64x56x56",
+            x.size,
+            {"x": x},
+            {},
+            lambda g, o: g.transpose(o["x"], permutation=[0, 2, 3, 1]),
+            [helper.make_node("Transpose", ["x"], ["y"], perm=[0, 2, 3, 1])],
+            [1, 56, 56, 64],
+        )
+    )
+    x = rng.standard_normal((1, 320, 120), dtype=np.float32)
+    out.append(
+        Case(
+            "reduceMean 320x120 (last axis)",
+            x.size,
+            {"x": x},
+            {},
+            lambda g, o: g.reduce_mean(o["x"], axes=[2], keep_dimensions=True),
+            [helper.make_node("ReduceMean", ["x"], ["y"], axes=[2], keepdims=1)],
+            [1, 320, 1],
+        )
+    )
+
+    # Few-channel convolutions like det's and rec's.
+    for cin, cout, size, groups, k in (
+        (24, 24, 160, 1, 3),
+        (96, 96, 40, 96, 5),
+        (48, 48, 80, 48, 3),
+    ):
+        x = rng.standard_normal((1, cin, size, size), dtype=np.float32)
+        w = (rng.standard_normal((cout, cin // groups, k, k), dtype=np.float32) * 0.1).astype(
+            np.float32
+        )
+        bias = rng.standard_normal(cout, dtype=np.float32)
+        pad = k // 2
+        kind = "depthwise" if groups > 1 else "conv"
+        out.append(
+            Case(
+                f"{kind} {k}x{k} {cin}->{cout} {size}x{size} (nchw)",
+                2 * size * size * cout * (cin // groups) * k * k,
+                {"x": x},
+                {"w": w, "bias": bias},
+                lambda g, o, p=pad, gr=groups: g.conv2d(
+                    o["x"], o["w"], bias=o["bias"], padding=[p] * 4, groups=gr
+                ),
+                [helper.make_node("Conv", ["x", "w", "bias"], ["y"], pads=[pad] * 4, group=groups)],
+                [1, cout, size, size],
+            )
+        )
     return out
 
 

@@ -24,6 +24,7 @@ class CompileContext {
       : graph_(&graph), views_(&views) {}
 
   bool has_views() const { return views_ != nullptr; }
+  const Graph* graph() const { return graph_; }
   const TensorView& view(OperandRef r) const { return (*views_)[r.id]; }
   bool is_constant(OperandRef r) const {
     return graph_ && graph_->operands[r.id].kind == OperandKind::kConstant;

@@ -10,8 +10,8 @@ namespace webnn {
 
 namespace {
 
-std::unique_ptr<Kernel> make_fast_kernel(const Node& node, const CompileContext& cc) {
-  const SimdKernels& simd = simd_kernels();
+std::unique_ptr<Kernel> make_float32_kernel(const Node& node, const CompileContext& cc,
+                                            const SimdKernels& simd) {
   switch (node.kind) {
     case OpKind::kMatmul:
       return make_matmul_kernel(node, cc, simd);
@@ -19,6 +19,33 @@ std::unique_ptr<Kernel> make_fast_kernel(const Node& node, const CompileContext&
       return make_gemm_kernel(node, cc, simd);
     case OpKind::kConv2d:
       return make_conv2d_kernel(node, cc, simd);
+    case OpKind::kConvTranspose2d:
+      return make_conv_transpose2d_kernel(node, cc, simd);
+    case OpKind::kResample2d:
+      return make_resample2d_kernel(node, cc, simd);
+    case OpKind::kBatchNormalization:
+    case OpKind::kInstanceNormalization:
+    case OpKind::kLayerNormalization:
+      return make_normalization_kernel(node, cc, simd);
+    case OpKind::kTranspose:
+    case OpKind::kSlice:
+    case OpKind::kExpand:
+    case OpKind::kPad:
+    case OpKind::kConcat:
+    case OpKind::kTile:
+      return make_movement_kernel(node, cc, simd);
+    case OpKind::kReduceSum:
+    case OpKind::kReduceMean:
+    case OpKind::kReduceSumSquare:
+    case OpKind::kReduceL1:
+    case OpKind::kReduceL2:
+    case OpKind::kReduceMax:
+    case OpKind::kReduceMin:
+      return make_reduce_kernel(node, cc, simd);
+    case OpKind::kPrelu:
+      return make_prelu_kernel(node, cc, simd);
+    case OpKind::kPow:
+      return make_pow_kernel(node, cc, simd);
     case OpKind::kSoftmax:
       return make_softmax_kernel(node, cc, simd);
     case OpKind::kMaxPool2d:
@@ -29,6 +56,14 @@ std::unique_ptr<Kernel> make_fast_kernel(const Node& node, const CompileContext&
     default:
       return make_elementwise_kernel(node, cc, simd);
   }
+}
+
+std::unique_ptr<Kernel> make_fast_kernel(const Node& node, const CompileContext& cc) {
+  const SimdKernels& simd = simd_kernels();
+  if (std::unique_ptr<Kernel> k = make_float16_kernel(node, cc, simd, make_float32_kernel)) {
+    return k;
+  }
+  return make_float32_kernel(node, cc, simd);
 }
 
 class CpuBackend final : public Backend {

@@ -16,6 +16,26 @@ std::unique_ptr<Kernel> make_gemm_kernel(const Node& node, const CompileContext&
                                          const SimdKernels& simd);
 std::unique_ptr<Kernel> make_conv2d_kernel(const Node& node, const CompileContext& cc,
                                            const SimdKernels& simd);
+std::unique_ptr<Kernel> make_conv_transpose2d_kernel(const Node& node, const CompileContext& cc,
+                                                     const SimdKernels& simd);
+std::unique_ptr<Kernel> make_resample2d_kernel(const Node& node, const CompileContext& cc,
+                                               const SimdKernels& simd);
+std::unique_ptr<Kernel> make_normalization_kernel(const Node& node, const CompileContext& cc,
+                                                  const SimdKernels& simd);
+std::unique_ptr<Kernel> make_movement_kernel(const Node& node, const CompileContext& cc,
+                                             const SimdKernels& simd);
+std::unique_ptr<Kernel> make_reduce_kernel(const Node& node, const CompileContext& cc,
+                                           const SimdKernels& simd);
+std::unique_ptr<Kernel> make_pow_kernel(const Node& node, const CompileContext& cc,
+                                        const SimdKernels& simd);
+std::unique_ptr<Kernel> make_prelu_kernel(const Node& node, const CompileContext& cc,
+                                          const SimdKernels& simd);
+// The float32 fast kernel of a node (cpu_backend.cc), for make_float16_kernel to wrap.
+using FastKernelFactory = std::unique_ptr<Kernel> (*)(const Node& node, const CompileContext& cc,
+                                                      const SimdKernels& simd);
+// A float16 node of the heavy kinds on its float32 kernel, converting at its edges.
+std::unique_ptr<Kernel> make_float16_kernel(const Node& node, const CompileContext& cc,
+                                            const SimdKernels& simd, FastKernelFactory make);
 std::unique_ptr<Kernel> make_elementwise_kernel(const Node& node, const CompileContext& cc,
                                                 const SimdKernels& simd);
 std::unique_ptr<Kernel> make_softmax_kernel(const Node& node, const CompileContext& cc,

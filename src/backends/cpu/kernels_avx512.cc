@@ -18,6 +18,10 @@ constexpr const char* kIsaName = "avx512";
 //
 #include "backends/cpu/window.inc"
 //
+#include "backends/cpu/resample.inc"
+//
+#include "backends/cpu/normalization.inc"
+//
 #include "backends/cpu/kernels_table.inc"
 }  // namespace avx512
 

@@ -19,6 +19,10 @@ constexpr const char* kIsaName = "generic";
 //
 #include "backends/cpu/window.inc"
 //
+#include "backends/cpu/resample.inc"
+//
+#include "backends/cpu/normalization.inc"
+//
 #include "backends/cpu/kernels_table.inc"
 }  // namespace generic
 

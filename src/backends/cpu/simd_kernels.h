@@ -109,6 +109,17 @@ struct PlaneArgs {
   float* y = nullptr;  // out_h x out_w
 };
 
+// One row of a normalization: y[i] = float(((x[i] - mean) * inv) * scale + bias) in double,
+// each parameter read at p[i * step] (step 0: one value for the row, 1: one per element);
+// mean and inv share one step, scale and bias another.
+struct NormRowArgs {
+  const float* x = nullptr;
+  float* y = nullptr;
+  int64_t n = 0;
+  const double *mean = nullptr, *inv = nullptr, *scale = nullptr, *bias = nullptr;
+  int64_t mean_step = 0, inv_step = 0, scale_step = 0, bias_step = 0;
+};
+
 enum class PlaneOp : uint8_t { kDepthwise, kMaxPool, kAveragePool };
 
 struct SimdKernels {
@@ -135,6 +146,18 @@ struct SimdKernels {
                        float* dst);  // dst[i] = src[i*stride]
   float (*reduce_sum)(const float* x, int64_t n);
   float (*reduce_max)(const float* x, int64_t n);  // NaN if any is NaN; -inf when n == 0
+  // resample2d rows (resample.inc).
+  void (*lerp_rows)(const float* a, const float* b, float wa, float wb, float* y, int64_t n);
+  void (*lerp_gather)(const float* t, const int32_t* lo, const int32_t* hi, const float* wlo,
+                      const float* whi, float* y, int64_t n);
+  void (*gather_row)(const float* x, const int32_t* idx, float* y, int64_t n);
+  void (*repeat_row)(const float* x, int64_t n, int64_t factor, float* y);
+  // Normalization rows (normalization.inc), in double.
+  void (*norm_row)(const NormRowArgs& args);
+  double (*sum_row_d)(const float* x, int64_t n);
+  double (*sum_sq_dev_d)(const float* x, int64_t n, double mean);
+  // sum[i] += x[i], or with mean: sum[i] += (x[i] - mean[i])^2.
+  void (*acc_row_d)(const float* x, int64_t n, const double* mean, double* sum);
 };
 
 // Kernels compiled for each ISA (null when this build has none for it).

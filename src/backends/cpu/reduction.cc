@@ -1,0 +1,164 @@
+// reduceSum / Mean / SumSquare / L1 / L2 / Max / Min (float32) over one contiguous block of
+// axes, the tensor viewed as [outer, len, inner]: inner == 1 reduces rows (vector sums in
+// double, normalization.inc), otherwise rows of `inner` values are accumulated element-wise.
+// Sums run in double and round once, like the reference (only the order of the double
+// additions differs); max and min are exact. Other axis sets run on the reference kernel.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "backends/cpu/cpu_kernels.h"
+
+namespace webnn {
+
+namespace {
+
+class ReduceKernel final : public Kernel {
+ public:
+  ReduceKernel(const SimdKernels& simd, OpKind kind, int64_t outer, int64_t len, int64_t inner)
+      : simd_(simd), kind_(kind), outer_(outer), len_(len), inner_(inner) {
+    zeros_.assign(static_cast<size_t>(std::min<int64_t>(inner, kBlock)), 0.0);
+  }
+
+  Status run(KernelContext& ctx) override {
+    const float* x = ctx.in(ctx.params<ReduceParams>().input).as<float>();
+    float* y = ctx.out().as<float>();
+    if (inner_ == 1) {
+      parallel_chunks(ctx.pool(), outer_, std::max<int64_t>(1, 16384 / len_),
+                      [&](int64_t b, int64_t e) {
+                        for (int64_t o = b; o < e; ++o) y[o] = reduce_row(x + o * len_);
+                      });
+      return Status::ok();
+    }
+    const int64_t blocks = (inner_ + kBlock - 1) / kBlock;
+    parallel_chunks(ctx.pool(), outer_ * blocks,
+                    std::max<int64_t>(1, 16384 / (len_ * std::min(inner_, kBlock))),
+                    [&](int64_t b, int64_t e) {
+                      for (int64_t t = b; t < e; ++t) {
+                        const int64_t o = t / blocks, c0 = (t % blocks) * kBlock;
+                        reduce_columns(x + o * len_ * inner_ + c0, std::min(kBlock, inner_ - c0),
+                                       y + o * inner_ + c0);
+                      }
+                    });
+    return Status::ok();
+  }
+
+ private:
+  static constexpr int64_t kBlock = 256;
+
+  bool is_extremum() const { return kind_ == OpKind::kReduceMax || kind_ == OpKind::kReduceMin; }
+
+  float finish(double s) const {
+    switch (kind_) {
+      case OpKind::kReduceMean:
+        return static_cast<float>(s / static_cast<double>(len_));
+      case OpKind::kReduceL2:
+        return static_cast<float>(std::sqrt(s));
+      default:
+        return static_cast<float>(s);
+    }
+  }
+
+  float reduce_row(const float* x) const {
+    switch (kind_) {
+      case OpKind::kReduceSum:
+      case OpKind::kReduceMean:
+        return finish(simd_.sum_row_d(x, len_));
+      case OpKind::kReduceSumSquare:
+      case OpKind::kReduceL2:
+        return finish(simd_.sum_sq_dev_d(x, len_, 0.0));
+      case OpKind::kReduceL1: {
+        double s = 0;
+        for (int64_t i = 0; i < len_; ++i) s += std::fabs(static_cast<double>(x[i]));
+        return static_cast<float>(s);
+      }
+      default: {  // max / min: NaN if any is NaN, else the first extreme value (as
+                  // std::max_element / min_element in the reference: -0 vs +0 matters)
+        const bool max = kind_ == OpKind::kReduceMax;
+        float m = x[0];
+        for (int64_t i = 1; i < len_ && !std::isnan(m); ++i) {
+          const float v = x[i];
+          if (std::isnan(v) || (max ? v > m : v < m)) m = v;
+        }
+        return m;
+      }
+    }
+  }
+
+  // y[c] for the `width` columns at x (rows of inner_ floats, len_ of them).
+  void reduce_columns(const float* x, int64_t width, float* y) const {
+    if (is_extremum()) {
+      const bool max = kind_ == OpKind::kReduceMax;
+      std::copy(x, x + width, y);
+      for (int64_t r = 1; r < len_; ++r) {
+        const float* row = x + r * inner_;
+        for (int64_t c = 0; c < width; ++c) {
+          const float v = row[c], m = y[c];
+          if (std::isnan(m)) continue;
+          if (std::isnan(v) || (max ? v > m : v < m)) y[c] = v;
+        }
+      }
+      return;
+    }
+    double acc[kBlock] = {};
+    const bool squares = kind_ == OpKind::kReduceSumSquare || kind_ == OpKind::kReduceL2;
+    for (int64_t r = 0; r < len_; ++r) {
+      const float* row = x + r * inner_;
+      if (kind_ == OpKind::kReduceL1) {
+        for (int64_t c = 0; c < width; ++c) acc[c] += std::fabs(static_cast<double>(row[c]));
+      } else {
+        simd_.acc_row_d(row, width, squares ? zeros_.data() : nullptr, acc);
+      }
+    }
+    for (int64_t c = 0; c < width; ++c) y[c] = finish(acc[c]);
+  }
+
+  const SimdKernels& simd_;
+  OpKind kind_;
+  int64_t outer_, len_, inner_;
+  std::vector<double> zeros_;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> make_reduce_kernel(const Node& node, const CompileContext& cc,
+                                           const SimdKernels& simd) {
+  switch (node.kind) {
+    case OpKind::kReduceSum:
+    case OpKind::kReduceMean:
+    case OpKind::kReduceSumSquare:
+    case OpKind::kReduceL1:
+    case OpKind::kReduceL2:
+    case OpKind::kReduceMax:
+    case OpKind::kReduceMin:
+      break;
+    default:
+      return nullptr;
+  }
+  const auto& p = node.as<ReduceParams>();
+  const TensorView& x = cc.view(p.input);
+  if (x.data_type != DataType::kFloat32 || x.count == 0 || x.rank() == 0) return nullptr;
+  std::vector<bool> reduced(x.rank(), !p.axes.has_value());
+  if (p.axes) {
+    if (p.axes->empty()) return nullptr;
+    for (int64_t a : *p.axes) reduced[a] = true;
+  }
+  // The reduced axes must be one run [first, last] (size-1 axes may sit anywhere).
+  int first = -1, last = -1;
+  for (size_t i = 0; i < x.rank(); ++i) {
+    if (!reduced[i] || x.shape[i] == 1) continue;
+    if (first < 0) first = static_cast<int>(i);
+    last = static_cast<int>(i);
+  }
+  if (first < 0) return nullptr;  // only size-1 axes reduced: a copy, left to the reference
+  for (int i = first; i <= last; ++i) {
+    if (!reduced[i] && x.shape[i] != 1) return nullptr;
+  }
+  int64_t outer = 1, len = 1, inner = 1;
+  for (int i = 0; i < first; ++i) outer *= x.shape[i];
+  for (int i = first; i <= last; ++i) len *= x.shape[i];
+  for (size_t i = last + 1; i < x.rank(); ++i) inner *= x.shape[i];
+  return std::make_unique<ReduceKernel>(simd, node.kind, outer, len, inner);
+}
+
+}  // namespace webnn
