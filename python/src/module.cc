@@ -435,6 +435,21 @@ NB_MODULE(_webnn, m) {
                    [](const GraphHandle& g) { return g.graph->graph().operands.size(); })
       .def_prop_ro("operation_count",
                    [](const GraphHandle& g) { return g.graph->graph().nodes.size(); })
+      .def_prop_ro("compile_stats",
+                   [](const GraphHandle& g) {
+                     // What the compiler did (graph/passes) and the latest plan's memory.
+                     const CompileStats s = g.graph->stats();
+                     nb::dict passes;
+                     for (const auto& [name, n] : s.passes) passes[name.c_str()] = n;
+                     nb::dict d;
+                     d["nodes_before"] = s.nodes_before;
+                     d["nodes_after"] = s.nodes_after;
+                     d["passes"] = passes;
+                     d["arena_bytes"] = s.arena_bytes;
+                     d["unshared_bytes"] = s.unshared_bytes;
+                     d["plans"] = s.plans;
+                     return d;
+                   })
       .def("get_input_names", [](const GraphHandle& g) { return g.graph->input_names(); })
       .def("get_output_names", [](const GraphHandle& g) { return g.graph->output_names(); })
       .def("__repr__", [](const GraphHandle& g) {
