@@ -4,7 +4,7 @@ The graph (built here, random weights) is the PaddleOCR cls / MobileNetV3 patter
 batch_norm + hard_swish/relu, depthwise 3x3 convs, 1x1 projections and residual adds, in NCHW
 like the ONNX models. Two graphs are compiled from the same description: one with every pass
 and the memory plan, one with WEBNN_PASSES=none WEBNN_MEMORY_PLAN=none (the engine as it was
-before the compiler layer). Outputs are checked to agree, runs are interleaved, medians
+before the compiler layer), and one with every pass but layout assignment. Outputs are checked to agree, runs are interleaved, medians
 reported with the ratio optimised / unoptimised, plus node counts and the arena size.
 
     python bench/bench_passes.py --threads 1 2 --rounds 50 [--size 48x192]
@@ -91,17 +91,20 @@ def bench(threads, rounds, shape):
     ctx = webnn.ML().create_context(accelerated=False, backend="cpu")
     opt = compile_graph(ctx, shape, "all", "all")
     base = compile_graph(ctx, shape, "none", "none")
+    nolayout = compile_graph(
+        ctx, shape, "constant_folding,batch_norm_folding,epilogue_fusion", "all"
+    )
     x = np.random.default_rng(1).uniform(-1, 1, shape).astype(np.float32)
     out_shape = list(opt.output_descriptors["y"]["shape"])
     xt = ctx.create_tensor(shape, "float32", writable=True)
     ctx.write_tensor(xt, x)
-    yt = {g: ctx.create_tensor(out_shape, "float32", readable=True) for g in ("opt", "base")}
-    graphs = {"opt": opt, "base": base}
+    graphs = {"opt": opt, "base": base, "nolayout": nolayout}
+    yt = {g: ctx.create_tensor(out_shape, "float32", readable=True) for g in graphs}
     for name, g in graphs.items():
         ctx.dispatch(g, {"x": xt}, {"y": yt[name]})
     a, r = ctx.read_tensor(yt["opt"]), ctx.read_tensor(yt["base"])
     np.testing.assert_allclose(a, r, rtol=1e-3, atol=1e-3 * (1 + np.abs(r).max()))
-    times = {"opt": [], "base": []}
+    times = {name: [] for name in graphs}
     for _ in range(rounds):
         for name, g in graphs.items():
             t0 = time.perf_counter()
@@ -111,7 +114,8 @@ def bench(threads, rounds, shape):
     s, sb = opt.compile_stats, base.compile_stats
     print(
         f"threads={threads} input={shape}: optimised {med['opt']:.3f} ms, "
-        f"unoptimised {med['base']:.3f} ms, ratio {med['opt'] / med['base']:.2f}; "
+        f"unoptimised {med['base']:.3f} ms, ratio {med['opt'] / med['base']:.2f} "
+        f"(without layout assignment {med['nolayout']:.3f} ms); "
         f"nodes {s['nodes_before']} -> {s['nodes_after']} {s['passes']}; "
         f"arena {s['arena_bytes'] / 1e6:.2f} MB vs {sb['unshared_bytes'] / 1e6:.2f} MB "
         f"of separate buffers"

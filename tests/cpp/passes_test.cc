@@ -213,24 +213,27 @@ TEST(PassesTest, PerChannelMulAddFoldIntoConvolution) {
 TEST(PassesTest, EpilogueFusionMovesTheChainIntoTheConvolution) {
   Graph built = conv_block();
   Graph g = optimized(built, "cpu");
-  // conv 3x3 with batchNorm folded and hardSwish fused; the add waits for the 1x1 conv (built
-  // later), so it and relu fuse into that one, reading the first conv's result as the residual.
-  ASSERT_EQ(g.nodes.size(), 2u);
-  EXPECT_EQ(g.nodes[0].kind, OpKind::kConv2d);
-  ASSERT_EQ(g.nodes[0].epilogue.size(), 1u);
-  EXPECT_EQ(g.nodes[0].epilogue[0].op.kind, OpKind::kHardSwish);
+  // x to NHWC once; conv 3x3 with batchNorm folded and hardSwish fused; the add waits for the
+  // 1x1 conv (built later), so it and relu fuse into that one, reading the first conv's result
+  // as the residual; back to NCHW for the output.
+  ASSERT_EQ(g.nodes.size(), 4u);
+  EXPECT_EQ(g.nodes[0].kind, OpKind::kTranspose);
   EXPECT_EQ(g.nodes[1].kind, OpKind::kConv2d);
-  ASSERT_EQ(g.nodes[1].epilogue.size(), 2u);
-  EXPECT_EQ(g.nodes[1].epilogue[0].op.kind, OpKind::kAdd);
-  EXPECT_EQ(g.nodes[1].epilogue[1].op.kind, OpKind::kRelu);
-  EXPECT_EQ(g.nodes[1].outputs[0], built.outputs[0].id);
+  ASSERT_EQ(g.nodes[1].epilogue.size(), 1u);
+  EXPECT_EQ(g.nodes[1].epilogue[0].op.kind, OpKind::kHardSwish);
+  EXPECT_EQ(g.nodes[2].kind, OpKind::kConv2d);
+  ASSERT_EQ(g.nodes[2].epilogue.size(), 2u);
+  EXPECT_EQ(g.nodes[2].epilogue[0].op.kind, OpKind::kAdd);
+  EXPECT_EQ(g.nodes[2].epilogue[1].op.kind, OpKind::kRelu);
+  EXPECT_EQ(g.nodes[3].kind, OpKind::kTranspose);
+  EXPECT_EQ(g.nodes[3].outputs[0], built.outputs[0].id);
 }
 
 TEST(PassesTest, FusedGraphIsBitIdenticalToUnfused) {
   for (bool nhwc : {false, true}) {
     Graph built = conv_block(nhwc);
     std::vector<float> x = random_floats(8 * 36, 13, -3, 3);
-    const char* unfused = "constant_folding,batch_norm_folding";
+    const char* unfused = "constant_folding,batch_norm_folding,layout_assignment";
     std::vector<float> want = run(built, "cpu", unfused, x, "none");
     EXPECT_EQ(run(built, "cpu", "all", x), want);
     EXPECT_EQ(run(built, "cpu", "all", x, "none"), want);
@@ -256,9 +259,46 @@ TEST(PassesTest, ElementwiseChainWithBroadcastConstantsFuses) {
   expect_close(run(built, "cpu", "all", xv), run(built, "reference", "none", xv), 1e-5f);
 }
 
+TEST(PassesTest, LayoutAssignmentKeepsConvolutionsInNhwc) {
+  // NCHW: conv -> batchNorm (not folded: variable mean) -> relu -> mul [C,1,1] -> conv -> add
+  // with the first conv's output -> max pool -> y.
+  GraphBuilder b;
+  OperandId x = *b.input("x", {1, 4, 6, 6}, DataType::kFloat32);
+  OperandId mean = *b.input("mean", {4}, DataType::kFloat32);
+  (void)mean;
+  Conv2dParams p;
+  p.input = {x};
+  p.filter = {constant(b, {4, 4, 3, 3}, random_floats(144, 31))};
+  p.padding = std::vector<int64_t>{1, 1, 1, 1};
+  OperandId c1 = op(b, OpKind::kConv2d, p);
+  OperandId y = op(b, OpKind::kRelu, UnaryParams{{c1}});
+  y = op(b, OpKind::kMul, BinaryParams{{y}, {constant(b, {4, 1, 1}, {1, -2, 3, 0.5})}});
+  p.input = {y};
+  p.groups = 4;
+  p.filter = {constant(b, {4, 1, 3, 3}, random_floats(36, 32))};
+  y = op(b, OpKind::kConv2d, p);
+  y = op(b, OpKind::kAdd, BinaryParams{{y}, {c1}});
+  Pool2dParams pool;
+  pool.input = {y};
+  pool.window_dimensions = std::vector<int64_t>{2, 2};
+  pool.strides = std::vector<int64_t>{2, 2};
+  y = op(b, OpKind::kMaxPool2d, pool);
+  Graph built = *b.finish({{"y", y}});
+  Graph g = optimized(built, "cpu", "layout_assignment");
+  EXPECT_EQ(count_kind(g, OpKind::kTranspose), 2);  // at the input and at the output
+  for (const Node& n : g.nodes) {
+    if (n.kind == OpKind::kConv2d) EXPECT_EQ(n.as<Conv2dParams>().input_layout, "nhwc");
+    if (n.kind == OpKind::kMaxPool2d) EXPECT_EQ(n.as<Pool2dParams>().layout, "nhwc");
+  }
+  EXPECT_EQ(g.nodes.back().kind, OpKind::kTranspose);
+  EXPECT_EQ(g.nodes.back().outputs[0], built.outputs[0].id);
+  std::vector<float> xv = random_floats(144, 33);
+  expect_close(run(built, "cpu", "all", xv), run(built, "reference", "none", xv), 1e-5f);
+}
+
 TEST(PassesTest, StatsReportPassesAndArena) {
   auto ctx = *Context::create("default", false, "cpu");
-  auto compiled = *ctx->compile(conv_block());
+  auto compiled = *ctx->compile(conv_block(/*nhwc=*/true));
   CompileStats s = compiled->stats();
   EXPECT_EQ(s.nodes_before, 6);
   EXPECT_EQ(s.nodes_after, 2);

@@ -14,7 +14,7 @@ import pytest
 import webnn
 
 _CONTEXTS = {}
-UNFUSED = "constant_folding,batch_norm_folding"
+UNFUSED = "constant_folding,batch_norm_folding,layout_assignment"
 
 
 def _context(backend):
@@ -126,7 +126,7 @@ def test_random_cnn(seed, nhwc):
     want, ref_stats = _run(spec, "reference", "all", "all", x)
     got, stats = _run(spec, "cpu", "all", "all", x)
     assert ref_stats["nodes_after"] == ref_stats["nodes_before"]
-    assert stats["nodes_after"] <= stats["nodes_before"]
+    assert sum(stats["passes"].values()) > 0
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * (1 + np.abs(want).max()))
     unfused, _ = _run(spec, "cpu", UNFUSED, "none", x)
     np.testing.assert_array_equal(got, unfused)
@@ -151,12 +151,14 @@ def test_conv_bn_act_block_is_fused_and_planned():
     graph = b.build({"y": y})
     stats = graph.compile_stats
     assert stats["nodes_before"] == 10
-    assert stats["nodes_after"] == 3
+    # x to NHWC (read by the first conv and the residual add), three convs with hard_swish
+    # (and the add) fused, back to NCHW.
+    assert stats["nodes_after"] == 5
     assert stats["passes"]["batch_norm_folding"] == 3
     assert stats["passes"]["epilogue_fusion"] == 4
-    # Two intermediates of 8*10*10 floats, never live at once beyond the producing node.
-    assert stats["unshared_bytes"] == 2 * 3200
-    assert stats["arena_bytes"] < stats["unshared_bytes"] + 128
+    # Four intermediates of 8*10*10 floats; the first and third conv outputs share bytes.
+    assert stats["unshared_bytes"] == 4 * 3200
+    assert stats["arena_bytes"] == 3 * 3200
 
 
 def test_unknown_pass_name_is_a_clear_error():

@@ -73,3 +73,26 @@ bool is_graph_output(const Graph& graph, OperandId id) {
 }
 
 }  // namespace webnn
+
+namespace webnn {
+
+OperandId add_value(Graph& graph, const OperandDesc& desc) {
+  Operand op;
+  op.desc = desc;
+  op.kind = OperandKind::kOutput;
+  graph.operands.push_back(std::move(op));
+  return static_cast<OperandId>(graph.operands.size() - 1);
+}
+
+void renumber_producers(Graph& graph) {
+  for (Operand& op : graph.operands) {
+    if (op.kind == OperandKind::kOutput) op.producer = -1;
+  }
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    for (OperandId id : graph.nodes[i].outputs) {
+      graph.operands[id].producer = static_cast<int32_t>(i);
+    }
+  }
+}
+
+}  // namespace webnn

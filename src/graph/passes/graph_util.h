@@ -28,3 +28,13 @@ bool is_constant(const Graph& graph, OperandId id);
 bool is_graph_output(const Graph& graph, OperandId id);
 
 }  // namespace webnn
+
+namespace webnn {
+
+// Appends an intermediate value (a node output) with descriptor `desc`.
+OperandId add_value(Graph& graph, const OperandDesc& desc);
+
+// Sets every operand's producer from the node list.
+void renumber_producers(Graph& graph);
+
+}  // namespace webnn

@@ -1,5 +1,5 @@
-// The fixed order of the passes: folding first (so fusion sees the folded convolutions), dead
-// code last (folding and fusion leave producers of unused values behind).
+// The fixed order of the passes: folding first (so fusion sees the folded convolutions), then
+// layouts, then fusion; dead code between and last (rewrites leave producers of unused values).
 #include <sstream>
 
 #include "graph/passes/pass.h"
@@ -15,6 +15,9 @@ const std::vector<Pass>& all_passes() {
       {"dead_code", every_backend, remove_dead_code},
       {"constant_folding", fast_backends, fold_constants},
       {"batch_norm_folding", fast_backends, fold_batch_norm},
+      {"layout_assignment", cpu_only, assign_layouts},
+      // The transposes layout assignment sank past are dead now; fusion needs exact use counts.
+      {"dead_code", every_backend, remove_dead_code},
       {"epilogue_fusion", cpu_only, fuse_epilogues},
       {"dead_code", every_backend, remove_dead_code},
   };

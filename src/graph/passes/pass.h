@@ -52,6 +52,7 @@ inline bool fast_backends(std::string_view backend) { return backend != "referen
 Expected<int64_t> remove_dead_code(Graph& graph);
 Expected<int64_t> fold_constants(Graph& graph);
 Expected<int64_t> fold_batch_norm(Graph& graph);
+Expected<int64_t> assign_layouts(Graph& graph);
 Expected<int64_t> fuse_epilogues(Graph& graph);
 
 // Whether `other` broadcasts into `out` as one block of equal axes amid size-1 axes (the
