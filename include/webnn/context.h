@@ -50,6 +50,8 @@ class Tensor {
 struct CompileStats {
   int64_t nodes_before = 0, nodes_after = 0;
   std::vector<std::pair<std::string, int64_t>> passes;  // pass name -> rewrites, in run order
+  std::map<std::string, int64_t> ops_after;             // spec op name -> nodes, optimised
+  int64_t fused_steps = 0;                              // element-wise steps in epilogues
   uint64_t arena_bytes = 0;     // intermediates of the latest plan, in its one arena
   uint64_t unshared_bytes = 0;  // what one buffer per intermediate would take instead
   size_t plans = 0;             // shape-specialised plans cached

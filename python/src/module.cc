@@ -445,6 +445,10 @@ NB_MODULE(_webnn, m) {
                      d["nodes_before"] = s.nodes_before;
                      d["nodes_after"] = s.nodes_after;
                      d["passes"] = passes;
+                     nb::dict ops;
+                     for (const auto& [name, n] : s.ops_after) ops[name.c_str()] = n;
+                     d["ops_after"] = ops;
+                     d["fused_steps"] = s.fused_steps;
                      d["arena_bytes"] = s.arena_bytes;
                      d["unshared_bytes"] = s.unshared_bytes;
                      d["plans"] = s.plans;

@@ -140,6 +140,10 @@ Expected<std::shared_ptr<CompiledGraph>> Context::compile(Graph graph) const {
   for (const PassCount& c : report->passes)
     compiled->stats_.passes.emplace_back(c.pass, c.rewrites);
   const Graph& exec = compiled->optimized_;
+  for (const Node& node : exec.nodes) {
+    ++compiled->stats_.ops_after[op_spec_name(node.kind)];
+    compiled->stats_.fused_steps += static_cast<int64_t>(node.epilogue.size());
+  }
   bool is_static = true;
   for (const Operand& op : exec.operands) {
     if (!is_static_shape(op.desc.shape)) is_static = false;
