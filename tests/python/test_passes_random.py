@@ -29,8 +29,12 @@ class RandomCnn:
     def __init__(self, seed, nhwc):
         self.rng = np.random.default_rng(seed)
         self.nhwc = nhwc
-        c = int(self.rng.integers(2, 12))
-        h, w = int(self.rng.integers(4, 11)), int(self.rng.integers(4, 11))
+        # Every third graph is wide enough for several GEMM blocks and threads per conv.
+        wide = seed % 3 == 0
+        c = int(self.rng.integers(24, 80)) if wide else int(self.rng.integers(2, 12))
+        hw = (12, 30) if wide else (4, 11)
+        h, w = int(self.rng.integers(*hw)), int(self.rng.integers(*hw))
+        self.max_channels = 80 if wide else 12
         self.input_shape = [1, h, w, c] if nhwc else [1, c, h, w]
         self.steps = [self._step() for _ in range(int(self.rng.integers(4, 12)))]
         self.constants = {}
@@ -56,7 +60,7 @@ class RandomCnn:
             if kind in ("conv", "dwconv"):
                 k = int(r.choice([1, 3]))
                 groups = c if kind == "dwconv" else 1
-                oc = c if kind == "dwconv" else int(r.integers(2, 12))
+                oc = c if kind == "dwconv" else int(r.integers(2, self.max_channels))
                 ic = 1 if kind == "dwconv" else c
                 fshape = [oc, k, k, ic] if self.nhwc else [oc, ic, k, k]
                 filt = b.constant(self._const((i, "w"), fshape, -0.5, 0.5))

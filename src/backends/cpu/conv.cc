@@ -127,6 +127,14 @@ class Conv2dKernel final : public Kernel {
     return true;
   }
 
+  // NHWC outputs are final row by row (depthwise) or block by block (GEMM): a fused epilogue
+  // runs there. NCHW outputs are transposed at the end; the caller applies it after.
+  bool set_output_sink(const OutputSink* sink) override {
+    if (!s_.nhwc) return false;
+    sink_ = sink;
+    return true;
+  }
+
   Status run(KernelContext& ctx) override {
     const auto& p = ctx.params<Conv2dParams>();
     if (!filter_constant_) prepare_weights(ctx.in(p.filter).as<float>(), ctx.pool());
@@ -231,6 +239,7 @@ class Conv2dKernel final : public Kernel {
                         r.oh = i % s.out_h;
                         r.y = y + i * s.out_w * s.in_c;
                         simd_.depthwise_nhwc_row(r);
+                        if (sink_) sink_->apply(y, i * s.out_w * s.in_c, s.out_w * s.in_c);
                       }
                     });
   }
@@ -324,11 +333,24 @@ class Conv2dKernel final : public Kernel {
                    return static_cast<const float* const*>(scratch);
                  },
                  &tc};
-    run_gemm(simd_, jobs_, GemmEpilogue{}, a_fn, GemmBFn{}, scratch_, pool);
+    GemmEpilogue ep;
+    struct SinkCtx {
+      const OutputSink* sink;
+      float* y;
+    } sc{sink_, y};
+    if (sink_ && s.nhwc) {
+      ep.post = [](const void* ctx, float* c, int64_t ldc, int64_t rows, int64_t cols) {
+        const auto& k = *static_cast<const SinkCtx*>(ctx);
+        for (int64_t r = 0; r < rows; ++r) k.sink->apply(k.y, (c - k.y) + r * ldc, cols);
+      };
+      ep.post_ctx = &sc;
+    }
+    run_gemm(simd_, jobs_, ep, a_fn, GemmBFn{}, scratch_, pool);
     if (!s.nhwc) transpose_batch(simd_, out, s.batch, s.pixels(), s.out_c, y, pool);
   }
 
   const SimdKernels& simd_;
+  const OutputSink* sink_ = nullptr;
   ConvShape s_;
   FilterLayout filter_{"oihw", {0, 0, 0, 0}};
   bool depthwise_ = false, filter_constant_ = false;

@@ -1,5 +1,7 @@
 // Fused epilogues and element-wise chains (graph/passes/epilogue_fusion.cc): the node's head op
-// writes its output, then every step runs over it block by block while the block is in cache.
+// writes its output, then every step runs over it block by block while the block is in cache —
+// inside the head kernel when it can (Kernel::set_output_sink: NHWC convolutions apply it per
+// finished GEMM block or output row), else in one pass after it.
 // Each step calls the same SIMD function, with the same operand order, as the stand-alone
 // element-wise kernel would (elementwise.cc), so the fused graph is bit-identical to the
 // unfused one.
@@ -92,7 +94,7 @@ OperandRef chain_source(const Node& node, const CompileContext& cc) {
   return OperandRef{};
 }
 
-class FusedKernel final : public Kernel {
+class FusedKernel final : public Kernel, public OutputSink {
  public:
   FusedKernel(const SimdKernels& simd, std::unique_ptr<Kernel> head, OperandRef source,
               std::vector<ChainStep> steps, int64_t count)
@@ -100,38 +102,42 @@ class FusedKernel final : public Kernel {
         head_(std::move(head)),
         source_(source),
         steps_(std::move(steps)),
-        count_(count) {}
+        count_(count),
+        others_(steps_.size(), nullptr) {
+    in_head_ = head_ && head_->set_output_sink(this);
+  }
 
   Status run(KernelContext& ctx) override {
-    if (head_) WEBNN_RETURN_IF_ERROR(head_->run(ctx));
-    float* y = ctx.out().as<float>();
-    const float* src = source_.present() ? ctx.in(source_).as<float>() : y;
     // Operand pointers are read per run: dispatch binds user tensors in place.
-    const float* other[16];
-    const size_t n_steps = steps_.size();
-    std::vector<const float*> many;
-    const float** others = other;
-    if (n_steps > 16) many.resize(n_steps), others = many.data();
-    for (size_t k = 0; k < n_steps; ++k) {
-      others[k] = steps_[k].unary || !steps_[k].other.present()
-                      ? nullptr
-                      : ctx.in(steps_[k].other).as<float>();
+    src_ = source_.present() ? ctx.in(source_).as<float>() : nullptr;
+    for (size_t k = 0; k < steps_.size(); ++k) {
+      others_[k] = steps_[k].unary || !steps_[k].other.present()
+                       ? nullptr
+                       : ctx.in(steps_[k].other).as<float>();
     }
+    if (head_) WEBNN_RETURN_IF_ERROR(head_->run(ctx));
+    if (in_head_) return Status::ok();
+    float* y = ctx.out().as<float>();
     parallel_chunks(ctx.pool(), count_, kGrain, [&](int64_t begin, int64_t end) {
-      for (int64_t b = begin; b < end; b += kBlock) {
-        const int64_t n = std::min(kBlock, end - b);
-        for (size_t k = 0; k < n_steps; ++k) {
-          const float* in = (k == 0 ? src : y) + b;
-          apply(steps_[k], others[k], in, y + b, b, n);
-        }
-      }
+      for (int64_t b = begin; b < end; b += kBlock) apply(y, b, std::min(kBlock, end - b));
     });
     return Status::ok();
   }
 
+  // Every step over y[begin, begin + n) (the chain starts from the source input, if any).
+  void apply(float* y, int64_t begin, int64_t n) const override {
+    for (int64_t b = begin; b < begin + n; b += kBlock) {
+      const int64_t len = std::min(kBlock, begin + n - b);
+      for (size_t k = 0; k < steps_.size(); ++k) {
+        const float* in = (k == 0 && src_ ? src_ : y) + b;
+        apply_step(steps_[k], others_[k], in, y + b, b, len);
+      }
+    }
+  }
+
  private:
-  void apply(const ChainStep& s, const float* other, const float* in, float* out, int64_t pos,
-             int64_t n) const {
+  void apply_step(const ChainStep& s, const float* other, const float* in, float* out, int64_t pos,
+                  int64_t n) const {
     if (s.unary) {
       simd_.unary(s.args, in, out, n);
       return;
@@ -168,6 +174,10 @@ class FusedKernel final : public Kernel {
   OperandRef source_;
   std::vector<ChainStep> steps_;
   int64_t count_;
+  bool in_head_ = false;  // the head applies the steps as its output parts finish
+  // Per run (one run at a time per plan).
+  const float* src_ = nullptr;
+  std::vector<const float*> others_;
 };
 
 }  // namespace
