@@ -174,3 +174,14 @@ def test_unknown_pass_name_is_a_clear_error():
             b.build({"y": b.relu(x)})
     finally:
         os.environ.pop("WEBNN_PASSES")
+
+
+@pytest.mark.parametrize("perm", [[0, 2, 3, 1], [0, 3, 1, 2]])
+@pytest.mark.parametrize("shape", [[1, 3, 48, 19], [2, 17, 5, 33], [1, 1, 1, 7], [3, 64, 9, 1]])
+def test_layout_transposes_match_numpy(perm, shape):
+    """The cpu kernel of the NCHW <-> NHWC transposes that layout assignment leaves."""
+    x = np.random.default_rng(len(shape) + shape[1]).standard_normal(shape).astype(np.float32)
+    ctx = _context("cpu")
+    b = ctx.create_graph_builder()
+    graph = b.build({"y": b.transpose(b.input("x", shape, "float32"), permutation=perm)})
+    np.testing.assert_array_equal(ctx.compute(graph, {"x": x})["y"], x.transpose(perm))

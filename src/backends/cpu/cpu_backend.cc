@@ -19,6 +19,8 @@ std::unique_ptr<Kernel> make_fast_kernel(const Node& node, const CompileContext&
       return make_conv2d_kernel(node, cc, simd);
     case OpKind::kSoftmax:
       return make_softmax_kernel(node, cc, simd);
+    case OpKind::kTranspose:
+      return make_layout_transpose_kernel(node, cc, simd);
     case OpKind::kMaxPool2d:
     case OpKind::kAveragePool2d:
     case OpKind::kGlobalMaxPool:

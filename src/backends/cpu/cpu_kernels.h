@@ -29,6 +29,9 @@ std::unique_ptr<Kernel> make_fused_kernel(const Node& node, const CompileContext
                                           const SimdKernels& simd, std::unique_ptr<Kernel> head);
 // Whether the fused node's chain starts from one of its inputs (an element-wise head).
 bool fused_head_is_elementwise(const Node& node, const CompileContext& cc);
+// transpose: the float32 4-D NCHW <-> NHWC permutations (layout_transpose.cc).
+std::unique_ptr<Kernel> make_layout_transpose_kernel(const Node& node, const CompileContext& cc,
+                                                     const SimdKernels& simd);
 std::unique_ptr<Kernel> make_softmax_kernel(const Node& node, const CompileContext& cc,
                                             const SimdKernels& simd);
 std::unique_ptr<Kernel> make_pool_kernel(const Node& node, const CompileContext& cc,
