@@ -213,18 +213,18 @@ TEST(PassesTest, PerChannelMulAddFoldIntoConvolution) {
 TEST(PassesTest, EpilogueFusionMovesTheChainIntoTheConvolution) {
   Graph built = conv_block();
   Graph g = optimized(built, "cpu");
-  // x to NHWC once; conv 3x3 with batchNorm folded and hardSwish fused; the add waits for the
-  // 1x1 conv (built later), so it and relu fuse into that one, reading the first conv's result
-  // as the residual; back to NCHW for the output.
+  // x to NHWC once; the 1x1 conv (the residual branch, built later); the 3x3 conv with
+  // batchNorm folded and hardSwish, add and relu fused, run where the add was; back to NCHW.
   ASSERT_EQ(g.nodes.size(), 4u);
   EXPECT_EQ(g.nodes[0].kind, OpKind::kTranspose);
   EXPECT_EQ(g.nodes[1].kind, OpKind::kConv2d);
-  ASSERT_EQ(g.nodes[1].epilogue.size(), 1u);
-  EXPECT_EQ(g.nodes[1].epilogue[0].op.kind, OpKind::kHardSwish);
+  EXPECT_TRUE(g.nodes[1].epilogue.empty());
   EXPECT_EQ(g.nodes[2].kind, OpKind::kConv2d);
-  ASSERT_EQ(g.nodes[2].epilogue.size(), 2u);
-  EXPECT_EQ(g.nodes[2].epilogue[0].op.kind, OpKind::kAdd);
-  EXPECT_EQ(g.nodes[2].epilogue[1].op.kind, OpKind::kRelu);
+  ASSERT_EQ(g.nodes[2].epilogue.size(), 3u);
+  EXPECT_EQ(g.nodes[2].epilogue[0].op.kind, OpKind::kHardSwish);
+  EXPECT_EQ(g.nodes[2].epilogue[1].op.kind, OpKind::kAdd);
+  EXPECT_EQ(g.nodes[2].epilogue[2].op.kind, OpKind::kRelu);
+  EXPECT_EQ(g.nodes[2].as<Conv2dParams>().filter_layout, "oihw");
   EXPECT_EQ(g.nodes[3].kind, OpKind::kTranspose);
   EXPECT_EQ(g.nodes[3].outputs[0], built.outputs[0].id);
 }
@@ -303,7 +303,7 @@ TEST(PassesTest, StatsReportPassesAndArena) {
   EXPECT_EQ(s.nodes_before, 6);
   EXPECT_EQ(s.nodes_after, 2);
   EXPECT_EQ(s.plans, 1u);
-  // Intermediates: the first conv's output only (the second writes the graph output).
+  // Intermediates: the 1x1 conv's output only (the fused 3x3 conv writes the graph output).
   EXPECT_EQ(s.unshared_bytes, 8u * 36 * 4);
   EXPECT_GE(s.arena_bytes, s.unshared_bytes);
 }

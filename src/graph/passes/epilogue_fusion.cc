@@ -91,37 +91,34 @@ Expected<int64_t> fuse_epilogues(Graph& graph) {
     Node& head = graph.nodes[hi];
     if (!is_head(head.kind) || head.outputs.size() != 1) continue;
     if (!static_f32(graph.desc(head.outputs[0]))) continue;
-    while (true) {
-      const OperandId v = head.outputs[0];
-      if (uses[v] != 1 || is_graph_output(graph, v)) break;
-      const int32_t ci = consumer[v];
-      if (ci < 0 || dead[ci]) break;
-      Node& step = graph.nodes[ci];
-      if (!step.epilogue.empty() || step.outputs.size() != 1) break;
-      const OperandDesc& out = graph.desc(step.outputs[0]);
-      if (!(out == graph.desc(v))) break;  // the value keeps its shape and type
-      bool ok = false;
-      if (is_unary_step(step.kind)) {
-        ok = true;
-      } else if (is_binary_step(step.kind)) {
-        const auto& p = step.as<BinaryParams>();
-        const OperandId other = p.a.id == v ? p.b.id : p.a.id;
-        const OperandDesc& od = graph.desc(other);
-        // The other operand must exist when the head runs.
-        const int32_t producer = graph.operands[other].producer;
-        ok = (other == v || static_f32(od)) && broadcasts_as_block(od.shape, out.shape) &&
-             (graph.operands[other].kind != OperandKind::kOutput ||
-              producer < static_cast<int32_t>(hi));
-      }
-      if (!ok) break;
-      Node::Step s{std::move(step), v};
-      const OperandId result = s.op.outputs[0];
-      head.epilogue.push_back(std::move(s));
-      head.outputs[0] = result;
-      graph.operands[result].producer = static_cast<int32_t>(hi);
-      dead[ci] = true;
-      ++fused;
+    const OperandId v = head.outputs[0];
+    if (uses[v] != 1 || is_graph_output(graph, v)) continue;
+    const int32_t ci = consumer[v];
+    if (ci <= static_cast<int32_t>(hi) || dead[ci]) continue;
+    Node& step = graph.nodes[ci];
+    if (!step.epilogue.empty() || step.outputs.size() != 1) continue;
+    const OperandDesc& out = graph.desc(step.outputs[0]);
+    if (!(out == graph.desc(v))) continue;  // the value keeps its shape and type
+    bool ok = is_unary_step(step.kind);
+    if (is_binary_step(step.kind)) {
+      const auto& p = step.as<BinaryParams>();
+      const OperandId other = p.a.id == v ? p.b.id : p.a.id;
+      const OperandDesc& od = graph.desc(other);
+      ok = (other == v || static_f32(od)) && broadcasts_as_block(od.shape, out.shape);
     }
+    if (!ok) continue;
+    // The fused node runs where the step ran: the step's other operand exists there, and
+    // running the head later is safe since the step was the only reader of its value. The loop
+    // reaches that position later and extends the chain from there.
+    Node::Step s{std::move(step), v};
+    const OperandId result = s.op.outputs[0];
+    Node moved = std::move(head);
+    moved.epilogue.push_back(std::move(s));
+    moved.outputs[0] = result;
+    graph.nodes[ci] = std::move(moved);
+    graph.operands[result].producer = ci;
+    dead[hi] = true;
+    ++fused;
   }
   if (fused) erase_nodes(graph, dead);
   return fused;
