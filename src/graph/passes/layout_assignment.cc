@@ -248,17 +248,21 @@ class LayoutWalk {
         p.b.id = tb->src;
         return emit_sunk(std::move(node), perm);
       }
-      // A value in the other layout meets it through the inverse transpose (made once per
-      // value, e.g. a residual read from the graph input that the first conv transposed too).
+      // A value in the other layout meets it through the inverse transpose when that one exists
+      // already (a residual read from the graph input the first conv transposed too); making a
+      // new one would only trade this transpose for another.
       const bool a_full = g_.desc(p.a.id).shape.size() == rank;
       const bool b_full = g_.desc(p.b.id).shape.size() == rank;
-      if (ta && !tb && a_full && b_full && !is_constant(g_, p.b.id)) {
+      auto memoized = [&](OperandId id, const Perm& q) { return memo_.count({id, q}) > 0; };
+      if (ta && !tb && a_full && b_full && !is_constant(g_, p.b.id) &&
+          memoized(p.b.id, inverse(ta->perm))) {
         Perm perm = ta->perm;
         p.a.id = ta->src;
         p.b.id = emit_transpose(p.b.id, inverse(perm));
         return emit_sunk(std::move(node), perm);
       }
-      if (tb && !ta && a_full && b_full && !is_constant(g_, p.a.id)) {
+      if (tb && !ta && a_full && b_full && !is_constant(g_, p.a.id) &&
+          memoized(p.a.id, inverse(tb->perm))) {
         Perm perm = tb->perm;
         p.b.id = tb->src;
         p.a.id = emit_transpose(p.a.id, inverse(perm));
