@@ -15,6 +15,7 @@
 namespace webnn {
 
 class Backend;
+class ConstantCache;
 class GraphBuilder;
 class Context;
 class ThreadPool;
@@ -55,6 +56,7 @@ struct CompileStats {
   uint64_t arena_bytes = 0;     // intermediates of the latest plan, in its one arena
   uint64_t unshared_bytes = 0;  // what one buffer per intermediate would take instead
   size_t plans = 0;             // shape-specialised plans cached
+  size_t shared_constants = 0;  // prepared (packed) constants shared by those plans
 };
 
 // A graph compiled for one context's backend. Plans are cached per binding of its dynamic
@@ -81,6 +83,7 @@ class CompiledGraph {
   Graph graph_;
   Graph optimized_;
   CompileStats stats_;
+  std::shared_ptr<ConstantCache> constants_;
   const Context* owner_ = nullptr;
   // Plans hold scratch buffers: one dispatch at a time per graph.
   std::mutex mutex_;

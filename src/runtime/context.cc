@@ -125,6 +125,7 @@ CompileStats CompiledGraph::stats() const {
   std::lock_guard<std::mutex> lock(const_cast<std::mutex&>(mutex_));
   CompileStats s = stats_;
   s.plans = plans_.size();
+  s.shared_constants = constants_ ? constants_->size() : 0;
   return s;
 }
 
@@ -133,6 +134,7 @@ Expected<std::shared_ptr<CompiledGraph>> Context::compile(Graph graph) const {
   compiled->optimized_ = graph;
   compiled->graph_ = std::move(graph);
   compiled->owner_ = this;
+  compiled->constants_ = std::make_shared<ConstantCache>();
   auto report = optimize(compiled->optimized_, backend_->name(), env_or("WEBNN_PASSES", "all"));
   if (!report) return report.status();
   compiled->stats_.nodes_before = report->nodes_before;
@@ -152,7 +154,8 @@ Expected<std::shared_ptr<CompiledGraph>> Context::compile(Graph graph) const {
     // Static graphs get their only plan now so compile errors surface at build().
     std::vector<OperandDesc> descs;
     for (const Operand& op : exec.operands) descs.push_back(op.desc);
-    auto plan = build_plan(exec, *backend_, std::move(descs), memory_plan_enabled());
+    auto plan = build_plan(exec, *backend_, std::move(descs), memory_plan_enabled(),
+                           compiled->constants_.get());
     if (!plan) return Status(ErrorKind::kNotSupported, plan.status().message());
     compiled->stats_.arena_bytes = (*plan)->arena.size();
     compiled->stats_.unshared_bytes = (*plan)->unshared_bytes;
@@ -397,7 +400,8 @@ Status Context::dispatch(CompiledGraph& compiled, const std::vector<TensorBindin
   if (it == compiled.plans_.end()) {
     const Graph& exec = compiled.optimized_;
     WEBNN_ASSIGN_OR_RETURN(std::vector<OperandDesc> descs, infer_concrete(exec, bindings));
-    auto plan = build_plan(exec, *backend_, std::move(descs), memory_plan_enabled());
+    auto plan = build_plan(exec, *backend_, std::move(descs), memory_plan_enabled(),
+                           compiled.constants_.get());
     if (!plan) return Status(ErrorKind::kRuntime, plan.status().message());
     compiled.stats_.arena_bytes = (*plan)->arena.size();
     compiled.stats_.unshared_bytes = (*plan)->unshared_bytes;

@@ -52,7 +52,8 @@ Expected<std::vector<OperandDesc>> infer_concrete(const Graph& graph, const DimB
 }
 
 Expected<std::unique_ptr<Plan>> build_plan(const Graph& graph, const Backend& backend,
-                                           std::vector<OperandDesc> descs, bool memory_plan) {
+                                           std::vector<OperandDesc> descs, bool memory_plan,
+                                           ConstantCache* cache) {
   auto plan = std::make_unique<Plan>();
   plan->descs = std::move(descs);
   size_t n = graph.operands.size();
@@ -113,7 +114,7 @@ Expected<std::unique_ptr<Plan>> build_plan(const Graph& graph, const Backend& ba
     WEBNN_RETURN_IF_ERROR(allocate_zeroed(plan->storage[id], bytes, "plan"));
     v.data = plan->storage[id].data();
   }
-  const CompileContext cc(graph, plan->views);
+  const CompileContext cc(graph, plan->views, cache);
   for (const Node& node : graph.nodes) {
     WEBNN_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> k, backend.compile(node, cc));
     plan->kernels.push_back(std::move(k));

@@ -29,9 +29,10 @@ using DimBindings = std::map<std::string, int64_t>;
 Expected<std::vector<OperandDesc>> infer_concrete(const Graph& graph, const DimBindings& bindings);
 // With `memory_plan`, intermediates (values that are neither graph inputs, outputs nor
 // constants) share one arena by lifetime (runtime/memory_plan.h); without it each has its own
-// buffer.
+// buffer. `cache` (may be null) holds the compiled graph's packed constants, shared by its plans.
 Expected<std::unique_ptr<Plan>> build_plan(const Graph& graph, const Backend& backend,
-                                           std::vector<OperandDesc> descs, bool memory_plan = true);
+                                           std::vector<OperandDesc> descs, bool memory_plan = true,
+                                           ConstantCache* cache = nullptr);
 // Runs the plan's kernels in order; `pool` (may be null) is handed to every kernel.
 Status run_plan(Plan& plan, const Graph& graph, ThreadPool* pool);
 

@@ -308,6 +308,38 @@ TEST(PassesTest, StatsReportPassesAndArena) {
   EXPECT_GE(s.arena_bytes, s.unshared_bytes);
 }
 
+TEST(PassesTest, PackedWeightsAreSharedByEveryPlan) {
+  GraphBuilder b;
+  OperandId x = *b.input("x", {Dim("n", 4), 6, 6, 8}, DataType::kFloat32);
+  Conv2dParams p;
+  p.input = {x};
+  p.filter = {constant(b, {16, 3, 3, 8}, random_floats(16 * 72, 41))};
+  p.input_layout = "nhwc";
+  p.filter_layout = "ohwi";
+  OperandId y = op(b, OpKind::kConv2d, p);
+  Graph graph = *b.finish({{"y", y}});
+  auto cpu = *Context::create("default", false, "cpu");
+  auto ref = *Context::create("default", false, "reference");
+  auto compiled = *cpu->compile(graph);
+  auto oracle = *ref->compile(graph);
+  for (int64_t n : {1, 3, 2}) {
+    std::vector<float> xv = random_floats(static_cast<size_t>(n * 288), 42 + n);
+    auto xb = bytes_of(xv);
+    std::vector<std::vector<float>> outs;
+    for (auto& [ctx, g] : {std::pair{cpu, compiled}, std::pair{ref, oracle}}) {
+      auto xt = *ctx->create_tensor(DataType::kFloat32, {n, 6, 6, 8}, false, true, false);
+      auto yt = *ctx->create_tensor(DataType::kFloat32, {n, 4, 4, 16}, true, false, false);
+      ASSERT_TRUE(ctx->write_tensor(*xt, xb.data(), xb.size(), xv.size()).is_ok());
+      ASSERT_TRUE(ctx->dispatch(*g, {{"x", xt.get()}}, {{"y", yt.get()}}).is_ok());
+      outs.push_back(floats_of(*ctx->read_tensor(*yt)));
+    }
+    expect_close(outs[0], outs[1], 1e-5f);
+  }
+  CompileStats s = compiled->stats();
+  EXPECT_EQ(s.plans, 3u);
+  EXPECT_EQ(s.shared_constants, 1u);  // the filter, packed by the first plan only
+}
+
 // Random chains: no two values whose lifetimes overlap share bytes (except an in-place output
 // over its input), and the arena is smaller than the sum of buffers.
 TEST(MemoryPlanTest, LiveValuesNeverOverlap) {

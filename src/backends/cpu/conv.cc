@@ -123,7 +123,22 @@ class Conv2dKernel final : public Kernel {
         out_nhwc_.reserve(static_cast<size_t>(std::max<int64_t>(1, y.count)));
       }
     }
-    if (filter_constant_) prepare_weights(w.as<float>(), nullptr);
+    if (filter_constant_) {
+      // Packed once per compiled graph: every plan of it (one per input shape) shares it.
+      const std::string key = str_cat("conv2d/", p.filter.id, depthwise_ ? "/dw/" : "/gemm/",
+                                      s.nhwc ? "nhwc/" : "nchw/", simd_.name);
+      if (cc.cache()) shared_ = std::static_pointer_cast<const AlignedFloats>(cc.cache()->get(key));
+      if (shared_) {
+        weights_ = AlignedFloats();
+      } else {
+        prepare_weights(w.as<float>(), nullptr);
+        if (cc.cache()) {
+          auto packed = std::make_shared<AlignedFloats>(std::move(weights_));
+          cc.cache()->put(key, packed);
+          shared_ = std::move(packed);
+        }
+      }
+    }
     return true;
   }
 
@@ -218,7 +233,7 @@ class Conv2dKernel final : public Kernel {
     a.in_h = s.in_h;
     a.in_w = s.in_w;
     a.channels = s.in_c;
-    a.w = weights_.data();
+    a.w = weights();
     a.bias = bias;
     a.k_h = s.k_h;
     a.k_w = s.k_w;
@@ -256,7 +271,7 @@ class Conv2dKernel final : public Kernel {
       float* buf = plane_scratch_[thread].data();
       plane_.fill(simd_, x + i * in_plane, 0.0f, buf);
       PlaneArgs a = plane_.args(buf);
-      a.w = weights_.data() + c * s.taps();
+      a.w = weights() + c * s.taps();
       a.bias = bias ? bias[c] : 0.0f;
       a.y = y + i * out_plane;
       simd_.plane(PlaneOp::kDepthwise, a);
@@ -313,7 +328,7 @@ class Conv2dKernel final : public Kernel {
       job.k_per_tap = s.group_in;
       job.a_offset = g * s.group_in;
       job.zero = zero_.data();
-      job.b_packed = weights_.data() + g * group_floats_;
+      job.b_packed = weights() + g * group_floats_;
       job.c = out + g * s.group_out;
       job.ldc = s.out_c;
       job.col_bias = bias ? bias + g * s.group_out : nullptr;
@@ -349,8 +364,11 @@ class Conv2dKernel final : public Kernel {
     if (!s.nhwc) transpose_batch(simd_, out, s.batch, s.pixels(), s.out_c, y, pool);
   }
 
+  const float* weights() const { return shared_ ? shared_->data() : weights_.data(); }
+
   const SimdKernels& simd_;
   const OutputSink* sink_ = nullptr;
+  std::shared_ptr<const AlignedFloats> shared_;  // packed constant filter, shared by plans
   ConvShape s_;
   FilterLayout filter_{"oihw", {0, 0, 0, 0}};
   bool depthwise_ = false, filter_constant_ = false;
