@@ -452,6 +452,7 @@ NB_MODULE(_webnn, m) {
                      d["arena_bytes"] = s.arena_bytes;
                      d["unshared_bytes"] = s.unshared_bytes;
                      d["plans"] = s.plans;
+                     d["shared_constants"] = s.shared_constants;
                      return d;
                    })
       .def("get_input_names", [](const GraphHandle& g) { return g.graph->input_names(); })
