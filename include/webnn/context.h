@@ -15,6 +15,7 @@
 namespace webnn {
 
 class Backend;
+class ConstantCache;
 class GraphBuilder;
 class Context;
 class ThreadPool;
@@ -46,12 +47,29 @@ class Tensor {
   const Context* owner_ = nullptr;
 };
 
+// What the compiler did to a graph (src/graph/passes) and how much memory its plan takes.
+struct CompileStats {
+  int64_t nodes_before = 0, nodes_after = 0;
+  std::vector<std::pair<std::string, int64_t>> passes;  // pass name -> rewrites, in run order
+  std::map<std::string, int64_t> ops_after;             // spec op name -> nodes, optimised
+  int64_t fused_steps = 0;                              // element-wise steps in epilogues
+  uint64_t arena_bytes = 0;     // intermediates of the latest plan, in its one arena
+  uint64_t unshared_bytes = 0;  // what one buffer per intermediate would take instead
+  size_t plans = 0;             // shape-specialised plans cached
+  size_t shared_constants = 0;  // prepared (packed) constants shared by those plans
+};
+
 // A graph compiled for one context's backend. Plans are cached per binding of its dynamic
 // dimensions.
 class CompiledGraph {
  public:
   ~CompiledGraph();
+  // The graph as built (names, descriptors; what save() writes).
   const Graph& graph() const { return graph_; }
+  // The graph after the compiler's passes, which plans execute. Operand ids of graph() keep
+  // their meaning in it.
+  const Graph& optimized_graph() const { return optimized_; }
+  CompileStats stats() const;
   const Context* owner() const { return owner_; }
   std::vector<std::string> input_names() const;
   std::vector<std::string> output_names() const;
@@ -63,6 +81,9 @@ class CompiledGraph {
  private:
   friend class Context;
   Graph graph_;
+  Graph optimized_;
+  CompileStats stats_;
+  std::shared_ptr<ConstantCache> constants_;
   const Context* owner_ = nullptr;
   // Plans hold scratch buffers: one dispatch at a time per graph.
   std::mutex mutex_;

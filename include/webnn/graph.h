@@ -87,6 +87,11 @@ struct Node {
   std::string label;
   OpParams params;
   std::vector<OperandId> outputs;
+  // Element-wise steps the compiler fused into this node (src/graph/passes/epilogue_fusion.cc),
+  // applied in order to its value; outputs[0] is then the last step's result. Built graphs
+  // never have any.
+  struct Step;
+  std::vector<Step> epilogue;
 
   std::vector<OperandId> inputs() const {
     std::vector<OperandId> ids;
@@ -97,6 +102,13 @@ struct Node {
   const P& as() const {
     return std::get<P>(params);
   }
+};
+
+// One fused element-wise step: the original node, and which of its operands carries the value
+// of the previous step (the head's own result for the first step).
+struct Node::Step {
+  Node op;
+  OperandId chain = -1;
 };
 
 struct NamedOperand {

@@ -412,6 +412,26 @@ NB_MODULE(_webnn, m) {
                    [](const GraphHandle& g) { return g.graph->graph().operands.size(); })
       .def_prop_ro("operation_count",
                    [](const GraphHandle& g) { return g.graph->graph().nodes.size(); })
+      .def_prop_ro("compile_stats",
+                   [](const GraphHandle& g) {
+                     // What the compiler did (graph/passes) and the latest plan's memory.
+                     const CompileStats s = g.graph->stats();
+                     nb::dict passes;
+                     for (const auto& [name, n] : s.passes) passes[name.c_str()] = n;
+                     nb::dict d;
+                     d["nodes_before"] = s.nodes_before;
+                     d["nodes_after"] = s.nodes_after;
+                     d["passes"] = passes;
+                     nb::dict ops;
+                     for (const auto& [name, n] : s.ops_after) ops[name.c_str()] = n;
+                     d["ops_after"] = ops;
+                     d["fused_steps"] = s.fused_steps;
+                     d["arena_bytes"] = s.arena_bytes;
+                     d["unshared_bytes"] = s.unshared_bytes;
+                     d["plans"] = s.plans;
+                     d["shared_constants"] = s.shared_constants;
+                     return d;
+                   })
       .def("get_input_names", [](const GraphHandle& g) { return g.graph->input_names(); })
       .def("get_output_names", [](const GraphHandle& g) { return g.graph->output_names(); })
       .def("__repr__", [](const GraphHandle& g) {

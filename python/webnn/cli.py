@@ -1,6 +1,7 @@
 """The `webnn` command: inspect, run and draw graph files, list supported operations.
 
-webnn info FILE                       inputs, outputs, op histogram, parameters, FLOPs
+webnn info FILE                       inputs, outputs, op histogram, parameters, FLOPs,
+                                      compiler passes' effect and memory-plan arena size
 webnn run FILE -i name=x.npy ... -o DIR   run a graph on .npy inputs, write .npy outputs
 webnn ops                             the support table of the chosen backend
 webnn viz FILE -o graph.svg|graph.dot picture via graphviz, or DOT text
@@ -52,6 +53,17 @@ def cmd_info(args):
         print(f"  {op:<24} {count}")
     print(f"parameters: {stats['parameter_count']} ({_human(stats['parameter_bytes'])}B)")
     print(f"FLOPs (estimate): {_human(stats['flops'])}")
+    compiled = graph.compile_stats
+    passes = ", ".join(f"{name} {count}" for name, count in compiled["passes"].items())
+    print(
+        f"compiled: {compiled['nodes_before']} -> "
+        f"{compiled['nodes_after']} operations ({passes or 'no passes'})"
+    )
+    if compiled["plans"]:
+        print(
+            f"memory plan: arena {_human(compiled['arena_bytes'])}B for intermediates "
+            f"of {_human(compiled['unshared_bytes'])}B"
+        )
     return 0
 
 

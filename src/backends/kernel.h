@@ -56,11 +56,26 @@ class KernelContext {
   ThreadPool* pool_;
 };
 
+// Post-processing of a kernel's float32 output, applied to elements [begin, begin + n) of
+// it (flat index) once they hold their final value; called concurrently on disjoint ranges.
+// Fused epilogues (cpu/epilogue.cc) are sinks.
+class OutputSink {
+ public:
+  virtual ~OutputSink() = default;
+  virtual void apply(float* y, int64_t begin, int64_t n) const = 0;
+};
+
 // A compiled operation; may hold prepared state (packed weights) in later backends.
 class Kernel {
  public:
   virtual ~Kernel() = default;
   virtual Status run(KernelContext& ctx) = 0;
+  // A kernel that will pass every part of its output through `sink` as it finishes it (while
+  // the part is in cache) returns true; otherwise the caller applies it afterwards.
+  virtual bool set_output_sink(const OutputSink* sink) {
+    (void)sink;
+    return false;
+  }
 };
 
 using KernelFn = Status (*)(KernelContext&);

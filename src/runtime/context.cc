@@ -1,11 +1,13 @@
 #include "webnn/context.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 
 #include "backends/registry.h"
 #include "core/thread_pool.h"
+#include "graph/passes/pass.h"
 #include "runtime/plan.h"
 #include "webnn/builder.h"
 
@@ -105,23 +107,61 @@ std::shared_ptr<GraphBuilder> Context::create_graph_builder() const {
       });
 }
 
+namespace {
+
+// WEBNN_PASSES: "all" (default), "none", or a comma-separated list of pass names
+// (graph/passes/pass.h); WEBNN_MEMORY_PLAN=none gives every intermediate its own buffer.
+// Both exist to compare optimised and unoptimised execution.
+std::string env_or(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : fallback;
+}
+
+bool memory_plan_enabled() { return env_or("WEBNN_MEMORY_PLAN", "all") != "none"; }
+
+}  // namespace
+
+CompileStats CompiledGraph::stats() const {
+  std::lock_guard<std::mutex> lock(const_cast<std::mutex&>(mutex_));
+  CompileStats s = stats_;
+  s.plans = plans_.size();
+  s.shared_constants = constants_ ? constants_->size() : 0;
+  return s;
+}
+
 Expected<std::shared_ptr<CompiledGraph>> Context::compile(Graph graph) const {
   auto compiled = std::make_shared<CompiledGraph>();
+  compiled->optimized_ = graph;
   compiled->graph_ = std::move(graph);
   compiled->owner_ = this;
+  compiled->constants_ = std::make_shared<ConstantCache>();
+  auto report = optimize(compiled->optimized_, backend_->name(), env_or("WEBNN_PASSES", "all"));
+  if (!report) return report.status();
+  compiled->stats_.nodes_before = report->nodes_before;
+  compiled->stats_.nodes_after = report->nodes_after;
+  for (const PassCount& c : report->passes)
+    compiled->stats_.passes.emplace_back(c.pass, c.rewrites);
+  const Graph& exec = compiled->optimized_;
+  for (const Node& node : exec.nodes) {
+    ++compiled->stats_.ops_after[op_spec_name(node.kind)];
+    compiled->stats_.fused_steps += static_cast<int64_t>(node.epilogue.size());
+  }
   bool is_static = true;
-  for (const Operand& op : compiled->graph_.operands) {
+  for (const Operand& op : exec.operands) {
     if (!is_static_shape(op.desc.shape)) is_static = false;
   }
   if (is_static) {
     // Static graphs get their only plan now so compile errors surface at build().
     std::vector<OperandDesc> descs;
-    for (const Operand& op : compiled->graph_.operands) descs.push_back(op.desc);
-    auto plan = build_plan(compiled->graph_, *backend_, std::move(descs));
+    for (const Operand& op : exec.operands) descs.push_back(op.desc);
+    auto plan = build_plan(exec, *backend_, std::move(descs), memory_plan_enabled(),
+                           compiled->constants_.get());
     if (!plan) return Status(ErrorKind::kNotSupported, plan.status().message());
+    compiled->stats_.arena_bytes = (*plan)->arena.size();
+    compiled->stats_.unshared_bytes = (*plan)->unshared_bytes;
     compiled->plans_[{}] = {std::move(*plan), 0};
   } else {
-    for (const Node& node : compiled->graph_.nodes) {
+    for (const Node& node : exec.nodes) {
       auto kernel = backend_->compile(node, CompileContext());
       if (!kernel) return Status(ErrorKind::kNotSupported, kernel.status().message());
     }
@@ -358,9 +398,13 @@ Status Context::dispatch(CompiledGraph& compiled, const std::vector<TensorBindin
   for (const auto& [name, size] : bindings) key.push_back(size);
   auto it = compiled.plans_.find(key);
   if (it == compiled.plans_.end()) {
-    WEBNN_ASSIGN_OR_RETURN(std::vector<OperandDesc> descs, infer_concrete(graph, bindings));
-    auto plan = build_plan(graph, *backend_, std::move(descs));
+    const Graph& exec = compiled.optimized_;
+    WEBNN_ASSIGN_OR_RETURN(std::vector<OperandDesc> descs, infer_concrete(exec, bindings));
+    auto plan = build_plan(exec, *backend_, std::move(descs), memory_plan_enabled(),
+                           compiled.constants_.get());
     if (!plan) return Status(ErrorKind::kRuntime, plan.status().message());
+    compiled.stats_.arena_bytes = (*plan)->arena.size();
+    compiled.stats_.unshared_bytes = (*plan)->unshared_bytes;
     if (compiled.plans_.size() >= CompiledGraph::kMaxCachedPlans) {
       auto oldest = compiled.plans_.begin();
       for (auto p = compiled.plans_.begin(); p != compiled.plans_.end(); ++p) {
@@ -418,9 +462,11 @@ Status Context::dispatch(CompiledGraph& compiled, const std::vector<TensorBindin
   std::vector<bool> copy_out(out_bound.size(), true);
   for (size_t i = 0; i < out_bound.size(); ++i) {
     const auto& [id, tensor] = out_bound[i];
-    if (graph.operands[id].kind == OperandKind::kOutput) copy_out[i] = !bind_in_place(id, tensor);
+    if (compiled.optimized_.operands[id].kind == OperandKind::kOutput) {
+      copy_out[i] = !bind_in_place(id, tensor);
+    }
   }
-  WEBNN_RETURN_IF_ERROR(run_plan(plan, graph, pool_.get()));
+  WEBNN_RETURN_IF_ERROR(run_plan(plan, compiled.optimized_, pool_.get()));
   for (size_t i = 0; i < out_bound.size(); ++i) {
     if (!copy_out[i]) continue;
     const auto& [id, tensor] = out_bound[i];

@@ -1,8 +1,11 @@
 #include "runtime/plan.h"
 
+#include <algorithm>
 #include <cstring>
 
+#include "graph/passes/graph_util.h"
 #include "ops/infer.h"
+#include "runtime/memory_plan.h"
 
 namespace webnn {
 
@@ -49,7 +52,8 @@ Expected<std::vector<OperandDesc>> infer_concrete(const Graph& graph, const DimB
 }
 
 Expected<std::unique_ptr<Plan>> build_plan(const Graph& graph, const Backend& backend,
-                                           std::vector<OperandDesc> descs) {
+                                           std::vector<OperandDesc> descs, bool memory_plan,
+                                           ConstantCache* cache) {
   auto plan = std::make_unique<Plan>();
   plan->descs = std::move(descs);
   size_t n = graph.operands.size();
@@ -57,9 +61,12 @@ Expected<std::unique_ptr<Plan>> build_plan(const Graph& graph, const Backend& ba
   plan->views.resize(n);
   std::vector<bool> used(n, false);
   for (const Node& node : graph.nodes) {
-    for (OperandId id : node.inputs()) used[id] = true;
+    for (OperandId id : node_reads(graph, node)) used[id] = true;
     for (OperandId id : node.outputs) used[id] = true;
   }
+  // A graph output may be a constant (after constant folding): dispatch copies it out.
+  for (const NamedOperand& o : graph.outputs) used[o.id] = true;
+  std::vector<uint64_t> sizes(n, 0);
   for (size_t id = 0; id < n; ++id) {
     if (!used[id]) continue;
     const OperandDesc& d = plan->descs[id];
@@ -68,30 +75,46 @@ Expected<std::unique_ptr<Plan>> build_plan(const Graph& graph, const Backend& ba
     v.shape = static_sizes(d.shape);
     WEBNN_ASSIGN_OR_RETURN(v.count, element_count(v.shape));
     WEBNN_ASSIGN_OR_RETURN(uint64_t bytes, storage_bytes(unpacked_type(d.data_type), v.count));
+    sizes[id] = bytes == 0 ? 1 : bytes;
+  }
+  const MemoryPlan mp = plan_memory(graph, plan->descs, sizes, backend.name());
+  plan->unshared_bytes = mp.unshared_bytes;
+  if (memory_plan) {
+    WEBNN_RETURN_IF_ERROR(
+        allocate_zeroed(plan->arena, std::max<uint64_t>(mp.arena_bytes, 1), "plan"));
+  }
+  for (size_t id = 0; id < n; ++id) {
+    if (!used[id]) continue;
+    TensorView& v = plan->views[id];
+    const uint64_t bytes = sizes[id];
+    if (memory_plan && mp.offset[id] >= 0) {
+      v.data = plan->arena.data() + mp.offset[id];
+      continue;
+    }
     const Operand& op = graph.operands[id];
     if (op.kind == OperandKind::kConstant) {
       if (!op.constant) return make_error(ErrorKind::kInternal, "constant without data");
       // Kernels never write their inputs: aligned byte-sized constants are used in place, so
       // a (possibly memory-mapped) weight is not copied a second time.
       const uint8_t* src = op.constant->data();
-      bool aligned = reinterpret_cast<uintptr_t>(src) % element_size(d.data_type) == 0;
-      if (!is_4bit(d.data_type) && aligned && bytes > 0) {
+      bool aligned = reinterpret_cast<uintptr_t>(src) % element_size(v.data_type) == 0;
+      if (!is_4bit(v.data_type) && aligned && op.constant->size() > 0) {
         v.data = const_cast<uint8_t*>(src);
         continue;
       }
-      WEBNN_RETURN_IF_ERROR(allocate_zeroed(plan->storage[id], bytes == 0 ? 1 : bytes, "plan"));
+      WEBNN_RETURN_IF_ERROR(allocate_zeroed(plan->storage[id], bytes, "plan"));
       v.data = plan->storage[id].data();
-      if (is_4bit(d.data_type)) {
-        unpack_4bit(src, v.count, d.data_type == DataType::kInt4, v.data);
+      if (is_4bit(v.data_type)) {
+        unpack_4bit(src, v.count, v.data_type == DataType::kInt4, v.data);
       } else {
-        std::memcpy(v.data, src, bytes);
+        std::memcpy(v.data, src, std::min<uint64_t>(bytes, op.constant->size()));
       }
       continue;
     }
-    WEBNN_RETURN_IF_ERROR(allocate_zeroed(plan->storage[id], bytes == 0 ? 1 : bytes, "plan"));
+    WEBNN_RETURN_IF_ERROR(allocate_zeroed(plan->storage[id], bytes, "plan"));
     v.data = plan->storage[id].data();
   }
-  const CompileContext cc(graph, plan->views);
+  const CompileContext cc(graph, plan->views, cache);
   for (const Node& node : graph.nodes) {
     WEBNN_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> k, backend.compile(node, cc));
     plan->kernels.push_back(std::move(k));

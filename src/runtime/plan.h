@@ -16,6 +16,8 @@ namespace webnn {
 struct Plan {
   std::vector<OperandDesc> descs;                // concrete descriptors, by operand id
   std::vector<AlignedBytes> storage;             // cache-line aligned, like tensors
+  AlignedBytes arena;                            // intermediates, placed by lifetime
+  uint64_t unshared_bytes = 0;                   // intermediates' bytes without sharing
   std::vector<TensorView> views;                 // by operand id; unused operands have no data
   std::vector<std::unique_ptr<Kernel>> kernels;  // by node index
 };
@@ -25,8 +27,12 @@ using DimBindings = std::map<std::string, int64_t>;
 
 // Concrete descriptors of every operand with `bindings` substituted (re-runs Infer).
 Expected<std::vector<OperandDesc>> infer_concrete(const Graph& graph, const DimBindings& bindings);
+// With `memory_plan`, intermediates (values that are neither graph inputs, outputs nor
+// constants) share one arena by lifetime (runtime/memory_plan.h); without it each has its own
+// buffer. `cache` (may be null) holds the compiled graph's packed constants, shared by its plans.
 Expected<std::unique_ptr<Plan>> build_plan(const Graph& graph, const Backend& backend,
-                                           std::vector<OperandDesc> descs);
+                                           std::vector<OperandDesc> descs, bool memory_plan = true,
+                                           ConstantCache* cache = nullptr);
 // Runs the plan's kernels in order; `pool` (may be null) is handed to every kernel.
 Status run_plan(Plan& plan, const Graph& graph, ThreadPool* pool);
 

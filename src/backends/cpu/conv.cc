@@ -117,7 +117,30 @@ class Conv2dKernel final : public Kernel {
         out_nhwc_.reserve(static_cast<size_t>(std::max<int64_t>(1, y.count)));
       }
     }
-    if (filter_constant_) prepare_weights(w.as<float>(), nullptr);
+    if (filter_constant_) {
+      // Packed once per compiled graph: every plan of it (one per input shape) shares it.
+      const std::string key = str_cat("conv2d/", p.filter.id, depthwise_ ? "/dw/" : "/gemm/",
+                                      s.nhwc ? "nhwc/" : "nchw/", simd_.name);
+      if (cc.cache()) shared_ = std::static_pointer_cast<const AlignedFloats>(cc.cache()->get(key));
+      if (shared_) {
+        weights_ = AlignedFloats();
+      } else {
+        prepare_weights(w.as<float>(), nullptr);
+        if (cc.cache()) {
+          auto packed = std::make_shared<AlignedFloats>(std::move(weights_));
+          cc.cache()->put(key, packed);
+          shared_ = std::move(packed);
+        }
+      }
+    }
+    return true;
+  }
+
+  // NHWC outputs are final row by row (depthwise) or block by block (GEMM): a fused epilogue
+  // runs there. NCHW outputs are transposed at the end; the caller applies it after.
+  bool set_output_sink(const OutputSink* sink) override {
+    if (!s_.nhwc) return false;
+    sink_ = sink;
     return true;
   }
 
@@ -204,7 +227,7 @@ class Conv2dKernel final : public Kernel {
     a.in_h = s.in_h;
     a.in_w = s.in_w;
     a.channels = s.in_c;
-    a.w = weights_.data();
+    a.w = weights();
     a.bias = bias;
     a.k_h = s.k_h;
     a.k_w = s.k_w;
@@ -225,6 +248,7 @@ class Conv2dKernel final : public Kernel {
                         r.oh = i % s.out_h;
                         r.y = y + i * s.out_w * s.in_c;
                         simd_.depthwise_nhwc_row(r);
+                        if (sink_) sink_->apply(y, i * s.out_w * s.in_c, s.out_w * s.in_c);
                       }
                     });
   }
@@ -241,7 +265,7 @@ class Conv2dKernel final : public Kernel {
       float* buf = plane_scratch_[thread].data();
       plane_.fill(simd_, x + i * in_plane, 0.0f, buf);
       PlaneArgs a = plane_.args(buf);
-      a.w = weights_.data() + c * s.taps();
+      a.w = weights() + c * s.taps();
       a.bias = bias ? bias[c] : 0.0f;
       a.y = y + i * out_plane;
       simd_.plane(PlaneOp::kDepthwise, a);
@@ -298,7 +322,7 @@ class Conv2dKernel final : public Kernel {
       job.k_per_tap = s.group_in;
       job.a_offset = g * s.group_in;
       job.zero = zero_.data();
-      job.b_packed = weights_.data() + g * group_floats_;
+      job.b_packed = weights() + g * group_floats_;
       job.c = out + g * s.group_out;
       job.ldc = s.out_c;
       job.col_bias = bias ? bias + g * s.group_out : nullptr;
@@ -318,11 +342,27 @@ class Conv2dKernel final : public Kernel {
                    return static_cast<const float* const*>(scratch);
                  },
                  &tc};
-    run_gemm(simd_, jobs_, GemmEpilogue{}, a_fn, GemmBFn{}, scratch_, pool);
+    GemmEpilogue ep;
+    struct SinkCtx {
+      const OutputSink* sink;
+      float* y;
+    } sc{sink_, y};
+    if (sink_ && s.nhwc) {
+      ep.post = [](const void* ctx, float* c, int64_t ldc, int64_t rows, int64_t cols) {
+        const auto& k = *static_cast<const SinkCtx*>(ctx);
+        for (int64_t r = 0; r < rows; ++r) k.sink->apply(k.y, (c - k.y) + r * ldc, cols);
+      };
+      ep.post_ctx = &sc;
+    }
+    run_gemm(simd_, jobs_, ep, a_fn, GemmBFn{}, scratch_, pool);
     if (!s.nhwc) transpose_batch(simd_, out, s.batch, s.pixels(), s.out_c, y, pool);
   }
 
+  const float* weights() const { return shared_ ? shared_->data() : weights_.data(); }
+
   const SimdKernels& simd_;
+  const OutputSink* sink_ = nullptr;
+  std::shared_ptr<const AlignedFloats> shared_;  // packed constant filter, shared by plans
   ConvShape s_;
   FilterLayout filter_{"oihw", {0, 0, 0, 0}};
   bool depthwise_ = false, filter_constant_ = false;

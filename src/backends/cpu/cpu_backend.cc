@@ -28,6 +28,10 @@ std::unique_ptr<Kernel> make_float32_kernel(const Node& node, const CompileConte
     case OpKind::kLayerNormalization:
       return make_normalization_kernel(node, cc, simd);
     case OpKind::kTranspose:
+      // NCHW <-> NHWC float32 (what layout assignment leaves) on the SIMD matrix transpose;
+      // any other permutation and type as a strided copy.
+      if (std::unique_ptr<Kernel> k = make_layout_transpose_kernel(node, cc, simd)) return k;
+      return make_movement_kernel(node, cc, simd);
     case OpKind::kSlice:
     case OpKind::kExpand:
     case OpKind::kPad:
@@ -77,10 +81,33 @@ class CpuBackend final : public Backend {
                                             const CompileContext& cc) const override {
     // Fast kernels are specialised to concrete shapes; without them (a dynamic graph checked at
     // build time) the reference kernel answers whether the node compiles.
+    if (!node.epilogue.empty() && cc.has_views()) return compile_fused(node, cc);
     if (cc.has_views()) {
       if (std::unique_ptr<Kernel> k = make_fast_kernel(node, cc)) return k;
     }
     return reference_backend().compile(node, cc);
+  }
+
+ private:
+  // A node with a fused epilogue (graph/passes/epilogue_fusion.cc): its head op on the fast
+  // kernel (or the reference one), then the element-wise steps.
+  static Expected<std::unique_ptr<Kernel>> compile_fused(const Node& node,
+                                                         const CompileContext& cc) {
+    std::unique_ptr<Kernel> head;
+    if (!fused_head_is_elementwise(node, cc)) {
+      head = make_fast_kernel(node, cc);
+      if (!head) {
+        // The reference kernel computes the head alone (it never reads the epilogue).
+        Node bare{node.kind, node.label, node.params, node.outputs, {}};
+        WEBNN_ASSIGN_OR_RETURN(head, reference_backend().compile(bare, cc));
+      }
+    }
+    std::unique_ptr<Kernel> k = make_fused_kernel(node, cc, simd_kernels(), std::move(head));
+    if (!k) {
+      return make_error(ErrorKind::kInternal, op_spec_name(node.kind),
+                        ": fused epilogue has a step without a vector kernel");
+    }
+    return k;
   }
 };
 

@@ -38,6 +38,20 @@ std::unique_ptr<Kernel> make_float16_kernel(const Node& node, const CompileConte
                                             const SimdKernels& simd, FastKernelFactory make);
 std::unique_ptr<Kernel> make_elementwise_kernel(const Node& node, const CompileContext& cc,
                                                 const SimdKernels& simd);
+// The vector form of a float32 unary / binary element-wise node, as the stand-alone kernels
+// use it (shared with fused epilogues so both compute the same function).
+bool cpu_unary_args(const Node& node, UnaryArgs* args);
+bool cpu_binary_op(OpKind kind, BinaryOpF* op);
+// A node with a fused epilogue: `head` computes the node's own op into its output (null when
+// the head is itself an element-wise op folded into the chain); the steps then run over the
+// output in cache-sized blocks. Null when a step has no vector form.
+std::unique_ptr<Kernel> make_fused_kernel(const Node& node, const CompileContext& cc,
+                                          const SimdKernels& simd, std::unique_ptr<Kernel> head);
+// Whether the fused node's chain starts from one of its inputs (an element-wise head).
+bool fused_head_is_elementwise(const Node& node, const CompileContext& cc);
+// transpose: the float32 4-D NCHW <-> NHWC permutations (layout_transpose.cc).
+std::unique_ptr<Kernel> make_layout_transpose_kernel(const Node& node, const CompileContext& cc,
+                                                     const SimdKernels& simd);
 std::unique_ptr<Kernel> make_softmax_kernel(const Node& node, const CompileContext& cc,
                                             const SimdKernels& simd);
 std::unique_ptr<Kernel> make_pool_kernel(const Node& node, const CompileContext& cc,

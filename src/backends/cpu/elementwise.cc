@@ -319,6 +319,9 @@ bool unary_input(const Node& node, OperandRef* input) {
 
 }  // namespace
 
+bool cpu_unary_args(const Node& node, UnaryArgs* args) { return unary_args(node, args); }
+bool cpu_binary_op(OpKind kind, BinaryOpF* op) { return binary_op(kind, op); }
+
 std::unique_ptr<Kernel> make_elementwise_kernel(const Node& node, const CompileContext& cc,
                                                 const SimdKernels& simd) {
   if (node.outputs.size() != 1) return nullptr;

@@ -195,6 +195,7 @@ void run_gemm(const SimdKernels& simd, const std::vector<GemmJob>& jobs, const G
         }
       }
     }
+    if (ep.post) ep.post(ep.post_ctx, job.c + m0 * job.ldc + n0, job.ldc, m1 - m0, n1 - n0);
   };
   if (pool) {
     pool->parallel_for(tasks, run_task);

@@ -42,6 +42,10 @@ struct GemmEpilogue {
   bool accumulate = false;  // add to what C holds (e.g. beta * c of gemm)
   bool clamp = false;
   float lo = 0.0f, hi = 0.0f;
+  // Called once per finished block of C (rows x cols at c, row stride ldc), on the thread that
+  // computed it, e.g. to run a fused element-wise epilogue while the block is in cache.
+  void (*post)(const void* ctx, float* c, int64_t ldc, int64_t rows, int64_t cols) = nullptr;
+  const void* post_ctx = nullptr;
 };
 
 // Row pointers of A for rows [m0, m0 + gemm_mr) of job `job`: a table of taps * gemm_mr

@@ -30,6 +30,11 @@ class ReferenceBackend final : public Backend {
   }
   Expected<std::unique_ptr<Kernel>> compile(const Node& node,
                                             const CompileContext&) const override {
+    // The oracle runs graphs as built: the compiler fuses nothing for it.
+    if (!node.epilogue.empty()) {
+      return make_error(ErrorKind::kInternal, op_spec_name(node.kind),
+                        ": the reference backend does not run fused epilogues");
+    }
     KernelFn fn = reference_kernels()[static_cast<int>(node.kind)];
     if (!fn) {
       return make_error(ErrorKind::kNotSupported, op_spec_name(node.kind), ": no reference kernel");

@@ -1,0 +1,98 @@
+#include "graph/passes/graph_util.h"
+
+#include <algorithm>
+
+namespace webnn {
+
+std::vector<OperandId> node_reads(const Graph& graph, const Node& node) {
+  (void)graph;
+  std::vector<OperandId> ids = node.inputs();
+  for (const Node::Step& step : node.epilogue) {
+    for (OperandId id : step.op.inputs()) {
+      if (id != step.chain) ids.push_back(id);
+    }
+  }
+  return ids;
+}
+
+std::vector<int> use_counts(const Graph& graph) {
+  std::vector<int> uses(graph.operands.size(), 0);
+  for (const Node& node : graph.nodes) {
+    for (OperandId id : node_reads(graph, node)) ++uses[id];
+  }
+  for (const NamedOperand& o : graph.outputs) ++uses[o.id];
+  return uses;
+}
+
+void replace_uses(Graph& graph, OperandId from, OperandId to) {
+  auto remap = [&](OperandRef& r) {
+    if (r.id == from) r.id = to;
+  };
+  for (Node& node : graph.nodes) {
+    for_each_operand(node.params, remap);
+    for (Node::Step& step : node.epilogue) for_each_operand(step.op.params, remap);
+  }
+  for (NamedOperand& o : graph.outputs) {
+    if (o.id == from) o.id = to;
+  }
+}
+
+OperandId add_constant(Graph& graph, const OperandDesc& desc, std::vector<uint8_t> bytes) {
+  Operand op;
+  op.desc = desc;
+  op.kind = OperandKind::kConstant;
+  op.constant = std::make_shared<const ConstantData>(std::move(bytes));
+  graph.operands.push_back(std::move(op));
+  return static_cast<OperandId>(graph.operands.size() - 1);
+}
+
+void erase_nodes(Graph& graph, const std::vector<bool>& dead) {
+  std::vector<Node> kept;
+  kept.reserve(graph.nodes.size());
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    if (!dead[i]) kept.push_back(std::move(graph.nodes[i]));
+  }
+  graph.nodes = std::move(kept);
+  for (Operand& op : graph.operands) {
+    if (op.kind == OperandKind::kOutput) op.producer = -1;
+  }
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    for (OperandId id : graph.nodes[i].outputs) {
+      graph.operands[id].producer = static_cast<int32_t>(i);
+    }
+  }
+}
+
+bool is_constant(const Graph& graph, OperandId id) {
+  return graph.operands[id].kind == OperandKind::kConstant;
+}
+
+bool is_graph_output(const Graph& graph, OperandId id) {
+  return std::any_of(graph.outputs.begin(), graph.outputs.end(),
+                     [&](const NamedOperand& o) { return o.id == id; });
+}
+
+}  // namespace webnn
+
+namespace webnn {
+
+OperandId add_value(Graph& graph, const OperandDesc& desc) {
+  Operand op;
+  op.desc = desc;
+  op.kind = OperandKind::kOutput;
+  graph.operands.push_back(std::move(op));
+  return static_cast<OperandId>(graph.operands.size() - 1);
+}
+
+void renumber_producers(Graph& graph) {
+  for (Operand& op : graph.operands) {
+    if (op.kind == OperandKind::kOutput) op.producer = -1;
+  }
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    for (OperandId id : graph.nodes[i].outputs) {
+      graph.operands[id].producer = static_cast<int32_t>(i);
+    }
+  }
+}
+
+}  // namespace webnn

@@ -1,0 +1,40 @@
+// Small helpers shared by the passes: use counts, operand replacement, new constants.
+#pragma once
+
+#include <vector>
+
+#include "webnn/graph.h"
+
+namespace webnn {
+
+// Every operand a node reads, including those of its fused epilogue steps (except the value
+// passed along the chain).
+std::vector<OperandId> node_reads(const Graph& graph, const Node& node);
+
+// How many times each operand is read by a node, plus one per graph output naming it.
+std::vector<int> use_counts(const Graph& graph);
+
+// Rewrites every read of operand `from` into a read of `to` (nodes and graph outputs).
+void replace_uses(Graph& graph, OperandId from, OperandId to);
+
+// Appends a constant operand holding `bytes` with descriptor `desc`.
+OperandId add_constant(Graph& graph, const OperandDesc& desc, std::vector<uint8_t> bytes);
+
+// Drops nodes marked in `dead` and renumbers producers.
+void erase_nodes(Graph& graph, const std::vector<bool>& dead);
+
+bool is_constant(const Graph& graph, OperandId id);
+// True when the operand is a graph output.
+bool is_graph_output(const Graph& graph, OperandId id);
+
+}  // namespace webnn
+
+namespace webnn {
+
+// Appends an intermediate value (a node output) with descriptor `desc`.
+OperandId add_value(Graph& graph, const OperandDesc& desc);
+
+// Sets every operand's producer from the node list.
+void renumber_producers(Graph& graph);
+
+}  // namespace webnn

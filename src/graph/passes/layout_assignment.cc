@@ -1,0 +1,363 @@
+// Layout assignment, for the cpu backend: its convolutions run on NHWC data (an NCHW conv2d
+// transposes its input and output around the kernel on every run). Each NCHW conv2d becomes
+//   transpose(NCHW -> NHWC) -> conv2d(nhwc) -> transpose(NHWC -> NCHW)
+// and, in one forward walk, transposes are sunk through the layout-agnostic nodes that follow
+// (element-wise ops, batch normalization, pools, resample2d, concat — their axes or constants
+// permuted once here) until they meet the inverse transpose of the next convolution and cancel.
+// What remains are transposes where the graph's layout is observed (its inputs and outputs,
+// or an op this pass does not move through). Element-wise results are unchanged (the same
+// values meet); convolutions may sum in another order (tested against the reference).
+#include <cstring>
+#include <map>
+#include <unordered_map>
+
+#include "graph/passes/graph_util.h"
+#include "graph/passes/pass.h"
+
+namespace webnn {
+
+namespace {
+
+using Perm = std::vector<int64_t>;
+const Perm kToNhwc = {0, 2, 3, 1};
+const Perm kToNchw = {0, 3, 1, 2};
+
+// transpose(x, perm): out[i] = in[perm[i]].
+Shape permuted(const Shape& s, const Perm& p) {
+  Shape out;
+  for (int64_t a : p) out.push_back(s[a]);
+  return out;
+}
+
+Shape unpermuted(const Shape& s, const Perm& p) {
+  Shape out(s.size());
+  for (size_t i = 0; i < p.size(); ++i) out[p[i]] = s[i];
+  return out;
+}
+
+Perm inverse(const Perm& p) {
+  Perm inv(p.size());
+  for (size_t i = 0; i < p.size(); ++i) inv[p[i]] = static_cast<int64_t>(i);
+  return inv;
+}
+
+bool is_identity(const Perm& p) {
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (p[i] != static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
+bool is_elementwise_unary(OpKind k) {
+  switch (k) {
+    case OpKind::kIdentity:
+    case OpKind::kRelu:
+    case OpKind::kNeg:
+    case OpKind::kAbs:
+    case OpKind::kFloor:
+    case OpKind::kCeil:
+    case OpKind::kRoundEven:
+    case OpKind::kSqrt:
+    case OpKind::kReciprocal:
+    case OpKind::kExp:
+    case OpKind::kLog:
+    case OpKind::kErf:
+    case OpKind::kSigmoid:
+    case OpKind::kTanh:
+    case OpKind::kClamp:
+    case OpKind::kLinear:
+    case OpKind::kLeakyRelu:
+    case OpKind::kHardSigmoid:
+    case OpKind::kHardSwish:
+    case OpKind::kElu:
+    case OpKind::kGelu:
+    case OpKind::kSoftplus:
+    case OpKind::kSoftsign:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_elementwise_binary(OpKind k) {
+  return k == OpKind::kAdd || k == OpKind::kSub || k == OpKind::kMul || k == OpKind::kDiv ||
+         k == OpKind::kMax || k == OpKind::kMin || k == OpKind::kPow;
+}
+
+// A constant of rank <= perm.size(), broadcast-aligned to the permuted value, rewritten for the
+// unpermuted one: leading ones added, then its axes permuted by inverse(perm).
+OperandId permute_constant(Graph& graph, OperandId id, const Perm& p) {
+  const Operand& c = graph.operands[id];
+  std::vector<int64_t> shape = static_sizes(c.desc.shape);
+  while (shape.size() < p.size()) shape.insert(shape.begin(), 1);
+  const size_t rank = p.size();
+  const size_t es = static_cast<size_t>(element_size(c.desc.data_type));
+  // New shape: axis p[i] of the result is axis i of the constant.
+  std::vector<int64_t> out_shape(rank);
+  for (size_t i = 0; i < rank; ++i) out_shape[p[i]] = shape[i];
+  std::vector<int64_t> in_strides(rank, 1);
+  for (size_t i = rank - 1; i-- > 0;) in_strides[i] = in_strides[i + 1] * shape[i + 1];
+  size_t count = 1;
+  for (int64_t d : shape) count *= static_cast<size_t>(d);
+  std::vector<uint8_t> bytes(count * es);
+  std::vector<int64_t> idx(rank, 0);  // index into the result
+  for (size_t k = 0; k < count; ++k) {
+    int64_t src = 0;
+    for (size_t i = 0; i < rank; ++i) src += idx[p[i]] * in_strides[i];
+    std::memcpy(bytes.data() + k * es, c.constant->data() + src * es, es);
+    for (size_t a = rank; a-- > 0;) {
+      if (++idx[a] < out_shape[a]) break;
+      idx[a] = 0;
+    }
+  }
+  OperandDesc d{c.desc.data_type, to_shape(out_shape)};
+  return add_constant(graph, d, std::move(bytes));
+}
+
+class LayoutWalk {
+ public:
+  explicit LayoutWalk(Graph& graph) : g_(graph) {}
+
+  int64_t run() {
+    std::vector<Node> old = std::move(g_.nodes);
+    g_.nodes.clear();
+    for (Node& node : old) visit(std::move(node));
+    renumber_producers(g_);
+    return rewrites_;
+  }
+
+ private:
+  struct Transposed {
+    OperandId src;
+    Perm perm;
+  };
+
+  const Transposed* transposed(OperandId id) const {
+    auto it = tof_.find(id);
+    return it == tof_.end() ? nullptr : &it->second;
+  }
+
+  OperandId resolve(OperandId id) const {
+    auto it = alias_.find(id);
+    return it == alias_.end() ? id : it->second;
+  }
+
+  // transpose(x, q) as a value: cancels against a transpose x already is, and is made once per
+  // (x, q) (a graph input read by several convolutions).
+  OperandId emit_transpose(OperandId x, const Perm& q, OperandId out = -1) {
+    if (out < 0) {
+      auto it = memo_.find({x, q});
+      if (it != memo_.end()) return it->second;
+      const OperandId made = make_transpose(x, q, -1);
+      memo_[{x, q}] = made;
+      return made;
+    }
+    return make_transpose(x, q, out);
+  }
+
+  OperandId make_transpose(OperandId x, const Perm& q, OperandId out) {
+    Perm p = q;
+    OperandId src = x;
+    if (const Transposed* t = transposed(x)) {
+      Perm r(q.size());
+      for (size_t i = 0; i < q.size(); ++i) r[i] = t->perm[q[i]];
+      if (is_identity(r) && out < 0) return t->src;
+      src = t->src;
+      p = r;
+    }
+    if (out < 0) {
+      out = add_value(g_, OperandDesc{g_.desc(x).data_type, permuted(g_.desc(x).shape, q)});
+    }
+    Node t{OpKind::kTranspose, "", TransposeParams{{src}, p}, {out}, {}};
+    g_.nodes.push_back(std::move(t));
+    tof_[out] = {src, p};
+    return out;
+  }
+
+  // `node` (already rewired to unpermuted operands) computes the unpermuted form of its output;
+  // the original output id becomes a transpose of it.
+  void emit_sunk(Node node, const Perm& p) {
+    const OperandId orig = node.outputs[0];
+    const OperandDesc& d = g_.desc(orig);
+    const OperandId inner = add_value(g_, OperandDesc{d.data_type, unpermuted(d.shape, p)});
+    node.outputs[0] = inner;
+    g_.nodes.push_back(std::move(node));
+    emit_transpose(inner, p, orig);
+    ++rewrites_;
+  }
+
+  void visit(Node node) {
+    for_each_operand(node.params, [&](OperandRef& r) { r.id = resolve(r.id); });
+    if (node.outputs.size() != 1 || !is_static_shape(g_.desc(node.outputs[0]).shape)) {
+      return keep(std::move(node));
+    }
+    const OperandId out = node.outputs[0];
+    switch (node.kind) {
+      case OpKind::kTranspose: {
+        const auto& p = node.as<TransposeParams>();
+        const Transposed* t = transposed(p.input.id);
+        if (!t || !p.permutation) return keep_transpose(std::move(node));
+        Perm r(p.permutation->size());
+        for (size_t i = 0; i < r.size(); ++i) r[i] = t->perm[(*p.permutation)[i]];
+        if (is_identity(r) && !is_graph_output(g_, out)) {
+          alias_[out] = t->src;
+          ++rewrites_;
+          return;
+        }
+        return keep_transpose(std::move(node));
+      }
+      case OpKind::kConv2d: {
+        auto& p = std::get<Conv2dParams>(node.params);
+        const OperandDesc& y = g_.desc(out);
+        if (p.input_layout != "nchw" || y.shape.size() != 4 || y.data_type != DataType::kFloat32) {
+          break;
+        }
+        p.input = {emit_transpose(p.input.id, kToNhwc)};
+        p.input_layout = "nhwc";
+        return emit_sunk(std::move(node), kToNchw);
+      }
+      default:
+        break;
+    }
+    if (is_elementwise_unary(node.kind)) {
+      OperandRef* in = nullptr;
+      std::visit(
+          [&](auto& p) {
+            if constexpr (requires { p.input; }) in = &p.input;
+          },
+          node.params);
+      const Transposed* t = in ? transposed(in->id) : nullptr;
+      if (!t) return keep(std::move(node));
+      Perm perm = t->perm;
+      in->id = t->src;
+      return emit_sunk(std::move(node), perm);
+    }
+    if (is_elementwise_binary(node.kind)) {
+      auto& p = std::get<BinaryParams>(node.params);
+      const Transposed* ta = transposed(p.a.id);
+      const Transposed* tb = transposed(p.b.id);
+      const size_t rank = g_.desc(out).shape.size();
+      auto constant_ok = [&](OperandId id) {
+        return is_constant(g_, id) && is_static_shape(g_.desc(id).shape) &&
+               g_.desc(id).shape.size() <= rank && !is_4bit(g_.desc(id).data_type);
+      };
+      if (ta && tb && ta->perm == tb->perm && g_.desc(p.a.id).shape.size() == rank &&
+          g_.desc(p.b.id).shape.size() == rank) {
+        Perm perm = ta->perm;
+        p.a.id = ta->src;
+        p.b.id = tb->src;
+        return emit_sunk(std::move(node), perm);
+      }
+      // A value in the other layout meets it through the inverse transpose when that one exists
+      // already (a residual read from the graph input the first conv transposed too); making a
+      // new one would only trade this transpose for another.
+      const bool a_full = g_.desc(p.a.id).shape.size() == rank;
+      const bool b_full = g_.desc(p.b.id).shape.size() == rank;
+      auto memoized = [&](OperandId id, const Perm& q) { return memo_.count({id, q}) > 0; };
+      if (ta && !tb && a_full && b_full && !is_constant(g_, p.b.id) &&
+          memoized(p.b.id, inverse(ta->perm))) {
+        Perm perm = ta->perm;
+        p.a.id = ta->src;
+        p.b.id = emit_transpose(p.b.id, inverse(perm));
+        return emit_sunk(std::move(node), perm);
+      }
+      if (tb && !ta && a_full && b_full && !is_constant(g_, p.a.id) &&
+          memoized(p.a.id, inverse(tb->perm))) {
+        Perm perm = tb->perm;
+        p.b.id = tb->src;
+        p.a.id = emit_transpose(p.a.id, inverse(perm));
+        return emit_sunk(std::move(node), perm);
+      }
+      if (ta && ta->perm.size() == rank && constant_ok(p.b.id)) {
+        Perm perm = ta->perm;
+        p.a.id = ta->src;
+        p.b.id = permute_constant(g_, p.b.id, perm);
+        return emit_sunk(std::move(node), perm);
+      }
+      if (tb && tb->perm.size() == rank && constant_ok(p.a.id)) {
+        Perm perm = tb->perm;
+        p.b.id = tb->src;
+        p.a.id = permute_constant(g_, p.a.id, perm);
+        return emit_sunk(std::move(node), perm);
+      }
+      return keep(std::move(node));
+    }
+    if (node.kind == OpKind::kBatchNormalization) {
+      auto& p = std::get<BatchNormalizationParams>(node.params);
+      const Transposed* t = transposed(p.input.id);
+      if (!t) return keep(std::move(node));
+      Perm perm = t->perm;
+      p.input.id = t->src;
+      p.axis = perm[p.axis];
+      return emit_sunk(std::move(node), perm);
+    }
+    const bool pool = node.kind == OpKind::kMaxPool2d || node.kind == OpKind::kAveragePool2d ||
+                      node.kind == OpKind::kL2Pool2d;
+    const bool global =
+        node.kind == OpKind::kGlobalAveragePool || node.kind == OpKind::kGlobalMaxPool;
+    if (pool || global) {
+      std::string& layout = pool ? std::get<Pool2dParams>(node.params).layout
+                                 : std::get<GlobalPoolParams>(node.params).layout;
+      OperandRef& in = pool ? std::get<Pool2dParams>(node.params).input
+                            : std::get<GlobalPoolParams>(node.params).input;
+      const Transposed* t = transposed(in.id);
+      if (!t || layout != "nchw" || t->perm != kToNchw) return keep(std::move(node));
+      in.id = t->src;
+      layout = "nhwc";
+      return emit_sunk(std::move(node), kToNchw);
+    }
+    if (node.kind == OpKind::kResample2d) {
+      auto& p = std::get<Resample2dParams>(node.params);
+      const Transposed* t = transposed(p.input.id);
+      if (!t) return keep(std::move(node));
+      Perm perm = t->perm;
+      std::vector<int64_t> axes = p.axes ? *p.axes : std::vector<int64_t>{2, 3};
+      std::vector<int64_t> moved;
+      for (int64_t a : axes) moved.push_back(perm[a]);
+      // Keep the axes ascending and consecutive as resample2d requires; scales/sizes follow.
+      if (moved.size() != 2 || moved[1] != moved[0] + 1) return keep(std::move(node));
+      p.input.id = t->src;
+      p.axes = moved;
+      return emit_sunk(std::move(node), perm);
+    }
+    if (node.kind == OpKind::kConcat) {
+      auto& p = std::get<ConcatParams>(node.params);
+      const Transposed* first = p.inputs.empty() ? nullptr : transposed(p.inputs[0].id);
+      if (!first) return keep(std::move(node));
+      Perm perm = first->perm;
+      for (const OperandRef& r : p.inputs) {
+        const Transposed* t = transposed(r.id);
+        if (!t || t->perm != perm) return keep(std::move(node));
+      }
+      for (OperandRef& r : p.inputs) r.id = transposed(r.id)->src;
+      p.axis = perm[p.axis];
+      return emit_sunk(std::move(node), perm);
+    }
+    keep(std::move(node));
+  }
+
+  void keep(Node node) { g_.nodes.push_back(std::move(node)); }
+
+  void keep_transpose(Node node) {
+    const auto& p = node.as<TransposeParams>();
+    if (p.permutation) tof_[node.outputs[0]] = {p.input.id, *p.permutation};
+    g_.nodes.push_back(std::move(node));
+  }
+
+  Graph& g_;
+  std::unordered_map<OperandId, Transposed> tof_;   // value -> transpose(src, perm)
+  std::unordered_map<OperandId, OperandId> alias_;  // cancelled transpose -> its source
+  std::map<std::pair<OperandId, Perm>, OperandId> memo_;
+  int64_t rewrites_ = 0;
+};
+
+}  // namespace
+
+Expected<int64_t> assign_layouts(Graph& graph) {
+  for (const Operand& op : graph.operands) {
+    if (!is_static_shape(op.desc.shape)) return 0;  // plans re-infer shapes: keep it simple
+  }
+  return LayoutWalk(graph).run();
+}
+
+}  // namespace webnn

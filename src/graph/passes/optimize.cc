@@ -1,0 +1,73 @@
+// The fixed order of the passes: folding first (so fusion sees the folded convolutions), then
+// layouts, then fusion; dead code between and last (rewrites leave producers of unused values).
+#include <sstream>
+
+#include "graph/passes/pass.h"
+
+namespace webnn {
+
+namespace {
+bool cpu_only(std::string_view backend) { return backend == "cpu"; }
+}  // namespace
+
+const std::vector<Pass>& all_passes() {
+  static const std::vector<Pass> passes = {
+      {"dead_code", every_backend, remove_dead_code},
+      {"constant_folding", fast_backends, fold_constants},
+      {"batch_norm_folding", fast_backends, fold_batch_norm},
+      {"layout_assignment", cpu_only, assign_layouts},
+      // The transposes layout assignment sank past are dead now; fusion needs exact use counts.
+      {"dead_code", every_backend, remove_dead_code},
+      {"epilogue_fusion", cpu_only, fuse_epilogues},
+      {"dead_code", every_backend, remove_dead_code},
+  };
+  return passes;
+}
+
+Expected<std::vector<const Pass*>> select_passes(std::string_view spec) {
+  std::vector<const Pass*> out;
+  if (spec.empty() || spec == "all") {
+    for (const Pass& p : all_passes()) out.push_back(&p);
+    return out;
+  }
+  std::vector<std::string> names;
+  if (spec != "none") {
+    std::stringstream ss{std::string(spec)};
+    for (std::string name; std::getline(ss, name, ',');) {
+      bool known = false;
+      for (const Pass& p : all_passes()) known = known || name == p.name;
+      if (!known) {
+        std::string valid;
+        for (const Pass& p : all_passes()) valid += std::string(valid.empty() ? "" : ", ") + p.name;
+        return make_error(ErrorKind::kValue, "WEBNN_PASSES: unknown pass '", name,
+                          "' (expected 'all', 'none' or a list of: ", valid, ")");
+      }
+      names.push_back(name);
+    }
+  }
+  for (const Pass& p : all_passes()) {
+    bool wanted = std::string_view(p.name) == "dead_code";
+    for (const std::string& n : names) wanted = wanted || n == p.name;
+    if (wanted) out.push_back(&p);
+  }
+  return out;
+}
+
+Expected<OptimizeReport> optimize(Graph& graph, std::string_view backend, std::string_view spec) {
+  WEBNN_ASSIGN_OR_RETURN(std::vector<const Pass*> passes, select_passes(spec));
+  OptimizeReport report;
+  report.nodes_before = static_cast<int64_t>(graph.nodes.size());
+  for (const Pass* p : passes) {
+    if (!p->applies_to(backend)) continue;
+    WEBNN_ASSIGN_OR_RETURN(int64_t n, p->run(graph));
+    bool merged = false;
+    for (PassCount& c : report.passes) {
+      if (c.pass == p->name) c.rewrites += n, merged = true;
+    }
+    if (!merged) report.passes.push_back({p->name, n});
+  }
+  report.nodes_after = static_cast<int64_t>(graph.nodes.size());
+  return report;
+}
+
+}  // namespace webnn

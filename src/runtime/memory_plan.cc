@@ -1,0 +1,148 @@
+#include "runtime/memory_plan.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "graph/passes/graph_util.h"
+
+namespace webnn {
+
+namespace {
+
+constexpr uint64_t kAlign = 64;  // cache line, like tensors
+
+bool is_inplace_unary(OpKind k) {
+  switch (k) {
+    case OpKind::kIdentity:
+    case OpKind::kRelu:
+    case OpKind::kNeg:
+    case OpKind::kAbs:
+    case OpKind::kFloor:
+    case OpKind::kCeil:
+    case OpKind::kRoundEven:
+    case OpKind::kSqrt:
+    case OpKind::kReciprocal:
+    case OpKind::kExp:
+    case OpKind::kSigmoid:
+    case OpKind::kTanh:
+    case OpKind::kClamp:
+    case OpKind::kLinear:
+    case OpKind::kLeakyRelu:
+    case OpKind::kHardSigmoid:
+    case OpKind::kHardSwish:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_inplace_binary(OpKind k) {
+  return k == OpKind::kAdd || k == OpKind::kSub || k == OpKind::kMul || k == OpKind::kDiv ||
+         k == OpKind::kMax || k == OpKind::kMin;
+}
+
+// The input the cpu element-wise kernels read at the same index they write (the chain value of
+// a fused chain, cpu/epilogue.cc chain_source), or -1.
+OperandId inplace_candidate(const Graph& graph, const Node& node,
+                            const std::vector<OperandDesc>& descs) {
+  if (node.outputs.size() != 1) return -1;
+  const OperandDesc& out = descs[node.outputs[0]];
+  if (out.data_type != DataType::kFloat32) return -1;
+  auto same = [&](OperandRef r) { return r.present() && descs[r.id] == out; };
+  OperandId x = -1;
+  if (is_inplace_unary(node.kind)) {
+    std::visit(
+        [&](const auto& p) {
+          if constexpr (requires { p.input; }) {
+            if (same(p.input)) x = p.input.id;
+          }
+        },
+        node.params);
+  } else if (is_inplace_binary(node.kind)) {
+    const auto& p = node.as<BinaryParams>();
+    x = same(p.a) ? p.a.id : same(p.b) ? p.b.id : -1;
+  }
+  if (x < 0) return -1;
+  // Read once: a second read (another operand, a fused step) would see overwritten values.
+  const std::vector<OperandId> reads = node_reads(graph, node);
+  if (std::count(reads.begin(), reads.end(), x) != 1) return -1;
+  return x;
+}
+
+}  // namespace
+
+MemoryPlan plan_memory(const Graph& graph, const std::vector<OperandDesc>& descs,
+                       const std::vector<uint64_t>& bytes, std::string_view backend) {
+  const size_t n = graph.operands.size();
+  MemoryPlan mp;
+  mp.offset.assign(n, -1);
+  std::vector<bool> in_arena(n, false);
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    for (OperandId id : graph.nodes[i].outputs) in_arena[id] = bytes[id] > 0;
+  }
+  for (const NamedOperand& o : graph.outputs) in_arena[o.id] = false;
+  // Lifetimes in node indices, both ends inclusive: a node's inputs and outputs overlap.
+  std::vector<int64_t> first(n, -1), last(n, -1);
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const int64_t t = static_cast<int64_t>(i);
+    for (OperandId id : graph.nodes[i].outputs) first[id] = last[id] = t;
+    for (OperandId id : node_reads(graph, graph.nodes[i])) last[id] = std::max(last[id], t);
+  }
+  // Slots: groups of values sharing one buffer (an output written over its dying input).
+  std::vector<int64_t> slot(n, -1);
+  struct Slot {
+    int64_t first, last;
+    uint64_t bytes;
+    int64_t offset = -1;
+  };
+  std::vector<Slot> slots;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node& node = graph.nodes[i];
+    const OperandId x = backend == "cpu" ? inplace_candidate(graph, node, descs) : -1;
+    for (OperandId id : node.outputs) {
+      if (!in_arena[id]) continue;
+      mp.unshared_bytes += bytes[id];
+      if (x >= 0 && in_arena[x] && last[x] == static_cast<int64_t>(i) && bytes[x] == bytes[id] &&
+          slot[x] >= 0) {
+        slot[id] = slot[x];
+        slots[slot[id]].last = std::max(slots[slot[id]].last, last[id]);
+        continue;
+      }
+      slot[id] = static_cast<int64_t>(slots.size());
+      slots.push_back({first[id], last[id], (bytes[id] + kAlign - 1) / kAlign * kAlign});
+    }
+  }
+  std::vector<size_t> order(slots.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return slots[a].bytes > slots[b].bytes; });
+  std::vector<size_t> placed;
+  std::vector<std::pair<uint64_t, uint64_t>> busy;  // [begin, end) of overlapping placed slots
+  for (size_t s : order) {
+    Slot& cur = slots[s];
+    busy.clear();
+    for (size_t p : placed) {
+      const Slot& o = slots[p];
+      if (o.first <= cur.last && cur.first <= o.last) {
+        busy.emplace_back(static_cast<uint64_t>(o.offset), o.offset + o.bytes);
+      }
+    }
+    std::sort(busy.begin(), busy.end());
+    // Best fit: the smallest gap that holds the slot, else the end.
+    uint64_t at = 0, best = UINT64_MAX, best_gap = UINT64_MAX;
+    for (const auto& [b, e] : busy) {
+      if (b >= at && b - at >= cur.bytes && b - at < best_gap) best = at, best_gap = b - at;
+      at = std::max(at, e);
+    }
+    if (best == UINT64_MAX) best = at;
+    cur.offset = static_cast<int64_t>(best);
+    mp.arena_bytes = std::max(mp.arena_bytes, best + cur.bytes);
+    placed.push_back(s);
+  }
+  for (size_t id = 0; id < n; ++id) {
+    if (slot[id] >= 0) mp.offset[id] = slots[slot[id]].offset;
+  }
+  return mp;
+}
+
+}  // namespace webnn

@@ -1,0 +1,187 @@
+"""The compiler passes on random CNN-ish graphs (conv + batch_norm + activation + residual add,
+depthwise convs, element-wise chains with broadcast constants, NCHW and NHWC).
+
+- cpu with every pass and the memory plan vs the reference backend (which the compiler leaves
+  as built): equal within a float32 tolerance (batch-norm folding re-associates arithmetic);
+- fused vs unfused cpu (WEBNN_PASSES without epilogue_fusion), with and without the memory plan
+  (WEBNN_MEMORY_PLAN=none): bit-identical, since fusion and buffer reuse never change results.
+"""
+
+import os
+
+import numpy as np
+import pytest
+import webnn
+
+_CONTEXTS = {}
+UNFUSED = "constant_folding,batch_norm_folding,layout_assignment"
+
+
+def _context(backend):
+    if backend not in _CONTEXTS:
+        _CONTEXTS[backend] = webnn.ML().create_context(accelerated=False, backend=backend)
+    return _CONTEXTS[backend]
+
+
+class RandomCnn:
+    """A random graph description, built the same way for every backend and pass setting."""
+
+    def __init__(self, seed, nhwc):
+        self.rng = np.random.default_rng(seed)
+        self.nhwc = nhwc
+        # Every third graph is wide enough for several GEMM blocks and threads per conv.
+        wide = seed % 3 == 0
+        c = int(self.rng.integers(24, 80)) if wide else int(self.rng.integers(2, 12))
+        hw = (12, 30) if wide else (4, 11)
+        h, w = int(self.rng.integers(*hw)), int(self.rng.integers(*hw))
+        self.max_channels = 80 if wide else 12
+        self.input_shape = [1, h, w, c] if nhwc else [1, c, h, w]
+        self.steps = [self._step() for _ in range(int(self.rng.integers(4, 12)))]
+        self.constants = {}
+
+    def _step(self):
+        kinds = ["conv", "dwconv", "bn", "act", "act", "residual", "chmul", "scalar", "sub_x"]
+        return (str(self.rng.choice(kinds)), int(self.rng.integers(1 << 30)))
+
+    def _const(self, key, shape, lo=-1.0, hi=1.0):
+        if key not in self.constants:
+            rng = np.random.default_rng(hash(key) & 0xFFFFFFFF)
+            self.constants[key] = rng.uniform(lo, hi, shape).astype(np.float32)
+        return self.constants[key]
+
+    def build(self, b, x):
+        caxis = 3 if self.nhwc else 1
+        layout = {"input_layout": "nhwc", "filter_layout": "ohwi"} if self.nhwc else {}
+        values = [(x, list(self.input_shape))]
+        y, shape = values[0]
+        for i, (kind, seed) in enumerate(self.steps):
+            c = shape[caxis]
+            r = np.random.default_rng(seed)
+            if kind in ("conv", "dwconv"):
+                k = int(r.choice([1, 3]))
+                groups = c if kind == "dwconv" else 1
+                oc = c if kind == "dwconv" else int(r.integers(2, self.max_channels))
+                ic = 1 if kind == "dwconv" else c
+                fshape = [oc, k, k, ic] if self.nhwc else [oc, ic, k, k]
+                filt = b.constant(self._const((i, "w"), fshape, -0.5, 0.5))
+                opts = dict(padding=[k // 2] * 4, groups=groups, **layout)
+                if r.random() < 0.5:
+                    opts["bias"] = b.constant(self._const((i, "b"), [oc]))
+                y = b.conv2d(y, filt, **opts)
+                shape = list(shape)
+                shape[caxis] = oc
+            elif kind == "bn":
+                y = b.batch_normalization(
+                    y,
+                    b.constant(self._const((i, "m"), [c])),
+                    b.constant(self._const((i, "v"), [c], 0.5, 2.0)),
+                    scale=b.constant(self._const((i, "s"), [c])),
+                    bias=b.constant(self._const((i, "o"), [c])),
+                    axis=caxis,
+                    epsilon=1e-3,
+                )
+            elif kind == "act":
+                act = str(
+                    r.choice(["relu", "hard_swish", "sigmoid", "clamp", "leaky_relu", "tanh"])
+                )
+                if act == "clamp":
+                    y = b.clamp(y, min_value=0.0, max_value=0.5)
+                elif act == "leaky_relu":
+                    y = b.leaky_relu(y, alpha=0.1)
+                else:
+                    y = getattr(b, act)(y)
+            elif kind == "residual":
+                same = [v for v, s in values if s == shape]
+                y = b.add(y, same[int(r.integers(len(same)))])
+            elif kind == "chmul":
+                cshape = [c] if self.nhwc else [c, 1, 1]
+                y = b.mul(y, b.constant(self._const((i, "c"), cshape)))
+            elif kind == "scalar":
+                y = b.add(b.constant(self._const((i, "k"), [1])), y)
+            elif kind == "sub_x" and shape == self.input_shape:
+                y = b.sub(x, y)
+            values.append((y, list(shape)))
+        self.output_shape = shape
+        return y
+
+
+def _run(spec, backend, passes, memory_plan, x):
+    old = {k: os.environ.get(k) for k in ("WEBNN_PASSES", "WEBNN_MEMORY_PLAN")}
+    os.environ["WEBNN_PASSES"] = passes
+    os.environ["WEBNN_MEMORY_PLAN"] = memory_plan
+    try:
+        ctx = _context(backend)
+        b = ctx.create_graph_builder()
+        graph = b.build({"y": spec.build(b, b.input("x", spec.input_shape, "float32"))})
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return ctx.compute(graph, {"x": x})["y"], graph.compile_stats
+
+
+@pytest.mark.parametrize("nhwc", [False, True], ids=["nchw", "nhwc"])
+@pytest.mark.parametrize("seed", range(12))
+def test_random_cnn(seed, nhwc):
+    spec = RandomCnn(seed, nhwc)
+    x = np.random.default_rng(seed + 100).uniform(-2, 2, spec.input_shape).astype(np.float32)
+    want, ref_stats = _run(spec, "reference", "all", "all", x)
+    got, stats = _run(spec, "cpu", "all", "all", x)
+    assert ref_stats["nodes_after"] == ref_stats["nodes_before"]
+    assert sum(stats["passes"].values()) > 0
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * (1 + np.abs(want).max()))
+    unfused, _ = _run(spec, "cpu", UNFUSED, "none", x)
+    np.testing.assert_array_equal(got, unfused)
+    no_plan, _ = _run(spec, "cpu", "all", "none", x)
+    np.testing.assert_array_equal(got, no_plan)
+
+
+def test_conv_bn_act_block_is_fused_and_planned():
+    b = _context("cpu").create_graph_builder()
+    rng = np.random.default_rng(0)
+    x = b.input("x", [1, 8, 10, 10], "float32")
+
+    def const(*shape):
+        return b.constant(rng.uniform(0.5, 1.5, shape).astype(np.float32))
+
+    y = x
+    for _ in range(3):
+        y = b.conv2d(y, const(8, 8, 3, 3), padding=[1, 1, 1, 1])
+        y = b.batch_normalization(y, const(8), const(8), scale=const(8), bias=const(8))
+        y = b.hard_swish(y)
+    y = b.add(y, x)
+    graph = b.build({"y": y})
+    stats = graph.compile_stats
+    assert stats["nodes_before"] == 10
+    # x to NHWC (read by the first conv and the residual add), three convs with hard_swish
+    # (and the add) fused, back to NCHW.
+    assert stats["nodes_after"] == 5
+    assert stats["passes"]["batch_norm_folding"] == 3
+    assert stats["passes"]["epilogue_fusion"] == 4
+    # Four intermediates of 8*10*10 floats; the first and third conv outputs share bytes.
+    assert stats["unshared_bytes"] == 4 * 3200
+    assert stats["arena_bytes"] == 3 * 3200
+
+
+def test_unknown_pass_name_is_a_clear_error():
+    os.environ["WEBNN_PASSES"] = "dead_code,no_such_pass"
+    try:
+        b = _context("cpu").create_graph_builder()
+        x = b.input("x", [2], "float32")
+        with pytest.raises(Exception, match="no_such_pass"):
+            b.build({"y": b.relu(x)})
+    finally:
+        os.environ.pop("WEBNN_PASSES")
+
+
+@pytest.mark.parametrize("perm", [[0, 2, 3, 1], [0, 3, 1, 2]])
+@pytest.mark.parametrize("shape", [[1, 3, 48, 19], [2, 17, 5, 33], [1, 1, 1, 7], [3, 64, 9, 1]])
+def test_layout_transposes_match_numpy(perm, shape):
+    """The cpu kernel of the NCHW <-> NHWC transposes that layout assignment leaves."""
+    x = np.random.default_rng(len(shape) + shape[1]).standard_normal(shape).astype(np.float32)
+    ctx = _context("cpu")
+    b = ctx.create_graph_builder()
+    graph = b.build({"y": b.transpose(b.input("x", shape, "float32"), permutation=perm)})
+    np.testing.assert_array_equal(ctx.compute(graph, {"x": x})["y"], x.transpose(perm))
