@@ -185,3 +185,54 @@ def test_layout_transposes_match_numpy(perm, shape):
     b = ctx.create_graph_builder()
     graph = b.build({"y": b.transpose(b.input("x", shape, "float32"), permutation=perm)})
     np.testing.assert_array_equal(ctx.compute(graph, {"x": x})["y"], x.transpose(perm))
+
+
+def _spec_from(shape, fn):
+    class Spec:
+        input_shape = shape
+
+        def build(self, b, x):
+            return fn(b, x)
+
+    return Spec()
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["softmax_axis_1", "softmax_axis_0", "mask_broadcast", "both_broadcast"],
+)
+def test_elementwise_head_whose_operand_is_not_a_block(name):
+    """A fused element-wise head (sub, mul, add) whose other operand does not broadcast into
+    its output as one block of axes, e.g. x - reduceMax(x, axes=[1]) with keepDimensions
+    ([2,1,4,5] in [2,3,4,5]) fused with the exp after it: the head must run on its own
+    element-wise kernel with the chain after it (it used to fail to compile: "fused epilogue has
+    a step without a vector kernel")."""
+    rng = np.random.default_rng(7)
+    mask = rng.uniform(-1, 1, [3, 1, 5]).astype(np.float32)
+    col = rng.uniform(-1, 1, [2, 3, 1, 1]).astype(np.float32)
+
+    def softmax(axis):
+        def fn(b, x):
+            e = b.exp(b.sub(x, b.reduce_max(x, axes=[axis], keep_dimensions=True)))
+            return b.div(e, b.reduce_sum(e, axes=[axis], keep_dimensions=True))
+
+        return fn
+
+    builds = {
+        "softmax_axis_1": softmax(1),
+        "softmax_axis_0": softmax(0),
+        # A [3,1,5] mask in a [2,3,4,5] value, then a chain.
+        "mask_broadcast": lambda b, x: b.tanh(b.add(b.mul(x, b.constant(mask)), b.constant(1.5))),
+        # Neither operand has the output's shape.
+        "both_broadcast": lambda b, x: b.relu(
+            b.sub(b.reduce_mean(x, axes=[3], keep_dimensions=True), b.constant(col))
+        ),
+    }
+    spec = _spec_from([2, 3, 4, 5], builds[name])
+    x = rng.uniform(-2, 2, spec.input_shape).astype(np.float32)
+    want, _ = _run(spec, "reference", "all", "all", x)
+    got, stats = _run(spec, "cpu", "all", "all", x)
+    assert stats["passes"]["epilogue_fusion"] > 0
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    unfused, _ = _run(spec, "cpu", UNFUSED, "none", x)
+    np.testing.assert_array_equal(got, unfused)

@@ -73,7 +73,11 @@ bool same_shape(const TensorView& a, const TensorView& b) {
   return a.data_type == b.data_type && a.shape == b.shape;
 }
 
-// The input an element-wise head reads as its chain value (same shape as the output), if any.
+// The input an element-wise head reads as its chain value (same shape as the output), if any,
+// such that the head itself runs as the chain's first step: its other operand must broadcast
+// into the output as one block (build_step). Otherwise (e.g. x - reduceMax(x, axes=[1]) with
+// keepDimensions, a [N,1,H,W] operand in a [N,C,H,W] output) none: the head runs on its own
+// element-wise kernel and the steps follow it.
 OperandRef chain_source(const Node& node, const CompileContext& cc) {
   const TensorView& out = cc.view(OperandRef{node.outputs[0]});
   UnaryArgs args;
@@ -88,8 +92,10 @@ OperandRef chain_source(const Node& node, const CompileContext& cc) {
     if (in.present() && same_shape(cc.view(in), out)) return in;
   } else if (cpu_binary_op(node.kind, &op)) {
     const auto& p = node.as<BinaryParams>();
-    if (same_shape(cc.view(p.a), out)) return p.a;
-    if (same_shape(cc.view(p.b), out)) return p.b;
+    for (const OperandRef& in : {p.a, p.b}) {
+      ChainStep s;
+      if (same_shape(cc.view(in), out) && build_step(node, in.id, cc, out, &s)) return in;
+    }
   }
   return OperandRef{};
 }
