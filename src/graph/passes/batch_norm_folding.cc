@@ -44,6 +44,18 @@ bool is_f32_constant(const Graph& graph, OperandRef r) {
          is_static_shape(graph.desc(r.id).shape);
 }
 
+// A filter of whole numbers is a quantized convolution's (webnn.onnx's QLinearConv: shifted
+// integer inputs and weights, an exact float accumulation, then requantization by a
+// per-channel multiplier and a rounding quantizeLinear). Folding the multiplier or a shift into
+// it would make the accumulation inexact, and the rounding after it turns that into whole
+// quantization steps; such convolutions are left as they are.
+bool integer_valued(const Graph& graph, OperandId id) {
+  for (double v : read_floats(graph, id)) {
+    if (v != std::nearbyint(v)) return false;
+  }
+  return true;
+}
+
 // The convolution a folding may rewrite: its filter, bias, output channel axis and how a filter
 // element maps to its output channel.
 struct ConvTarget {
@@ -75,6 +87,7 @@ std::optional<ConvTarget> conv_target(Graph& graph, Node& node) {
   }
   if (!node.epilogue.empty() || !is_f32_constant(graph, *t.filter)) return std::nullopt;
   if (t.bias->present() && !is_f32_constant(graph, *t.bias)) return std::nullopt;
+  if (integer_valued(graph, t.filter->id)) return std::nullopt;
   const OperandDesc& y = graph.desc(node.outputs[0]);
   if (y.data_type != DataType::kFloat32 || y.shape.size() != 4) return std::nullopt;
   if (layout != "nchw" && layout != "nhwc") return std::nullopt;
