@@ -236,3 +236,28 @@ def test_elementwise_head_whose_operand_is_not_a_block(name):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
     unfused, _ = _run(spec, "cpu", UNFUSED, "none", x)
     np.testing.assert_array_equal(got, unfused)
+
+
+def test_integer_filter_conv_is_not_folded():
+    """A conv with a whole-number filter (webnn.onnx's QLinearConv: exact accumulation of
+    shifted integers, then a per-channel multiplier and a rounding quantizeLinear) keeps its
+    multiplier: folded into the filter it made the accumulation inexact, and the rounding
+    turned that into whole quantization steps. A float filter is still folded."""
+    rng = np.random.default_rng(3)
+    x = rng.integers(-128, 128, [1, 8, 9, 9]).astype(np.float32)
+    m = rng.uniform(1e-4, 3e-4, [1, 16, 1, 1]).astype(np.float32)
+
+    def spec(w):
+        def fn(b, x):
+            acc = b.conv2d(x, b.constant(w), padding=[1, 1, 1, 1])
+            return b.round_even(b.mul(acc, b.constant(m)))
+
+        return _spec_from([1, 8, 9, 9], fn)
+
+    w_int = rng.integers(-127, 128, [16, 8, 3, 3]).astype(np.float32)
+    want, _ = _run(spec(w_int), "reference", "all", "all", x)
+    got, stats = _run(spec(w_int), "cpu", "all", "all", x)
+    assert stats["passes"].get("batch_norm_folding", 0) == 0
+    np.testing.assert_array_equal(got, want)
+    _, stats = _run(spec(w_int + 0.5), "cpu", "all", "all", x)
+    assert stats["passes"]["batch_norm_folding"] == 1
