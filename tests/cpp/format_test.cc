@@ -561,7 +561,8 @@ TEST(FormatWeightsTest, SafeTensorsValidationAndKeyMatching) {
   std::string huge = good;
   huge[7] = '\x7f';
   write_file(dir.file("g.safetensors"), huge);
-  EXPECT_NE(status().find("exceeds the file size"), std::string::npos);
+  // The length field is not echoed as a number: the file may not be SafeTensors at all.
+  EXPECT_NE(status().find("not a SafeTensors file"), std::string::npos) << status();
   std::mt19937 rng(7);
   for (int trial = 0; trial < 300; ++trial) {
     std::string mutated = good;
