@@ -1,6 +1,7 @@
 #include "webnn/context.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <set>
 
@@ -89,7 +90,14 @@ Expected<std::shared_ptr<Context>> Context::create(const std::string& power_pref
   return ctx;
 }
 
-Context::Context() = default;
+namespace {
+std::atomic<uint64_t> next_context_id{1};
+}  // namespace
+
+Context::Context() : id_(next_context_id.fetch_add(1)) {}
+
+bool Tensor::owned_by(const Context& ctx) const { return owner_id_ == ctx.id_; }
+bool CompiledGraph::owned_by(const Context& ctx) const { return owner_id_ == ctx.id_; }
 Context::~Context() = default;
 
 int Context::num_threads() const { return pool_ ? pool_->num_threads() : 1; }
@@ -109,6 +117,7 @@ Expected<std::shared_ptr<CompiledGraph>> Context::compile(Graph graph) const {
   auto compiled = std::make_shared<CompiledGraph>();
   compiled->graph_ = std::move(graph);
   compiled->owner_ = this;
+  compiled->owner_id_ = id_;
   bool is_static = true;
   for (const Operand& op : compiled->graph_.operands) {
     if (!is_static_shape(op.desc.shape)) is_static = false;
@@ -133,7 +142,7 @@ Status Context::check_tensor(const Tensor& tensor, const char* method) const {
   if (tensor.destroyed()) {
     return make_error(ErrorKind::kState, method, ": tensor has been destroyed");
   }
-  if (tensor.owner() != this) {
+  if (!tensor.owned_by(*this)) {
     return make_error(ErrorKind::kRuntime, method, ": tensor belongs to another context");
   }
   return Status::ok();
@@ -171,6 +180,7 @@ Expected<std::shared_ptr<Tensor>> Context::create_tensor(DataType data_type,
   t->writable_ = writable;
   t->exportable_to_gpu_ = exportable_to_gpu;
   t->owner_ = this;
+  t->owner_id_ = id_;
   return t;
 }
 
@@ -299,7 +309,7 @@ Expected<std::vector<std::vector<int64_t>>> CompiledGraph::output_shapes(
 Status Context::dispatch(CompiledGraph& compiled, const std::vector<TensorBinding>& inputs,
                          const std::vector<TensorBinding>& outputs) const {
   const Graph& graph = compiled.graph();
-  if (compiled.owner() != this) {
+  if (!compiled.owned_by(*this)) {
     return make_error(ErrorKind::kRuntime, "dispatch: graph belongs to another context");
   }
   std::set<const Tensor*> seen;

@@ -143,7 +143,11 @@ def safetensors_seed(tensors, metadata=True):
     header = {"__metadata__": {"format": "pt"}} if metadata else {}
     data = bytearray()
     for key, dtype, shape, payload in tensors:
-        header[key] = {"dtype": dtype, "shape": shape, "data_offsets": [len(data), len(data) + len(payload)]}
+        header[key] = {
+            "dtype": dtype,
+            "shape": shape,
+            "data_offsets": [len(data), len(data) + len(payload)],
+        }
         data += payload
     text = json.dumps(header).encode()
     text += b" " * ((8 - (len(text) + 8) % 8) % 8)
@@ -155,7 +159,7 @@ def main():
         write("text_parser", name, text.encode())
     for name, doc in JSON_GRAPHS.items():
         write("json_graph", name, json.dumps(doc, indent=1).encode())
-    f32 = lambda *v: struct.pack(f"<{len(v)}f", *v)  # noqa: E731
+    f32 = lambda *v: struct.pack(f"<{len(v)}f", *v)
     write(
         "weights_manifest",
         "edge.bin",
@@ -182,7 +186,11 @@ def main():
             ]
         ),
     )
-    write("safetensors", "plain.safetensors", safetensors_seed([("x", "I32", [1, 2], struct.pack("<2i", 5, 6))], False))
+    write(
+        "safetensors",
+        "plain.safetensors",
+        safetensors_seed([("x", "I32", [1, 2], struct.pack("<2i", 5, 6))], False),
+    )
     rng = random.Random(8)
     for k in range(6):
         write("builder", f"random{k}.bin", bytes(rng.randrange(256) for _ in range(96)))
