@@ -52,6 +52,7 @@ run() {
   shift 2
   seed "$t"
   local jobs="${FUZZ_JOBS:-1}" log="$BUILD/findings/$t/last_run.log"
+  [ -x "$BUILD/fuzz_$t" ] || { echo "fuzz.sh: $BUILD/fuzz_$t was not built" >&2; exit 1; }
   # One thread per context keeps the builder target cheap; the pool has its own stress test.
   WEBNN_NUM_THREADS="${WEBNN_NUM_THREADS:-1}" \
   ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}" \
@@ -59,7 +60,10 @@ run() {
     -artifact_prefix="$BUILD/findings/$t/" -timeout=20 -rss_limit_mb=2048 -max_len=16384 \
     -print_final_stats=1 "$@" 2>&1 | tee "$log" | grep -E "^#[0-9]+.*DONE|stat::number_of_executed_units|ERROR|finding|SUMMARY" || true
   local execs
-  execs=$(grep -h "stat::number_of_executed_units" "$log" fuzz-*.log 2>/dev/null | awk '{s+=$2} END {print s+0}')
+  # -jobs mode leaves one fuzz-N.log per job (the parent echoes them too): count those once.
+  local logs=("$log")
+  compgen -G "fuzz-*.log" >/dev/null && logs=(fuzz-*.log)
+  execs=$(grep -h "stat::number_of_executed_units" "${logs[@]}" | awk '{s+=$2} END {print s+0}')
   echo "fuzz.sh: $t: $execs executions in ${secs}s; corpus $(ls "$BUILD/corpus/$t" | wc -l) files;" \
     "findings: $(ls "$BUILD/findings/$t" | grep -cv last_run.log || true)"
   rm -f fuzz-*.log

@@ -235,7 +235,8 @@ class JsonParser {
           break;
         }
         default:
-          return error("invalid escape '\\", e, "' in JSON string");
+          // Not echoed: `e` may be one byte of a multi-byte character.
+          return error("invalid escape in JSON string (valid: \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u)");
       }
     }
   }
