@@ -30,7 +30,7 @@ build() {
     -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fsanitize=fuzzer-no-link \
 -fno-sanitize-recover=all -fno-omit-frame-pointer" \
     -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
-    -DWEBNN_BUILD_FUZZERS=ON -DWEBNN_BUILD_TESTS=ON >/dev/null
+    -DWEBNN_BUILD_FUZZERS=ON -DWEBNN_BUILD_TESTS=ON -DWEBNN_BUILD_PYTHON=OFF >/dev/null
   cmake --build "$BUILD" -j "${BUILD_JOBS:-2}" $(for t in $TARGETS; do echo "--target fuzz_$t"; done)
 }
 

@@ -5,9 +5,9 @@
 #   tools/sanitize.sh tsan     # ThreadSanitizer: pool stress test + Python concurrency tests
 #   tools/sanitize.sh all      # both (default)
 #
-# The ASan C++ build is the fuzzing build (build/fuzz, tools/fuzz.sh): the same clang flags, so
-# its objects are shared; the Python extension is built with those flags too (build/py-asan)
-# and loaded into an uninstrumented python with the ASan runtime preloaded. Each suite runs once:
+# The ASan build is the fuzzing build (build/fuzz, tools/fuzz.sh): the C++ suite and the
+# Python extension are built there with the same clang flags, and the extension is loaded into
+# an uninstrumented python with the ASan runtime preloaded. Each suite runs once:
 # the Python suite takes several minutes under ASan and is not part of tools/run_tests.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,18 +42,20 @@ run_asan() {
     build/fuzz/webnn_tests --gtest_brief=1 || status=1
 
   echo "== Python extension with ASan + UBSan"
-  cmake -S . -B build/py-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_CXX_COMPILER="$CXX_BIN" "${launcher[@]}" -DCMAKE_CXX_FLAGS="$SAN_FLAGS" \
+  # In the same build directory: ccache keys include the directory when -g is on, and the
+  # library objects are already there.
+  cmake -S . -B build/fuzz -DWEBNN_BUILD_PYTHON=ON \
     -DCMAKE_MODULE_LINKER_FLAGS="-fsanitize=address,undefined -shared-libasan" \
-    -DWEBNN_BUILD_PYTHON=ON -DPython_EXECUTABLE="$("$PY" -c 'import sys; print(sys.executable)')" \
+    -DPython_EXECUTABLE="$("$PY" -c 'import sys; print(sys.executable)')" \
     -Dnanobind_DIR="$nanobind_dir" >/dev/null
-  cmake --build build/py-asan -j "$JOBS" --target _webnn
-  stage_python build/py-asan
+  cmake --build build/fuzz -j "$JOBS" --target _webnn
+  cmake -S . -B build/fuzz -DWEBNN_BUILD_PYTHON=OFF >/dev/null  # back to tests + fuzzers
+  stage_python build/fuzz
   local rt
   rt=$("$CXX_BIN" -print-file-name=libclang_rt.asan-x86_64.so)
   echo "== Python suite under ASan (several minutes)"
   # PYTHONMALLOC=malloc: Python objects go through ASan too, so a bad pointer into one is seen.
-  LD_PRELOAD="$rt" PYTHONMALLOC=malloc PYTHONPATH="$PWD/build/py-asan/pkg" WEBNN_NUM_THREADS=2 \
+  LD_PRELOAD="$rt" PYTHONMALLOC=malloc PYTHONPATH="$PWD/build/fuzz/pkg" WEBNN_NUM_THREADS=2 \
     ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" \
     LSAN_OPTIONS="suppressions=$PWD/tools/lsan.supp:print_suppressions=0" \
     UBSAN_OPTIONS="print_stacktrace=1" \
@@ -62,13 +64,14 @@ run_asan() {
 
 run_tsan() {
   local flags="-fsanitize=thread -fno-omit-frame-pointer"
-  cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_CXX_COMPILER="$CXX_BIN" "${launcher[@]}" -DCMAKE_CXX_FLAGS="$flags" \
-    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" >/dev/null
-  cmake --build build/tsan -j "$JOBS" --target webnn_tests
+  # The pool and its stress test need nothing else: two files, built in seconds.
+  mkdir -p build/tsan-pool
+  "$CXX_BIN" -std=c++20 -O1 -g $flags -Isrc -Iinclude src/backends/cpu/thread_pool.cc \
+    tests/cpp/thread_pool_stress_test.cc -lgtest -lgtest_main -pthread \
+    -o build/tsan-pool/thread_pool_stress_test
   echo "== ThreadSanitizer: thread pool stress test"
   TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
-    build/tsan/webnn_tests --gtest_filter='ThreadPool*' --gtest_brief=1 || status=1
+    build/tsan-pool/thread_pool_stress_test --gtest_brief=1 || status=1
 
   echo "== Python concurrency tests with a TSan extension"
   cmake -S . -B build/py-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
