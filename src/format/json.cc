@@ -236,7 +236,8 @@ class JsonParser {
         }
         default:
           // Not echoed: `e` may be one byte of a multi-byte character.
-          return error("invalid escape in JSON string (valid: \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u)");
+          return error(
+              "invalid escape in JSON string (valid: \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u)");
       }
     }
   }
