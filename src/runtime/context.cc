@@ -200,7 +200,8 @@ Status Context::write_tensor(Tensor& tensor, const uint8_t* bytes, uint64_t nbyt
                       " elements, tensor shape ", shape_to_string(tensor.shape()), " has ",
                       tensor.element_count());
   }
-  std::memcpy(tensor.data(), bytes, nbytes);
+  // Empty tensors have no storage (null data): memcpy must not see a null pointer (UBSan).
+  if (nbytes > 0) std::memcpy(tensor.data(), bytes, nbytes);
   return Status::ok();
 }
 
@@ -421,7 +422,7 @@ Status Context::dispatch(CompiledGraph& compiled, const std::vector<TensorBindin
     if (bind_in_place(id, tensor)) continue;
     if (is_4bit(tensor->data_type())) {
       unpack_4bit(tensor->data(), v.count, tensor->data_type() == DataType::kInt4, v.data);
-    } else {
+    } else if (tensor->byte_length() > 0) {  // an empty tensor's data() is null
       std::memcpy(v.data, tensor->data(), tensor->byte_length());
     }
   }
@@ -437,7 +438,7 @@ Status Context::dispatch(CompiledGraph& compiled, const std::vector<TensorBindin
     const TensorView& v = plan.views[id];
     if (is_4bit(tensor->data_type())) {
       pack_4bit(v.data, v.count, tensor->data());
-    } else {
+    } else if (tensor->byte_length() > 0) {
       std::memcpy(tensor->data(), v.data, tensor->byte_length());
     }
   }

@@ -7,6 +7,7 @@ runs 100,000 dispatches by hand) in a child process with a time limit and its ow
 a hang fails the test instead of stalling the suite.
 """
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,16 +15,22 @@ from pathlib import Path
 import pytest
 
 SOAK = Path(__file__).resolve().parents[2] / "tools" / "soak.py"
+# tools/sanitize.sh runs the suite with ASan preloaded (children inherit it): dispatches are
+# several times slower, and ASan's quarantine keeps freed memory resident by design, so RSS
+# growth says nothing there; the hang and drift checks stay.
+UNDER_ASAN = "asan" in os.environ.get("LD_PRELOAD", "")
+DISPATCHES = "1000" if UNDER_ASAN else "5000"
+MAX_GROWTH_MB = "1024" if UNDER_ASAN else "8"
 
 
 @pytest.mark.parametrize("threads", ["2", "4"])
 def test_model_dispatch_loop_neither_hangs_drifts_nor_grows(threads):
-    cmd = [sys.executable, str(SOAK), "--dispatches", "5000", "--threads", threads]
+    cmd = [sys.executable, str(SOAK), "--dispatches", DISPATCHES, "--threads", threads]
     # The watchdog inside fires first and dumps the stacks; the outer limit is a backstop.
-    cmd += ["--timeout", "200", "--max-growth-mb", "8"]
+    cmd += ["--timeout", "200", "--max-growth-mb", MAX_GROWTH_MB]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=240, check=False)
     except subprocess.TimeoutExpired:
-        pytest.fail(f"5000 dispatches at {threads} threads did not finish in 240 s (hang)")
+        pytest.fail(f"{DISPATCHES} dispatches at {threads} threads did not finish in 240 s (hang)")
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
-    assert proc.stdout.strip().splitlines()[-1].startswith("ok 5000 dispatches")
+    assert proc.stdout.strip().splitlines()[-1].startswith(f"ok {DISPATCHES} dispatches")
