@@ -161,7 +161,7 @@ TEST(HostileFilesTest, MessagesNameSizesAndPositionsNotRawBytes) {
       "  nodes { y = add(x, w); }\n  outputs { y; }\n}\n";
   write_file(dir.file("g.webnn"), graph);
   // A zip archive saved as .safetensors: its first 8 bytes are not a length worth printing.
-  write_file(dir.file("g.safetensors"), std::string("PK\x03\x04\x14\x00\x08\x00rest", 14));
+  write_file(dir.file("g.safetensors"), std::string("PK\x03\x04\x14\x00\x08\x00rest", 12));
   std::string msg = load_error(dir.file("g.webnn"));
   EXPECT_NE(msg.find("not a SafeTensors file"), std::string::npos) << msg;
   EXPECT_EQ(msg.find("PK"), std::string::npos) << msg;
