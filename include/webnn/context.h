@@ -33,7 +33,10 @@ class Tensor {
   bool writable() const { return writable_; }
   bool exportable_to_gpu() const { return exportable_to_gpu_; }
   bool destroyed() const { return destroyed_; }
+  // The context that created it; compare ownership with owned_by(), which stays correct after
+  // that context is freed (a new context may reuse its address).
   const Context* owner() const { return owner_; }
+  bool owned_by(const Context& ctx) const;
   uint8_t* data() { return storage_.data(); }
   const uint8_t* data() const { return storage_.data(); }
   void destroy();
@@ -45,6 +48,7 @@ class Tensor {
   AlignedBytes storage_;
   bool readable_ = false, writable_ = false, exportable_to_gpu_ = false, destroyed_ = false;
   const Context* owner_ = nullptr;
+  uint64_t owner_id_ = 0;  // Context::id_ of owner_
 };
 
 // What the compiler did to a graph (src/graph/passes) and how much memory its plan takes.
@@ -71,6 +75,7 @@ class CompiledGraph {
   const Graph& optimized_graph() const { return optimized_; }
   CompileStats stats() const;
   const Context* owner() const { return owner_; }
+  bool owned_by(const Context& ctx) const;
   std::vector<std::string> input_names() const;
   std::vector<std::string> output_names() const;
   // Concrete output shapes for the given input shapes (binds dynamic dimensions as dispatch
@@ -85,6 +90,7 @@ class CompiledGraph {
   CompileStats stats_;
   std::shared_ptr<ConstantCache> constants_;
   const Context* owner_ = nullptr;
+  uint64_t owner_id_ = 0;  // Context::id_ of owner_
   // Plans hold scratch buffers: one dispatch at a time per graph.
   std::mutex mutex_;
   // One plan per binding of the dynamic dimensions, least recently used evicted first, so a
@@ -181,7 +187,12 @@ class Context {
 
  private:
   Status check_tensor(const Tensor& tensor, const char* method) const;
+  friend class Tensor;
+  friend class CompiledGraph;
   const Backend* backend_ = nullptr;
+  // Unique per process lifetime: ownership checks must not be fooled by a freed context's
+  // address being reused by a new one.
+  const uint64_t id_;
   std::string power_preference_;
   // Persistent workers for this context's kernels; one parallel region at a time.
   std::unique_ptr<ThreadPool> pool_;

@@ -161,6 +161,12 @@ Status AtomicFile::commit() {
   if (::rename(temp_path_.c_str(), path_.c_str()) != 0)
     return io_error("cannot replace", path_, errno);
   committed_ = true;
+  // The rename itself must reach the disk too, or a power loss could undo it.
+  int dir = ::open(parent_dir(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir >= 0) {
+    ::fsync(dir);
+    ::close(dir);
+  }
   return Status::ok();
 }
 

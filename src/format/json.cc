@@ -66,7 +66,8 @@ class JsonParser {
       return Status::ok();
     }
     if (at_end()) return error("unexpected end of JSON input");
-    return error("unexpected character '", c, "' in JSON");
+    // The offending byte itself is not echoed: the file may not be text at all.
+    return error("expected a JSON value (object, array, string, number, true, false or null)");
   }
 
   Status parse_object(Value& out, int depth) {
@@ -223,7 +224,9 @@ class JsonParser {
           break;
         }
         default:
-          return error("invalid escape '\\", e, "' in JSON string");
+          // Not echoed: `e` may be one byte of a multi-byte character.
+          return error(
+              "invalid escape in JSON string (valid: \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u)");
       }
     }
   }

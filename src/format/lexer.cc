@@ -148,7 +148,7 @@ Token Lexer::scan() {
   }
   if (static_cast<unsigned char>(c) >= 0x80)
     return error_token(t.loc, "unexpected non-ASCII character");
-  return error_token(t.loc, std::string("unexpected character '") + c + "'");
+  return error_token(t.loc, "unexpected character");  // position only: no raw bytes echoed
 }
 
 }  // namespace webnn::format

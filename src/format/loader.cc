@@ -10,6 +10,7 @@
 #include "format/file_io.h"
 #include "format/params.h"
 #include "format/weights.h"
+#include "format/weights_record.h"
 #include "webnn/builder.h"
 #include "webnn/format.h"
 
@@ -138,7 +139,9 @@ Expected<std::vector<uint8_t>> scalar_tensor(const Value& v, const OperandDesc& 
 
 class Loader {
  public:
-  Loader(const GraphDoc& doc, const std::string& path) : doc_(doc), path_(path) {}
+  Loader(const GraphDoc& doc, const std::string& path,
+         const std::optional<format::WeightsRecord>& record)
+      : doc_(doc), path_(path), record_(record) {}
 
   Expected<Graph> load() {
     for (const DeclDoc& d : doc_.inputs) {
@@ -199,7 +202,7 @@ class Loader {
     switch (d.init.kind) {
       case ConstInit::Kind::kWeights: {
         if (!weights_) {
-          auto w = format::open_weights_for(path_);
+          auto w = format::open_weights_for(path_, record_ ? &*record_ : nullptr);
           if (!w) return at(doc_, d.init.loc, w.status());
           weights_ = std::move(*w);
         }
@@ -264,6 +267,7 @@ class Loader {
 
   const GraphDoc& doc_;
   const std::string& path_;
+  const std::optional<format::WeightsRecord>& record_;
   GraphBuilder builder_;
   std::unordered_map<std::string, OperandId> names_;
   std::unordered_map<std::string, const char*> kinds_;  // inputs and constants
@@ -278,10 +282,14 @@ Expected<Graph> load_graph_source(std::string_view source, const std::string& pa
     if (source.size() >= 3 && source.substr(0, 3) == "\xEF\xBB\xBF") source.remove_prefix(3);
     size_t first = source.find_first_not_of(" \t\r\n");
     bool json = first != std::string_view::npos && source[first] == '{';
+    std::optional<format::WeightsRecord> record;
+    if (!json) {
+      WEBNN_ASSIGN_OR_RETURN(record, format::parse_weights_record(source, path));
+    }
     auto doc = json ? format::parse_json_graph(source, path) : format::parse_text(source, path);
     if (!doc) return doc.status();
     if (info) *info = GraphFileInfo{doc->name, doc->quantized};
-    return Loader(*doc, path).load();
+    return Loader(*doc, path, record).load();
   } catch (const std::bad_alloc&) {
     return make_error(ErrorKind::kIo, path, ": out of memory while loading the graph");
   }

@@ -4,7 +4,9 @@
 #include "format/document.h"
 #include "format/file_io.h"
 #include "format/params.h"
+#include "format/sha256.h"
 #include "format/weights.h"
+#include "format/weights_record.h"
 #include "webnn/format.h"
 
 namespace webnn {
@@ -220,12 +222,24 @@ Status save_graph(const Graph& graph, const std::string& path, const GraphFileIn
       tensors.push_back({p.weight_keys[k], op.desc.data_type, static_sizes(op.desc.shape),
                          op.constant->data(), op.constant->size()});
     }
-    WEBNN_ASSIGN_OR_RETURN(std::string header, format::safetensors_header(tensors));
+    // The digest pairs the two files (format/weights_record.h): both renames below are
+    // atomic, but a kill between them must not leave a graph that loads another save's data.
+    format::Sha256 digest;
+    uint64_t data_bytes = 0;
+    for (const format::TensorToWrite& t : tensors) {
+      digest.update(t.data, t.size);
+      data_bytes += t.size;
+    }
+    format::WeightsRecord record;
+    record.sha256 = digest.hex_digest();
+    WEBNN_ASSIGN_OR_RETURN(std::string header, format::safetensors_header(tensors, record.sha256));
+    record.bytes = header.size() + data_bytes;
     WEBNN_ASSIGN_OR_RETURN(sidecar, format::AtomicFile::create(sidecar_path));
     WEBNN_RETURN_IF_ERROR(sidecar->write(header.data(), header.size()));
     for (const format::TensorToWrite& t : tensors) {
       WEBNN_RETURN_IF_ERROR(sidecar->write(t.data, t.size));
     }
+    p.text = format::format_weights_record(record) + p.text;
   }
   WEBNN_RETURN_IF_ERROR(text_file->write(p.text.data(), p.text.size()));
   if (sidecar) WEBNN_RETURN_IF_ERROR(sidecar->commit());

@@ -128,13 +128,33 @@ struct Value {
   const char* kind_name() const;
 };
 
+// `s` with control characters (and DEL) written as \xNN: names and strings echoed from a
+// hostile file cannot put raw bytes or terminal escapes into an error message.
+inline std::string escape_control(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7F) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 // "path:line:col: message" as an kIo error (format.md: load errors are OSError).
 template <class... Args>
 Status error_at(const std::string& source, Loc loc, const Args&... args) {
   if (loc.line > 0) {
-    return make_error(ErrorKind::kIo, source, ":", loc.line, ":", loc.col, ": ", args...);
+    return Status(ErrorKind::kIo,
+                  escape_control(str_cat(source, ":", loc.line, ":", loc.col, ": ", args...)));
   }
-  return make_error(ErrorKind::kIo, source, ": ", args...);
+  return Status(ErrorKind::kIo, escape_control(str_cat(source, ": ", args...)));
 }
 
 // Identifier rule of format.md §2 (first char A-Z a-z _ / $, then also digits and '.').

@@ -5,6 +5,7 @@
 
 #include "format/document.h"
 #include "format/json.h"
+#include "format/weights_record.h"
 
 namespace webnn::format {
 
@@ -102,11 +103,21 @@ Expected<std::unique_ptr<WeightsFile>> WeightsFile::open_safetensors(const std::
   w->safetensors_ = true;
   WEBNN_ASSIGN_OR_RETURN(w->file_, MappedFile::open(path));
   const uint64_t size = w->file_->size();
-  if (size < 8) return make_error(ErrorKind::kIo, path, ": truncated SafeTensors file");
+  if (size < 8) {
+    return make_error(ErrorKind::kIo, path, ": not a SafeTensors file (", size,
+                      " bytes, shorter than the 8-byte header length)");
+  }
   const uint64_t header_len = read_u64le(w->file_->data());
+  // A length beyond any real header means the file is something else: say so without echoing
+  // its first bytes as a number.
+  if (header_len > kMaxSafeTensorsHeader) {
+    return make_error(ErrorKind::kIo, path,
+                      ": not a SafeTensors file (its header length field is larger than the ",
+                      kMaxSafeTensorsHeader, "-byte limit)");
+  }
   if (header_len > size - 8) {
-    return make_error(ErrorKind::kIo, path, ": SafeTensors header length ", header_len,
-                      " exceeds the file size ", size);
+    return make_error(ErrorKind::kIo, path, ": truncated SafeTensors file (the header declares ",
+                      header_len, " bytes, ", size - 8, " follow the length field)");
   }
   const uint64_t data_start = 8 + header_len;
   const uint64_t data_size = size - data_start;
@@ -117,7 +128,13 @@ Expected<std::unique_ptr<WeightsFile>> WeightsFile::open_safetensors(const std::
     return error_at(where, root.loc, "the SafeTensors header must be a JSON object");
   }
   for (const auto& [key, entry] : root.members) {
-    if (key == "__metadata__") continue;
+    if (key == "__metadata__") {
+      // String values only (the SafeTensors rule); others are ignored, not fatal.
+      for (const auto& [name, value] : entry.members) {
+        if (value.kind == Value::Kind::kString) w->metadata_[name] = value.s;
+      }
+      continue;
+    }
     StoredTensor t;
     t.key = key;
     t.has_shape = true;
@@ -160,8 +177,8 @@ Expected<std::unique_ptr<WeightsFile>> WeightsFile::open_safetensors(const std::
             [](const StoredTensor* a, const StoredTensor* b) { return a->offset < b->offset; });
   for (size_t k = 1; k < sorted.size(); ++k) {
     if (sorted[k]->offset < sorted[k - 1]->offset + sorted[k - 1]->length) {
-      return make_error(ErrorKind::kIo, path, ": tensors \"", sorted[k - 1]->key, "\" and \"",
-                        sorted[k]->key, "\" overlap");
+      return make_error(ErrorKind::kIo, path, ": tensors \"", escape_control(sorted[k - 1]->key),
+                        "\" and \"", escape_control(sorted[k]->key), "\" overlap");
     }
   }
   for (size_t k = 0; k < w->tensors_.size(); ++k) {
@@ -226,12 +243,13 @@ Expected<const StoredTensor*> WeightsFile::find(const std::string& key) const {
   if (auto it = by_key_.find(key); it != by_key_.end()) return &tensors_[it->second];
   auto it = by_sanitised_key_.find(sanitise_key(key));
   if (it == by_sanitised_key_.end()) {
-    return make_error(ErrorKind::kIo, "weights '", key, "' not found in '", path(), "'");
+    return make_error(ErrorKind::kIo, "weights '", escape_control(key), "' not found in '", path(),
+                      "'");
   }
   if (it->second.size() > 1) {
-    return make_error(ErrorKind::kIo, "weights '", key, "' is ambiguous in '", path(), "' ('",
-                      tensors_[it->second[0]].key, "' and '", tensors_[it->second[1]].key,
-                      "' both match)");
+    return make_error(ErrorKind::kIo, "weights '", escape_control(key), "' is ambiguous in '",
+                      path(), "' ('", escape_control(tensors_[it->second[0]].key), "' and '",
+                      escape_control(tensors_[it->second[1]].key), "' both match)");
   }
   return &tensors_[it->second[0]];
 }
@@ -240,7 +258,8 @@ Expected<std::shared_ptr<const ConstantData>> WeightsFile::load(const std::strin
                                                                 const OperandDesc& desc) const {
   WEBNN_ASSIGN_OR_RETURN(const StoredTensor* t, find(key));
   auto fail = [&](const auto&... args) {
-    return make_error(ErrorKind::kIo, "weights '", key, "' in '", path(), "': ", args...);
+    return Status(ErrorKind::kIo,
+                  escape_control(str_cat("weights '", key, "' in '", path(), "': ", args...)));
   };
   WEBNN_ASSIGN_OR_RETURN(uint64_t count, element_count(desc.shape));
   WEBNN_ASSIGN_OR_RETURN(uint64_t packed, storage_bytes(desc.data_type, count));
@@ -293,7 +312,39 @@ Expected<std::shared_ptr<const ConstantData>> WeightsFile::load(const std::strin
   return std::make_shared<const ConstantData>(std::move(owner), bytes, packed);
 }
 
-Expected<std::unique_ptr<WeightsFile>> open_weights_for(const std::string& graph_path) {
+namespace {
+
+// The sidecar a weights record describes (weights_record.h): it must be the file save wrote.
+Expected<std::unique_ptr<WeightsFile>> open_recorded(const std::string& graph_path,
+                                                     const WeightsRecord& record) {
+  const std::string path =
+      join_path(parent_dir(graph_path), file_stem(graph_path) + ".safetensors");
+  auto mismatch = [&](const auto&... why) {
+    return make_error(ErrorKind::kIo, "'", path, "' is not the weights file saved with '",
+                      graph_path, "': ", why...,
+                      " (a save was interrupted between its two files, or one was replaced; "
+                      "save the graph again)");
+  };
+  if (!is_regular_file(path)) {
+    return make_error(ErrorKind::kIo, "'", graph_path, "' was saved with its weights in '", path,
+                      "', which is missing");
+  }
+  WEBNN_ASSIGN_OR_RETURN(auto w, WeightsFile::open_safetensors(path));
+  if (w->file_size() != record.bytes) {
+    return mismatch("it has ", w->file_size(), " bytes, the graph records ", record.bytes);
+  }
+  auto it = w->metadata().find(kSha256MetadataKey);
+  if (it == w->metadata().end() || it->second != record.sha256) {
+    return mismatch("its digest differs from the one the graph records");
+  }
+  return w;
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<WeightsFile>> open_weights_for(const std::string& graph_path,
+                                                        const WeightsRecord* record) {
+  if (record) return open_recorded(graph_path, *record);
   const std::string dir = parent_dir(graph_path);
   const std::string stem = file_stem(graph_path);
   const std::string candidates[] = {"model.safetensors", stem + ".safetensors", stem + ".weights",
@@ -316,8 +367,11 @@ Expected<std::unique_ptr<WeightsFile>> open_weights_for(const std::string& graph
                     ".weights, model.weights)");
 }
 
-Expected<std::string> safetensors_header(const std::vector<TensorToWrite>& tensors) {
-  std::string json = "{\"__metadata__\":{\"format\":\"pt\"}";
+Expected<std::string> safetensors_header(const std::vector<TensorToWrite>& tensors,
+                                         const std::string& sha256) {
+  std::string json = "{\"__metadata__\":{\"format\":\"pt\"";
+  if (!sha256.empty()) json += str_cat(",\"", kSha256MetadataKey, "\":\"", sha256, "\"");
+  json += "}";
   uint64_t offset = 0;
   for (const TensorToWrite& t : tensors) {
     const char* code = safetensors_dtype(t.data_type);

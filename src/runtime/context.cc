@@ -1,6 +1,7 @@
 #include "webnn/context.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <set>
@@ -91,7 +92,14 @@ Expected<std::shared_ptr<Context>> Context::create(const std::string& power_pref
   return ctx;
 }
 
-Context::Context() = default;
+namespace {
+std::atomic<uint64_t> next_context_id{1};
+}  // namespace
+
+Context::Context() : id_(next_context_id.fetch_add(1)) {}
+
+bool Tensor::owned_by(const Context& ctx) const { return owner_id_ == ctx.id_; }
+bool CompiledGraph::owned_by(const Context& ctx) const { return owner_id_ == ctx.id_; }
 Context::~Context() = default;
 
 int Context::num_threads() const { return pool_ ? pool_->num_threads() : 1; }
@@ -134,6 +142,7 @@ Expected<std::shared_ptr<CompiledGraph>> Context::compile(Graph graph) const {
   compiled->optimized_ = graph;
   compiled->graph_ = std::move(graph);
   compiled->owner_ = this;
+  compiled->owner_id_ = id_;
   compiled->constants_ = std::make_shared<ConstantCache>();
   auto report = optimize(compiled->optimized_, backend_->name(), env_or("WEBNN_PASSES", "all"));
   if (!report) return report.status();
@@ -173,7 +182,7 @@ Status Context::check_tensor(const Tensor& tensor, const char* method) const {
   if (tensor.destroyed()) {
     return make_error(ErrorKind::kState, method, ": tensor has been destroyed");
   }
-  if (tensor.owner() != this) {
+  if (!tensor.owned_by(*this)) {
     return make_error(ErrorKind::kRuntime, method, ": tensor belongs to another context");
   }
   return Status::ok();
@@ -211,6 +220,7 @@ Expected<std::shared_ptr<Tensor>> Context::create_tensor(DataType data_type,
   t->writable_ = writable;
   t->exportable_to_gpu_ = exportable_to_gpu;
   t->owner_ = this;
+  t->owner_id_ = id_;
   return t;
 }
 
@@ -230,7 +240,8 @@ Status Context::write_tensor(Tensor& tensor, const uint8_t* bytes, uint64_t nbyt
                       " elements, tensor shape ", shape_to_string(tensor.shape()), " has ",
                       tensor.element_count());
   }
-  std::memcpy(tensor.data(), bytes, nbytes);
+  // Empty tensors have no storage (null data): memcpy must not see a null pointer (UBSan).
+  if (nbytes > 0) std::memcpy(tensor.data(), bytes, nbytes);
   return Status::ok();
 }
 
@@ -339,7 +350,7 @@ Expected<std::vector<std::vector<int64_t>>> CompiledGraph::output_shapes(
 Status Context::dispatch(CompiledGraph& compiled, const std::vector<TensorBinding>& inputs,
                          const std::vector<TensorBinding>& outputs) const {
   const Graph& graph = compiled.graph();
-  if (compiled.owner() != this) {
+  if (!compiled.owned_by(*this)) {
     return make_error(ErrorKind::kRuntime, "dispatch: graph belongs to another context");
   }
   std::set<const Tensor*> seen;
@@ -455,7 +466,7 @@ Status Context::dispatch(CompiledGraph& compiled, const std::vector<TensorBindin
     if (bind_in_place(id, tensor)) continue;
     if (is_4bit(tensor->data_type())) {
       unpack_4bit(tensor->data(), v.count, tensor->data_type() == DataType::kInt4, v.data);
-    } else {
+    } else if (tensor->byte_length() > 0) {  // an empty tensor's data() is null
       std::memcpy(v.data, tensor->data(), tensor->byte_length());
     }
   }
@@ -473,7 +484,7 @@ Status Context::dispatch(CompiledGraph& compiled, const std::vector<TensorBindin
     const TensorView& v = plan.views[id];
     if (is_4bit(tensor->data_type())) {
       pack_4bit(v.data, v.count, tensor->data());
-    } else {
+    } else if (tensor->byte_length() > 0) {
       std::memcpy(tensor->data(), v.data, tensor->byte_length());
     }
   }

@@ -18,8 +18,8 @@ Expected<OperandDesc> binary(OpKind kind, const Shape& a, const Shape& b,
 
 TEST(BroadcastTest, Bidirectional) {
   EXPECT_EQ(binary(OpKind::kAdd, {2, 1, 4}, {3, 1})->shape, Shape({2, 3, 4}));
-  EXPECT_EQ(binary(OpKind::kAdd, {}, {5})->shape, Shape({5}));
-  EXPECT_EQ(binary(OpKind::kMul, {1}, {1})->shape, Shape({1}));
+  EXPECT_EQ(binary(OpKind::kAdd, {}, {5})->shape, Shape{Dim(5)});  // Shape({5}): 5 dims
+  EXPECT_EQ(binary(OpKind::kMul, {1}, {1})->shape, Shape{Dim(1)});
   auto bad = binary(OpKind::kSub, {2, 3}, {4});
   ASSERT_FALSE(bad.has_value());
   EXPECT_NE(bad.status().message().find("not broadcastable"), std::string::npos);

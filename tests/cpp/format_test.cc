@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -644,7 +645,8 @@ TEST(FormatWeightsTest, SafeTensorsValidationAndKeyMatching) {
   std::string huge = good;
   huge[7] = '\x7f';
   write_file(dir.file("g.safetensors"), huge);
-  EXPECT_NE(status().find("exceeds the file size"), std::string::npos);
+  // The length field is not echoed as a number: the file may not be SafeTensors at all.
+  EXPECT_NE(status().find("not a SafeTensors file"), std::string::npos) << status();
   std::mt19937 rng(7);
   for (int trial = 0; trial < 300; ++trial) {
     std::string mutated = good;
@@ -735,7 +737,9 @@ std::vector<uint8_t> wpt_tensor_bytes(const Value& data, DataType t) {
     Value v = decode_wpt(raw);
     int64_t i = v.kind == Value::Kind::kInt    ? v.i
                 : v.kind == Value::Kind::kUint ? static_cast<int64_t>(v.u)
-                                               : static_cast<int64_t>(v.as_double());
+                // Only used for integer types; float data may be inf or huge (no UB casts).
+                : std::fabs(v.as_double()) < 9.2e18 ? static_cast<int64_t>(v.as_double())
+                                                    : 0;
     switch (t) {
       case DataType::kFloat32:
         put(static_cast<float>(v.as_double()));

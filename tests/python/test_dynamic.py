@@ -1,6 +1,7 @@
 """Dynamic dimensions end to end (spec/api.md §11–§12): symbolic shapes, binding at
 dispatch, derived dimensions, and a KV-cache loop whose sequence grows on every dispatch."""
 
+import os
 import resource
 
 import numpy as np
@@ -92,7 +93,9 @@ def test_thousands_of_growing_dispatches_keep_memory_flat():
     rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     # A plan per binding is cached, but only a few: 2,500 new bindings must not accumulate
     # (each plan of ~3000x8 floats would add ~200 KB). Allow slack for allocator noise.
-    assert rss_after - rss_before < 20 * 1024, (rss_before, rss_after)
+    # Under tools/sanitize.sh, ASan's quarantine keeps freed memory resident by design.
+    if "asan" not in os.environ.get("LD_PRELOAD", ""):
+        assert rss_after - rss_before < 20 * 1024, (rss_before, rss_after)
     out = ctx.read_tensor(y_t)
     assert out.shape == (3000, 8)
     np.testing.assert_array_equal(out[-1], np.ones(8))

@@ -1,5 +1,6 @@
 """One test per row of the error table in spec/api.md §5."""
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -151,6 +152,10 @@ def test_oversized_results_are_clean_errors(ctx):
     overcommit = Path("/proc/sys/vm/overcommit_memory")
     if not overcommit.exists() or overcommit.read_text().strip() == "1":
         return
+    if "asan" in os.environ.get("LD_PRELOAD", ""):
+        # tools/sanitize.sh: AddressSanitizer's allocator reports a 512 GiB request as a fatal
+        # error instead of failing it (allocator_may_return_null=1 would hide real bugs).
+        pytest.skip("under AddressSanitizer: an oversized allocation is fatal, not an error")
     y = b.expand(x, [2**20, 2**16, 2])
     assert 2**20 * 2**16 * 2 * 4 <= limit
     with pytest.raises(RuntimeError, match="out of memory"):

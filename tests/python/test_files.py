@@ -7,6 +7,7 @@ checked for every WPT graph by tests/cpp/format_test.cc (MLGraph has no save met
 """
 
 import contextlib
+import hashlib
 import io
 import json
 import os
@@ -505,10 +506,14 @@ def test_safetensors_sidecar_layout(ctx, tmp_path):
     (n,) = struct.unpack("<Q", raw[:8])
     assert (8 + n) % 8 == 0
     header = json.loads(raw[8 : 8 + n])
-    assert header["__metadata__"] == {"format": "pt"}
+    data = raw[8 + n :]
+    # The digest that pairs the sidecar with its graph (docs/text_format.md, weights record).
+    digest = hashlib.sha256(data).hexdigest()
+    assert header["__metadata__"] == {"format": "pt", "webnn.sha256": digest}
+    record = f"# webnn-weights: bytes={len(raw)} sha256={digest}"
+    assert (tmp_path / "s.webnn").read_text().splitlines()[0] == record
     assert header["operand_1"] == {"dtype": "F16", "shape": [3], "data_offsets": [0, 6]}
     assert header["operand_2"] == {"dtype": "I64", "shape": [3], "data_offsets": [6, 30]}
-    data = raw[8 + n :]
     np.testing.assert_array_equal(np.frombuffer(data[6:30], np.int64), [4, 5, 6])
 
 

@@ -1,0 +1,398 @@
+#include "fuzz_builder.h"
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <type_traits>
+#include <vector>
+
+#include "fuzz_targets.h"
+#include "webnn/builder.h"
+#include "webnn/context.h"
+#include "webnn/format.h"
+
+namespace webnn::fuzz {
+
+namespace {
+
+// Reads the fuzz input as a stream of small decisions; past the end every read is 0, so
+// every input (also a truncated one) describes exactly one graph.
+class Reader {
+ public:
+  Reader(const uint8_t* data, size_t size) : data_(data), size_(size) {}
+  uint8_t byte() { return pos_ < size_ ? data_[pos_++] : 0; }
+  bool done() const { return pos_ >= size_; }
+  // In [0, n).
+  unsigned pick(unsigned n) { return n == 0 ? 0 : byte() % n; }
+  bool chance(unsigned percent) { return pick(100) < percent; }
+  int64_t small_int() {
+    // Mostly the values options take (-2..6), sometimes a boundary that must be rejected.
+    static constexpr int64_t kEdges[] = {-1,
+                                         0,
+                                         7,
+                                         8,
+                                         16,
+                                         255,
+                                         256,
+                                         65536,
+                                         INT32_MAX,
+                                         int64_t{1} << 31,
+                                         int64_t{1} << 40,
+                                         INT64_MAX,
+                                         INT64_MIN};
+    if (chance(90)) return static_cast<int64_t>(pick(9)) - 2;
+    return kEdges[pick(sizeof kEdges / sizeof kEdges[0])];
+  }
+  double real() {
+    static constexpr double kValues[] = {0.0, 1.0, -1.0, 0.5, 2.0, 1e-5, 0.2, -3.5, 1e30, -0.0};
+    if (chance(5)) return std::nan("");
+    if (chance(3)) return INFINITY;
+    return kValues[pick(sizeof kValues / sizeof kValues[0])];
+  }
+
+ private:
+  const uint8_t* data_;
+  size_t size_;
+  size_t pos_ = 0;
+};
+
+constexpr const char* kWords[] = {"nchw",      "nhwc",    "oihw",
+                                  "hwio",      "ohwi",    "ihwo",
+                                  "iohw",      "linear",  "nearest-neighbor",
+                                  "constant",  "edge",    "reflection",
+                                  "symmetric", "forward", "backward",
+                                  "both",      "zrn",     "rzn",
+                                  "iofg",      "ifgo",    "floor",
+                                  "ceil",      "sigmoid", "tanh",
+                                  "relu",      "float32", "int32",
+                                  "",          "x"};
+
+DataType pick_type(Reader& r) {
+  // float32 most often: it is what most ops accept, so more graphs get to run.
+  static constexpr DataType kTypes[] = {DataType::kFloat32, DataType::kFloat32, DataType::kFloat32,
+                                        DataType::kFloat16, DataType::kInt32,   DataType::kUint32,
+                                        DataType::kInt64,   DataType::kUint64,  DataType::kInt8,
+                                        DataType::kUint8,   DataType::kInt4,    DataType::kUint4};
+  return kTypes[r.pick(sizeof kTypes / sizeof kTypes[0])];
+}
+
+Shape pick_shape(Reader& r) {
+  Shape s;
+  unsigned rank = r.pick(5);
+  for (unsigned k = 0; k < rank; ++k) s.push_back(Dim(static_cast<int64_t>(r.pick(4)) + 1));
+  return s;
+}
+
+// Sets each field of an op's params from the input, or leaves the spec default.
+struct FieldFiller {
+  Reader& r;
+  const std::vector<OperandId>& pool;  // operands usable as arguments
+
+  OperandRef operand() {
+    if (pool.empty()) return OperandRef{0};
+    return OperandRef{pool[pool.size() - 1 - r.pick(static_cast<unsigned>(pool.size()))]};
+  }
+  IntList ints() {
+    IntList v(r.pick(5));
+    for (int64_t& x : v) x = r.small_int();
+    return v;
+  }
+
+  void operator()(const char*, OperandRef& f, unsigned flags = 0, const char* = nullptr) {
+    if ((flags & kRequired) || r.chance(40)) f = operand();
+  }
+  void operator()(const char*, OperandList& f, unsigned = 0, const char* = nullptr) {
+    f.assign(1 + r.pick(3), OperandRef{});
+    for (OperandRef& x : f) x = operand();
+  }
+  void operator()(const char*, bool& f, unsigned = 0, const char* = nullptr) {
+    if (r.chance(50)) f = r.chance(50);
+  }
+  void operator()(const char*, double& f, unsigned = 0, const char* = nullptr) {
+    if (r.chance(50)) f = r.real();
+  }
+  void operator()(const char*, std::string& f, unsigned = 0, const char* = nullptr) {
+    if (r.chance(50)) f = kWords[r.pick(sizeof kWords / sizeof kWords[0])];
+  }
+  void operator()(const char*, IntList& f, unsigned flags = 0, const char* = nullptr) {
+    if ((flags & kRequired) || r.chance(50)) f = ints();
+  }
+  void operator()(const char*, OptIntList& f, unsigned = 0, const char* = nullptr) {
+    if (r.chance(50)) f = ints();
+  }
+  void operator()(const char*, OptDoubleList& f, unsigned = 0, const char* = nullptr) {
+    if (!r.chance(50)) return;
+    f.emplace(r.pick(4));
+    for (double& x : *f) x = r.chance(80) ? 0.5 * (1 + r.pick(6)) : r.real();
+  }
+  void operator()(const char*, OptStringList& f, unsigned = 0, const char* = nullptr) {
+    if (!r.chance(50)) return;
+    f.emplace(r.pick(4));
+    for (std::string& x : *f) x = kWords[r.pick(sizeof kWords / sizeof kWords[0])];
+  }
+  Scalar scalar() {
+    switch (r.pick(3)) {
+      case 0:
+        return Scalar::from_double(r.real());
+      case 1:
+        return Scalar::from_int(r.small_int());
+      default:
+        return Scalar::from_uint(static_cast<uint64_t>(r.small_int()));
+    }
+  }
+  void operator()(const char*, Scalar& f, unsigned = 0, const char* = nullptr) {
+    if (r.chance(50)) f = scalar();
+  }
+  void operator()(const char*, OptScalar& f, unsigned = 0, const char* = nullptr) {
+    if (r.chance(50)) f = scalar();
+  }
+  void operator()(const char*, Shape& f, unsigned = 0, const char* = nullptr) {
+    f.clear();
+    unsigned rank = r.pick(5);
+    for (unsigned k = 0; k < rank; ++k) {
+      f.push_back(r.chance(90) ? Dim(static_cast<int64_t>(r.pick(6)) + 1) : Dim(r.small_int()));
+    }
+  }
+  void operator()(const char*, Splits& f, unsigned = 0, const char* = nullptr) {
+    f.is_count = r.chance(50);
+    if (f.is_count) {
+      f.count = r.small_int();
+    } else {
+      f.sizes = ints();
+    }
+  }
+  void operator()(const char*, DataType& f, unsigned = 0, const char* = nullptr) {
+    if (r.chance(70)) f = pick_type(r);
+  }
+  template <class T>
+  void operator()(const char*, T& f, unsigned flags = 0, const char* = nullptr) {
+    static_assert(std::is_integral_v<T>, "a params field type the fuzzer does not fill");
+    if ((flags & kRequired) || r.chance(50)) f = static_cast<T>(r.small_int());
+  }
+};
+
+// Deterministic element values from the input: small numbers, so that cpu and reference
+// results compare meaningfully (and indices are often in range).
+std::vector<uint8_t> tensor_bytes(Reader& r, DataType type, uint64_t count) {
+  uint64_t bytes = *storage_bytes(type, count);
+  std::vector<uint8_t> out(bytes);
+  auto fill = [&](auto sample) {
+    using T = decltype(sample(uint8_t{}));
+    for (uint64_t k = 0; k < count; ++k) {
+      T v = sample(r.byte());
+      std::memcpy(out.data() + k * sizeof(T), &v, sizeof(T));
+    }
+  };
+  switch (type) {
+    case DataType::kFloat32:
+      fill([](uint8_t b) { return static_cast<float>(static_cast<int8_t>(b)) / 16.0f; });
+      break;
+    case DataType::kFloat16:
+      fill([](uint8_t b) { return static_cast<float16>(static_cast<int8_t>(b) / 16.0f); });
+      break;
+    case DataType::kInt32:
+      fill([](uint8_t b) { return static_cast<int32_t>(b % 8) - 2; });
+      break;
+    case DataType::kUint32:
+      fill([](uint8_t b) { return static_cast<uint32_t>(b % 8); });
+      break;
+    case DataType::kInt64:
+      fill([](uint8_t b) { return static_cast<int64_t>(b % 8) - 2; });
+      break;
+    case DataType::kUint64:
+      fill([](uint8_t b) { return static_cast<uint64_t>(b % 8); });
+      break;
+    case DataType::kInt8:
+      fill([](uint8_t b) { return static_cast<int8_t>(b); });
+      break;
+    case DataType::kUint8:
+      fill([](uint8_t b) { return b; });
+      break;
+    case DataType::kInt4:
+    case DataType::kUint4:
+      for (uint8_t& b : out) b = r.byte();
+      if (count % 2) out.back() &= 0x0F;
+      break;
+  }
+  return out;
+}
+
+struct Contexts {
+  std::shared_ptr<Context> cpu, reference;
+};
+
+const Contexts& contexts() {
+  static const Contexts c = [] {
+    Contexts out;
+    out.cpu = *Context::create("default", false, "cpu");
+    out.reference = *Context::create("default", false, "reference");
+    return out;
+  }();
+  return c;
+}
+
+bool close_enough(double got, double want, double atol, double rtol) {
+  if (std::isnan(want)) return std::isnan(got);
+  if (std::isinf(want)) return got == want;
+  return std::fabs(got - want) <= atol + rtol * std::fabs(want);
+}
+
+// "" when the cpu result matches the reference one (floats within tolerance: the graph is
+// short and its inputs small, so legitimate rounding differences stay far below it).
+std::string compare(const std::string& name, DataType type, const std::vector<uint8_t>& cpu,
+                    const std::vector<uint8_t>& ref, uint64_t count) {
+  if (cpu.size() != ref.size()) return "output '" + name + "': sizes differ";
+  for (uint64_t k = 0; k < count; ++k) {
+    double got = 0, want = 0;
+    if (type == DataType::kFloat32) {
+      float a, b;
+      std::memcpy(&a, cpu.data() + 4 * k, 4);
+      std::memcpy(&b, ref.data() + 4 * k, 4);
+      got = a, want = b;
+      if (close_enough(got, want, 1e-4, 1e-3)) continue;
+    } else if (type == DataType::kFloat16) {
+      float16 a, b;
+      std::memcpy(&a, cpu.data() + 2 * k, 2);
+      std::memcpy(&b, ref.data() + 2 * k, 2);
+      got = static_cast<float>(a), want = static_cast<float>(b);
+      if (close_enough(got, want, 1e-2, 1e-2)) continue;
+    } else {
+      if (std::memcmp(cpu.data(), ref.data(), cpu.size()) == 0) return "";
+      return "output '" + name + "' (" + data_type_name(type) + "): cpu and reference differ";
+    }
+    return "output '" + name + "' element " + std::to_string(k) + ": cpu " + std::to_string(got) +
+           ", reference " + std::to_string(want);
+  }
+  return "";
+}
+
+// Graphs the fuzzer runs stay small, so each execution takes microseconds.
+constexpr uint64_t kMaxRunBytes = uint64_t{1} << 20;
+
+struct RunResult {
+  Status status;
+  std::vector<std::vector<uint8_t>> outputs;
+};
+
+RunResult run_on(const Context& ctx, const Graph& graph,
+                 const std::vector<std::vector<uint8_t>>& inputs) {
+  RunResult res;
+  auto compiled = ctx.compile(graph);
+  if (!compiled) {
+    res.status = compiled.status();
+    return res;
+  }
+  std::vector<std::shared_ptr<Tensor>> keep;
+  std::vector<TensorBinding> in, out;
+  for (size_t k = 0; k < graph.inputs.size(); ++k) {
+    const Operand& op = graph.operands[graph.inputs[k]];
+    auto t = ctx.create_tensor(op.desc.data_type, static_sizes(op.desc.shape), false, true, false);
+    if (!t) return {t.status(), {}};
+    uint64_t count = *element_count(op.desc.shape);
+    Status s = ctx.write_tensor(**t, inputs[k].data(), inputs[k].size(), count);
+    if (!s.is_ok()) return {s, {}};
+    in.push_back({op.name, t->get()});
+    keep.push_back(*t);
+  }
+  for (const NamedOperand& o : graph.outputs) {
+    const OperandDesc& d = graph.desc(o.id);
+    auto t = ctx.create_tensor(d.data_type, static_sizes(d.shape), true, false, false);
+    if (!t) return {t.status(), {}};
+    out.push_back({o.name, t->get()});
+    keep.push_back(*t);
+  }
+  res.status = ctx.dispatch(**compiled, in, out);
+  if (!res.status.is_ok()) return res;
+  for (const TensorBinding& b : out) {
+    auto bytes = ctx.read_tensor(*b.tensor);
+    if (!bytes) return {bytes.status(), {}};
+    res.outputs.push_back(std::move(*bytes));
+  }
+  return res;
+}
+
+std::string graph_text(const Graph& g) {
+  auto text = format_graph(g);
+  return text ? *text : "(cannot print: " + text.status().message() + ")";
+}
+
+}  // namespace
+
+std::string run_builder(const uint8_t* data, size_t size) {
+  Reader r(data, size);
+  const Contexts& ctx = contexts();
+  auto builder = ctx.cpu->create_graph_builder();
+  std::vector<OperandId> pool;
+  std::vector<std::vector<uint8_t>> input_data;
+  unsigned n_inputs = 1 + r.pick(3);
+  for (unsigned k = 0; k < n_inputs; ++k) {
+    DataType type = pick_type(r);
+    Shape shape = pick_shape(r);
+    auto id = builder->input("in" + std::to_string(k), shape, type);
+    if (!id) return check_status(id.status(), "input");
+    pool.push_back(*id);
+    input_data.push_back(tensor_bytes(r, type, *element_count(shape)));
+  }
+  unsigned n_consts = r.pick(3);
+  for (unsigned k = 0; k < n_consts; ++k) {
+    OperandDesc desc{pick_type(r), pick_shape(r)};
+    auto id = builder->constant(desc, tensor_bytes(r, desc.data_type, *element_count(desc.shape)));
+    if (!id) return check_status(id.status(), "constant");
+    pool.push_back(*id);
+  }
+  std::vector<OperandId> results;
+  unsigned n_ops = 1 + r.pick(6);
+  for (unsigned k = 0; k < n_ops && !r.done(); ++k) {
+    auto kind = static_cast<OpKind>(r.pick(kOpCount));
+    OpParams params = default_params(kind);
+    FieldFiller filler{r, pool};
+    visit_params(params, filler);
+    auto outs = builder->add_op(kind, std::move(params));
+    if (!outs) {
+      if (std::string f = check_status(outs.status(), op_spec_name(kind)); !f.empty()) return f;
+      continue;
+    }
+    for (OperandId id : *outs) {
+      pool.push_back(id);
+      results.push_back(id);
+    }
+  }
+  if (results.empty()) return "";
+  // The last result is always an output; earlier ones sometimes too.
+  std::vector<NamedOperand> outputs{{"out0", results.back()}};
+  for (size_t k = 0; k + 1 < results.size(); ++k) {
+    if (r.chance(25)) outputs.push_back({"out" + std::to_string(outputs.size()), results[k]});
+  }
+  auto graph = builder->finish(outputs);
+  if (!graph) return check_status(graph.status(), "build");
+  uint64_t total = 0;
+  for (const Operand& op : graph->operands) {
+    auto count = element_count(static_sizes(op.desc.shape));
+    if (!count) return "build accepted an operand whose size overflows";
+    total += *storage_bytes(op.desc.data_type, *count);
+    if (total > kMaxRunBytes) return "";
+  }
+  RunResult ref = run_on(*ctx.reference, *graph, input_data);
+  RunResult cpu = run_on(*ctx.cpu, *graph, input_data);
+  if (!ref.status.is_ok() || !cpu.status.is_ok()) {
+    for (const Status* s : {&ref.status, &cpu.status}) {
+      if (std::string f = check_status(*s, "dispatch"); !f.empty())
+        return f + "\n" + graph_text(*graph);
+    }
+    if (ref.status.is_ok() != cpu.status.is_ok()) {
+      return "cpu and reference disagree on whether the graph runs: reference '" +
+             ref.status.message() + "', cpu '" + cpu.status.message() + "'\n" + graph_text(*graph);
+    }
+    return "";
+  }
+  for (size_t k = 0; k < graph->outputs.size(); ++k) {
+    const OperandDesc& d = graph->desc(graph->outputs[k].id);
+    std::string f = compare(graph->outputs[k].name, d.data_type, cpu.outputs[k], ref.outputs[k],
+                            *element_count(static_sizes(d.shape)));
+    if (!f.empty()) return f + "\n" + graph_text(*graph);
+  }
+  return "";
+}
+
+}  // namespace webnn::fuzz

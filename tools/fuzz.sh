@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (clang, -fsanitize=fuzzer,address,undefined) and fuzzes one.
+#
+#   tools/fuzz.sh TARGET SECONDS [extra libFuzzer flags...]
+#   tools/fuzz.sh build            # only build
+#
+# TARGET: text_parser | json_graph | weights_manifest | safetensors | builder | all
+# The corpus grows in build/fuzz/corpus/TARGET (seeded from tests/fuzz/seeds/TARGET and, for
+# the graph parsers, tests/data/format); crashes land in build/fuzz/findings/TARGET. A finding
+# becomes a regression test by copying its input to tests/data/fuzz_regressions/TARGET/.
+# FUZZ_JOBS (default 1) sets -jobs/-workers; the executions are printed at the end.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+TARGETS="text_parser json_graph weights_manifest safetensors builder"
+CLANG_VERSION="${CLANG_VERSION:-16}"  # clang 14 lacks _Float16 on x86-64
+CXX_BIN="${CXX_BIN:-clang++-$CLANG_VERSION}"
+if ! command -v "$CXX_BIN" >/dev/null; then
+  echo "fuzz.sh: $CXX_BIN not found; apt-get install clang-$CLANG_VERSION libclang-rt-$CLANG_VERSION-dev" >&2
+  exit 2
+fi
+BUILD=build/fuzz
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
+
+build() {
+  local launcher=()
+  command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_COMPILER="$CXX_BIN" "${launcher[@]}" \
+    -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fsanitize=fuzzer-no-link \
+-fno-sanitize-recover=all -fno-omit-frame-pointer" \
+    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
+    -DWEBNN_BUILD_FUZZERS=ON -DWEBNN_BUILD_TESTS=ON -DWEBNN_BUILD_PYTHON=OFF >/dev/null
+  cmake --build "$BUILD" -j "${BUILD_JOBS:-2}" $(for t in $TARGETS; do echo "--target fuzz_$t"; done)
+}
+
+seed() {
+  local t=$1 dir="$BUILD/corpus/$1"
+  mkdir -p "$dir" "$BUILD/findings/$t"
+  cp -n tests/fuzz/seeds/"$t"/* "$dir"/ 2>/dev/null || true
+  if [ -d "tests/data/fuzz_regressions/$t" ]; then
+    cp -n tests/data/fuzz_regressions/"$t"/* "$dir"/ 2>/dev/null || true
+    rm -f "$dir/README.md"
+  fi
+  case $t in
+    text_parser) cp -n tests/data/format/*.webnn "$dir"/ 2>/dev/null || true ;;
+  esac
+}
+
+run() {
+  local t=$1 secs=$2
+  shift 2
+  seed "$t"
+  local jobs="${FUZZ_JOBS:-1}" log="$BUILD/findings/$t/last_run.log"
+  [ -x "$BUILD/fuzz_$t" ] || { echo "fuzz.sh: $BUILD/fuzz_$t was not built" >&2; exit 1; }
+  # One thread per context keeps the builder target cheap; the pool has its own stress test.
+  WEBNN_NUM_THREADS="${WEBNN_NUM_THREADS:-1}" \
+  ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}" \
+    "$BUILD/fuzz_$t" "$BUILD/corpus/$t" -max_total_time="$secs" -jobs="$jobs" -workers="$jobs" \
+    -artifact_prefix="$BUILD/findings/$t/" -timeout=20 -rss_limit_mb=2048 -max_len=16384 \
+    -print_final_stats=1 "$@" 2>&1 | tee "$log" | grep -E "^#[0-9]+.*DONE|stat::number_of_executed_units|ERROR|finding|SUMMARY" || true
+  local execs
+  # -jobs mode leaves one fuzz-N.log per job (the parent echoes them too): count those once.
+  local logs=("$log")
+  compgen -G "fuzz-*.log" >/dev/null && logs=(fuzz-*.log)
+  execs=$(grep -h "stat::number_of_executed_units" "${logs[@]}" | awk '{s+=$2} END {print s+0}')
+  echo "fuzz.sh: $t: $execs executions in ${secs}s; corpus $(ls "$BUILD/corpus/$t" | wc -l) files;" \
+    "findings: $(ls "$BUILD/findings/$t" | grep -cv last_run.log || true)"
+  rm -f fuzz-*.log
+}
+
+case "${1:-}" in
+  build) build ;;
+  "" | -h | --help) sed -n 2,12p "$0"; exit 2 ;;
+  *)
+    target=$1 secs=${2:?SECONDS}
+    shift 2
+    build
+    if [ "$target" = all ]; then
+      for t in $TARGETS; do run "$t" "$secs" "$@"; done
+    else
+      case " $TARGETS " in *" $target "*) ;; *) echo "unknown target $target" >&2; exit 2 ;; esac
+      run "$target" "$secs" "$@"
+    fi
+    ;;
+esac

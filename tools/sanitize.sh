@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Runs the test suites under sanitizers (docs/reliability.md).
+#
+#   tools/sanitize.sh asan     # C++ suite + Python suite, AddressSanitizer + UBSan + LeakSanitizer
+#   tools/sanitize.sh tsan     # ThreadSanitizer: pool stress test + Python concurrency tests
+#   tools/sanitize.sh all      # both (default)
+#
+# The ASan build is the fuzzing build (build/fuzz, tools/fuzz.sh): the C++ suite and the
+# Python extension are built there with the same clang flags, and the extension is loaded into
+# an uninstrumented python with the ASan runtime preloaded. Each suite runs once:
+# the Python suite takes several minutes under ASan and is not part of tools/run_tests.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CLANG_VERSION="${CLANG_VERSION:-16}"
+CXX_BIN="${CXX_BIN:-clang++-$CLANG_VERSION}"
+PY="${PYTHON:-python3}"
+[ -x .venv/bin/python ] && PY="${PYTHON:-.venv/bin/python}"
+JOBS="${BUILD_JOBS:-2}"
+SAN_FLAGS="-fsanitize=address,undefined -fsanitize=fuzzer-no-link -fno-sanitize-recover=all \
+-fno-omit-frame-pointer"
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+nanobind_dir=$("$PY" -c "import nanobind; print(nanobind.cmake_dir())")
+status=0
+
+stage_python() {  # $1: build dir holding _webnn*.so -> $1/pkg/webnn with the pure-Python files
+  rm -rf "$1/pkg" && mkdir -p "$1/pkg"
+  cp -r python/webnn "$1/pkg/webnn"
+  find "$1/pkg" -name '__pycache__' -prune -exec rm -rf {} +
+  rm -f "$1/pkg/webnn/"_webnn*.so
+  cp "$1"/_webnn*.so "$1/pkg/webnn/"
+}
+
+run_asan() {
+  tools/fuzz.sh build >/dev/null
+  cmake --build build/fuzz -j "$JOBS" --target webnn_tests
+  echo "== C++ suite under ASan + UBSan + LSan"
+  ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1" \
+    UBSAN_OPTIONS="print_stacktrace=1" WEBNN_NUM_THREADS=2 \
+    build/fuzz/webnn_tests --gtest_brief=1 || status=1
+
+  echo "== Python extension with ASan + UBSan"
+  # In the same build directory: ccache keys include the directory when -g is on, and the
+  # library objects are already there.
+  cmake -S . -B build/fuzz -DWEBNN_BUILD_PYTHON=ON \
+    -DCMAKE_MODULE_LINKER_FLAGS="-fsanitize=address,undefined -shared-libasan" \
+    -DPython_EXECUTABLE="$("$PY" -c 'import sys; print(sys.executable)')" \
+    -Dnanobind_DIR="$nanobind_dir" >/dev/null
+  cmake --build build/fuzz -j "$JOBS" --target _webnn
+  cmake -S . -B build/fuzz -DWEBNN_BUILD_PYTHON=OFF >/dev/null  # back to tests + fuzzers
+  stage_python build/fuzz
+  local rt
+  rt=$("$CXX_BIN" -print-file-name=libclang_rt.asan-x86_64.so)
+  echo "== Python suite under ASan (several minutes)"
+  # PYTHONMALLOC=malloc: Python objects go through ASan too, so a bad pointer into one is seen.
+  LD_PRELOAD="$rt" PYTHONMALLOC=malloc PYTHONPATH="$PWD/build/fuzz/pkg" WEBNN_NUM_THREADS=2 \
+    ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" \
+    LSAN_OPTIONS="suppressions=$PWD/tools/lsan.supp:print_suppressions=0" \
+    UBSAN_OPTIONS="print_stacktrace=1" \
+    "$PY" -m pytest tests/python -q -p no:cacheprovider -x ${PYTEST_ARGS:-} || status=1
+}
+
+run_tsan() {
+  local flags="-fsanitize=thread -fno-omit-frame-pointer"
+  # The pool and its stress test need nothing else: two files, built in seconds.
+  mkdir -p build/tsan-pool
+  "$CXX_BIN" -std=c++20 -O1 -g $flags -Isrc -Iinclude src/backends/cpu/thread_pool.cc \
+    tests/cpp/thread_pool_stress_test.cc -lgtest -lgtest_main -pthread \
+    -o build/tsan-pool/thread_pool_stress_test
+  echo "== ThreadSanitizer: thread pool stress test"
+  TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
+    build/tsan-pool/thread_pool_stress_test --gtest_brief=1 || status=1
+
+  echo "== Python concurrency tests with a TSan extension"
+  cmake -S . -B build/py-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_COMPILER="$CXX_BIN" "${launcher[@]}" -DCMAKE_CXX_FLAGS="$flags" \
+    -DCMAKE_MODULE_LINKER_FLAGS="-fsanitize=thread" -DWEBNN_BUILD_PYTHON=ON \
+    -DPython_EXECUTABLE="$("$PY" -c 'import sys; print(sys.executable)')" \
+    -Dnanobind_DIR="$nanobind_dir" >/dev/null
+  cmake --build build/py-tsan -j "$JOBS" --target _webnn
+  stage_python build/py-tsan
+  local rt
+  rt=$("$CXX_BIN" -print-file-name=libclang_rt.tsan-x86_64.so)
+  LD_PRELOAD="$rt" PYTHONPATH="$PWD/build/py-tsan/pkg" \
+    TSAN_OPTIONS="halt_on_error=1:report_signal_unsafe=0" \
+    "$PY" -m pytest -q -p no:cacheprovider tests/python/test_concurrency.py \
+    tests/python/test_dispatch_loop.py "tests/python/test_cpu_backend.py::test_concurrent_dispatches_share_the_context_pool" \
+    ${PYTEST_ARGS:-} || status=1
+}
+
+case "${1:-all}" in
+  asan) run_asan ;;
+  tsan) run_tsan ;;
+  all) run_asan; run_tsan ;;
+  *) sed -n 2,11p "$0"; exit 2 ;;
+esac
+[ "$status" = 0 ] && echo "sanitize.sh: clean" || echo "sanitize.sh: FAILED (see above)"
+exit "$status"
