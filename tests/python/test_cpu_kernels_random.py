@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 import pytest
-from test_cpu_backend import EPS, _both, _data, _dot_bound, _run, assert_within
+from test_cpu_backend import EPS, _both, _check_conv, _data, _run, assert_within
 
 # ---- convTranspose2d ------------------------------------------------------------------------
 
@@ -67,21 +67,7 @@ def _conv_transpose_case(rng):
 
 
 def _check_conv_transpose(x, filt, bias, options, k, constant_filter=True):
-    inputs, constants = {"x": x}, {}
-    (constants if constant_filter else inputs)["w"] = filt
-    if bias is not None:
-        constants["b"] = bias
-
-    def make(g, o):
-        extra = {"bias": o["b"]} if bias is not None else {}
-        return g.conv_transpose2d(o["x"], o["w"], **options, **extra)
-
-    got, want = _both(make, inputs, constants)
-    mag_constants = {"w": np.abs(filt)}
-    if bias is not None:
-        mag_constants["b"] = np.abs(bias)
-    magnitude = _run("reference", make, {"x": np.abs(x)}, mag_constants)
-    assert_within(got, want, _dot_bound(k, magnitude.astype(np.float64)))
+    _check_conv(x, filt, bias, options, k, constant_filter, op="conv_transpose2d")
 
 
 @pytest.mark.parametrize("seed", range(60))
