@@ -18,34 +18,13 @@
 #include <cstdint>
 #include <string>
 
+#include "backends/cpu/conv_filter.h"
 #include "backends/cpu/cpu_kernels.h"
 #include "backends/cpu/gemm.h"
 
 namespace webnn {
 
 namespace {
-
-// Element (i, o, h, w) of a convTranspose2d filter in any layout, by per-letter strides.
-class TransposeFilter {
- public:
-  TransposeFilter(const std::string& letters, const std::vector<int64_t>& shape) {
-    int64_t stride = 1;
-    for (size_t i = letters.size(); i-- > 0;) {
-      stride_[index(letters[i])] = stride;
-      size_[index(letters[i])] = shape[i];
-      stride *= shape[i];
-    }
-  }
-  int64_t size(char c) const { return size_[index(c)]; }
-  int64_t at(int64_t i, int64_t o, int64_t h, int64_t w) const {
-    return i * stride_[0] + o * stride_[1] + h * stride_[2] + w * stride_[3];
-  }
-
- private:
-  static int index(char c) { return c == 'i' ? 0 : c == 'o' ? 1 : c == 'h' ? 2 : 3; }
-  int64_t stride_[4] = {};
-  int64_t size_[4] = {};
-};
 
 // The non-negative remainder of a by b (b > 0).
 int64_t mod(int64_t a, int64_t b) { return ((a % b) + b) % b; }
@@ -67,10 +46,7 @@ class ConvTranspose2dKernel final : public Kernel {
     const TensorView& x = cc.view(p.input);
     const TensorView& w = cc.view(p.filter);
     const TensorView& y = cc.view(OperandRef{node.outputs[0]});
-    if (x.data_type != DataType::kFloat32 || w.data_type != DataType::kFloat32) return false;
-    if (p.bias.present() && cc.view(p.bias).data_type != DataType::kFloat32) return false;
-    if (x.rank() != 4 || w.rank() != 4 || y.rank() != 4) return false;
-    if (p.input_layout != "nchw" && p.input_layout != "nhwc") return false;
+    if (!float32_conv_operands<ConvTranspose2dParams>(node, cc)) return false;
     if (x.count == 0 || y.count == 0 || w.count == 0) return false;
     nhwc_ = p.input_layout == "nhwc";
     const int c_axis = nhwc_ ? 3 : 1, h_axis = nhwc_ ? 1 : 2, w_axis = nhwc_ ? 2 : 3;
@@ -81,7 +57,7 @@ class ConvTranspose2dKernel final : public Kernel {
     out_c_ = y.shape[c_axis];
     out_h_ = y.shape[h_axis];
     out_w_ = y.shape[w_axis];
-    filter_ = TransposeFilter(p.filter_layout, w.shape);
+    filter_ = FilterLayout(p.filter_layout, w.shape);
     k_h_ = filter_.size('h');
     k_w_ = filter_.size('w');
     groups_ = p.groups;
@@ -202,7 +178,7 @@ class ConvTranspose2dKernel final : public Kernel {
                 const int64_t col = pnl * nr + j;
                 const int64_t o = col % group_out_;
                 const int64_t kw = merged_ ? col / group_out_ : f.kw[t];
-                row[j] = col < n_cols_ ? w[filter_.at(g * group_in_ + i, o, f.kh[t], kw)] : 0.0f;
+                row[j] = col < n_cols_ ? w[filter_.at(o, g * group_in_ + i, f.kh[t], kw)] : 0.0f;
               }
             }
           }
@@ -274,7 +250,7 @@ class ConvTranspose2dKernel final : public Kernel {
   int64_t batch_ = 0, in_c_ = 0, in_h_ = 0, in_w_ = 0, out_c_ = 0, out_h_ = 0, out_w_ = 0;
   int64_t k_h_ = 0, k_w_ = 0, groups_ = 1, group_in_ = 0, group_out_ = 0;
   int64_t stride_h_ = 1, stride_w_ = 1;
-  TransposeFilter filter_{"iohw", {0, 0, 0, 0}};
+  FilterLayout filter_{"iohw", {0, 0, 0, 0}};
   std::vector<Phase> phases_;
   int64_t max_jobs_ = 0;
   AlignedFloats weights_, zero_, in_nhwc_, out_nhwc_, merged_bias_;
@@ -300,9 +276,9 @@ class ConvTranspose2dPlanarKernel final : public Kernel {
     const TensorView& x = cc.view(p.input);
     const TensorView& w = cc.view(p.filter);
     const TensorView& y = cc.view(OperandRef{node.outputs[0]});
-    if (x.data_type != DataType::kFloat32 || w.data_type != DataType::kFloat32) return false;
-    if (p.bias.present() && cc.view(p.bias).data_type != DataType::kFloat32) return false;
-    if (x.rank() != 4 || w.rank() != 4 || y.rank() != 4 || p.input_layout != "nchw") return false;
+    if (!float32_conv_operands<ConvTranspose2dParams>(node, cc) || p.input_layout != "nchw") {
+      return false;
+    }
     if (x.count == 0 || y.count == 0 || w.count == 0) return false;
     batch_ = x.shape[0];
     in_c_ = x.shape[1];
@@ -311,7 +287,7 @@ class ConvTranspose2dPlanarKernel final : public Kernel {
     out_c_ = y.shape[1];
     out_h_ = y.shape[2];
     out_w_ = y.shape[3];
-    filter_ = TransposeFilter(p.filter_layout, w.shape);
+    filter_ = FilterLayout(p.filter_layout, w.shape);
     k_h_ = filter_.size('h');
     k_w_ = filter_.size('w');
     groups_ = p.groups;
@@ -434,7 +410,7 @@ class ConvTranspose2dPlanarKernel final : public Kernel {
             const int64_t r = (kh * k_w_ + kw) * group_out_ + o;
             float* dst = a_.data() + (g * rows_ + r) * group_in_;
             for (int64_t i = 0; i < group_in_; ++i) {
-              dst[i] = w[filter_.at(g * group_in_ + i, o, kh, kw)];
+              dst[i] = w[filter_.at(o, g * group_in_ + i, kh, kw)];
             }
           }
         }
@@ -497,7 +473,7 @@ class ConvTranspose2dPlanarKernel final : public Kernel {
   int64_t s_h_ = 1, s_w_ = 1, d_h_ = 1, d_w_ = 1, pad_top_ = 0, pad_left_ = 0;
   int64_t rows_ = 0, band_rows_ = 1, bands_ = 1;
   bool covered_ = false, row_covered_ = false, filter_constant_ = false;
-  TransposeFilter filter_{"iohw", {0, 0, 0, 0}};
+  FilterLayout filter_{"iohw", {0, 0, 0, 0}};
   AlignedFloats a_, row_bias_;
   std::vector<RowMajorA> tables_;
   std::vector<PerThread> per_thread_;
