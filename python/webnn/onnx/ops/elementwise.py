@@ -307,7 +307,11 @@ def _cast_to(n, x, to):
     src = n.b.operand_data_type(x)
     if to == BOOL:
         return n.b.not_equal(x, n.const(0, src))
-    dst = ONNX_TO_WEBNN[to]
+    return _convert(n, x, src, ONNX_TO_WEBNN[to])
+
+
+def _convert(n, x, src, dst):
+    """x (WebNN type src) as WebNN type dst, as ONNX casts (not to bool)."""
     if src == dst:
         return n.b.identity(x)
     if src in FLOAT_TYPES and dst not in FLOAT_TYPES:
@@ -325,14 +329,7 @@ def cast_like(n):
         return n.b.not_equal(n.x(0), n.const(0, n.dtype(0)))
     if np.dtype(target) not in NUMPY_TO_WEBNN:
         n.fail(f"cast to {target}: WebNN has no such data type")
-    dst = NUMPY_TO_WEBNN[np.dtype(target)]
-    x = n.x(0)
-    src = n.dtype(0)
-    if src == dst:
-        return n.b.identity(x)
-    if src in FLOAT_TYPES and dst not in FLOAT_TYPES:
-        x = _trunc(n, x)
-    return n.b.cast(x, dst)
+    return _convert(n, n.x(0), n.dtype(0), NUMPY_TO_WEBNN[np.dtype(target)])
 
 
 @op("Where")
