@@ -84,6 +84,17 @@ def _outputs(n, results, layout, want_seq):
     return outs
 
 
+def concat_or_one(bl, parts, axis):
+    return bl.concat(parts, axis) if len(parts) > 1 else parts[0]
+
+
+def stack_directions(bl, ys, *states):
+    """The outputs of an unrolled recurrent op (ONNX layout 0): Y [steps, num_dir, batch,
+    hidden] from each direction's [steps, 1, batch, hidden], and each final state [num_dir,
+    batch, hidden] from the directions' [1, batch, hidden]."""
+    return [concat_or_one(bl, ys, 1)] + [concat_or_one(bl, s, 0) for s in states]
+
+
 @op("LSTM")
 def lstm(n):
     if n.attr("input_forget", 0):
@@ -158,12 +169,10 @@ def _lstm_unrolled(n, x, steps, hidden, direction, bias, rbias, layout, acts, wa
             o = getattr(bl, f_act)(bl.add(piece(g, 1), bl.mul(po, c)))
             h = bl.mul(o, getattr(bl, h_act)(c))
             outs[t] = bl.reshape(h, [1, 1, batch, hidden])
-        ys.append(bl.concat(outs, 0) if steps > 1 else outs[0])
+        ys.append(concat_or_one(bl, outs, 0))
         hs.append(bl.reshape(h, [1, batch, hidden]))
         cs.append(bl.reshape(c, [1, batch, hidden]))
-    y = bl.concat(ys, 1) if num_dir > 1 else ys[0]
-    yh = bl.concat(hs, 0) if num_dir > 1 else hs[0]
-    yc = bl.concat(cs, 0) if num_dir > 1 else cs[0]
+    y, yh, yc = stack_directions(bl, ys, hs, cs)
     if layout == 1:
         y = bl.transpose(y, [2, 0, 1, 3])
         yh, yc = bl.transpose(yh, [1, 0, 2]), bl.transpose(yc, [1, 0, 2])
@@ -239,10 +248,9 @@ def rnn(n):
                 pre = bl.add(pre, bsum)
             h = getattr(bl, _ACTS[act])(pre)
             outs[t] = bl.reshape(h, [1, 1, batch, hidden])
-        ys.append(bl.concat(outs, 0) if steps > 1 else outs[0])
+        ys.append(concat_or_one(bl, outs, 0))
         hs.append(bl.reshape(h, [1, batch, hidden]))
-    y = bl.concat(ys, 1) if num_dir > 1 else ys[0]
-    yh = bl.concat(hs, 0) if num_dir > 1 else hs[0]
+    y, yh = stack_directions(bl, ys, hs)
     if layout == 1:
         y = bl.transpose(y, [2, 0, 1, 3])
         yh = bl.transpose(yh, [1, 0, 2])
