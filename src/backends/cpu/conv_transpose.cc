@@ -37,16 +37,16 @@ struct Phase {
   size_t weights = 0;           // offset of its packed filter (groups consecutive)
 };
 
-class ConvTranspose2dKernel final : public Kernel {
- public:
-  explicit ConvTranspose2dKernel(const SimdKernels& simd) : simd_(simd) {}
-
-  bool init(const Node& node, const CompileContext& cc) {
+// The geometry of a convTranspose2d node, read by both kernels (sizes, filter addressing).
+struct ConvTransposeShape {
+  // False when the node is not one the cpu kernels take (float32_conv_operands), is empty, or
+  // its filter does not match the channels and groups.
+  bool read_shape(const Node& node, const CompileContext& cc) {
     const auto& p = node.as<ConvTranspose2dParams>();
+    if (!float32_conv_operands<ConvTranspose2dParams>(node, cc)) return false;
     const TensorView& x = cc.view(p.input);
     const TensorView& w = cc.view(p.filter);
     const TensorView& y = cc.view(OperandRef{node.outputs[0]});
-    if (!float32_conv_operands<ConvTranspose2dParams>(node, cc)) return false;
     if (x.count == 0 || y.count == 0 || w.count == 0) return false;
     nhwc_ = p.input_layout == "nhwc";
     const int c_axis = nhwc_ ? 3 : 1, h_axis = nhwc_ ? 1 : 2, w_axis = nhwc_ ? 2 : 3;
@@ -65,12 +65,31 @@ class ConvTranspose2dKernel final : public Kernel {
     group_in_ = in_c_ / groups_;
     group_out_ = filter_.size('o');
     if (group_out_ * groups_ != out_c_) return false;
-    int64_t stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1, pad_top = 0, pad_left = 0;
-    if (p.strides) stride_h = (*p.strides)[0], stride_w = (*p.strides)[1];
-    if (p.dilations) dil_h = (*p.dilations)[0], dil_w = (*p.dilations)[1];
-    if (p.padding) pad_top = (*p.padding)[0], pad_left = (*p.padding)[2];
-    stride_h_ = stride_h;
-    stride_w_ = stride_w;
+    if (p.strides) stride_h_ = (*p.strides)[0], stride_w_ = (*p.strides)[1];
+    if (p.dilations) dil_h_ = (*p.dilations)[0], dil_w_ = (*p.dilations)[1];
+    if (p.padding) pad_top_ = (*p.padding)[0], pad_left_ = (*p.padding)[2];
+    return true;
+  }
+
+  bool nhwc_ = false;
+  int64_t batch_ = 0, in_c_ = 0, in_h_ = 0, in_w_ = 0, out_c_ = 0, out_h_ = 0, out_w_ = 0;
+  int64_t k_h_ = 0, k_w_ = 0, groups_ = 1, group_in_ = 0, group_out_ = 0;
+  int64_t stride_h_ = 1, stride_w_ = 1, dil_h_ = 1, dil_w_ = 1, pad_top_ = 0, pad_left_ = 0;
+  FilterLayout filter_{"iohw", {0, 0, 0, 0}};
+};
+
+class ConvTranspose2dKernel final : public Kernel, private ConvTransposeShape {
+ public:
+  explicit ConvTranspose2dKernel(const SimdKernels& simd) : simd_(simd) {}
+
+  bool init(const Node& node, const CompileContext& cc) {
+    const auto& p = node.as<ConvTranspose2dParams>();
+    const TensorView& x = cc.view(p.input);
+    const TensorView& w = cc.view(p.filter);
+    const TensorView& y = cc.view(OperandRef{node.outputs[0]});
+    if (!read_shape(node, cc)) return false;
+    const int64_t stride_h = stride_h_, stride_w = stride_w_, dil_h = dil_h_, dil_w = dil_w_;
+    const int64_t pad_top = pad_top_, pad_left = pad_left_;
     merged_ = groups_ == 1 && k_w_ == stride_w && dil_w == 1 && pad_left == 0 &&
               out_w_ == in_w_ * stride_w;
     n_cols_ = merged_ ? k_w_ * group_out_ : group_out_;
@@ -245,12 +264,8 @@ class ConvTranspose2dKernel final : public Kernel {
   }
 
   const SimdKernels& simd_;
-  bool nhwc_ = false, filter_constant_ = false, merged_ = false;
+  bool filter_constant_ = false, merged_ = false;
   int64_t n_cols_ = 0;  // GEMM columns per group
-  int64_t batch_ = 0, in_c_ = 0, in_h_ = 0, in_w_ = 0, out_c_ = 0, out_h_ = 0, out_w_ = 0;
-  int64_t k_h_ = 0, k_w_ = 0, groups_ = 1, group_in_ = 0, group_out_ = 0;
-  int64_t stride_h_ = 1, stride_w_ = 1;
-  FilterLayout filter_{"iohw", {0, 0, 0, 0}};
   std::vector<Phase> phases_;
   int64_t max_jobs_ = 0;
   AlignedFloats weights_, zero_, in_nhwc_, out_nhwc_, merged_bias_;
@@ -267,42 +282,21 @@ class ConvTranspose2dKernel final : public Kernel {
 // pixels that no tap reaches hold the bias. The work goes in bands of input rows whose product
 // fits in L2 (one task each: GEMM, then the band's copies), so the product never travels to
 // memory. Every output is a single dot product + bias, as in the NHWC path.
-class ConvTranspose2dPlanarKernel final : public Kernel {
+class ConvTranspose2dPlanarKernel final : public Kernel, private ConvTransposeShape {
  public:
   explicit ConvTranspose2dPlanarKernel(const SimdKernels& simd) : simd_(simd) {}
 
   bool init(const Node& node, const CompileContext& cc) {
     const auto& p = node.as<ConvTranspose2dParams>();
-    const TensorView& x = cc.view(p.input);
     const TensorView& w = cc.view(p.filter);
-    const TensorView& y = cc.view(OperandRef{node.outputs[0]});
-    if (!float32_conv_operands<ConvTranspose2dParams>(node, cc) || p.input_layout != "nchw") {
-      return false;
-    }
-    if (x.count == 0 || y.count == 0 || w.count == 0) return false;
-    batch_ = x.shape[0];
-    in_c_ = x.shape[1];
-    in_h_ = x.shape[2];
-    in_w_ = x.shape[3];
-    out_c_ = y.shape[1];
-    out_h_ = y.shape[2];
-    out_w_ = y.shape[3];
-    filter_ = FilterLayout(p.filter_layout, w.shape);
-    k_h_ = filter_.size('h');
-    k_w_ = filter_.size('w');
-    groups_ = p.groups;
-    if (groups_ < 1 || in_c_ % groups_ != 0 || filter_.size('i') != in_c_) return false;
-    group_in_ = in_c_ / groups_;
-    group_out_ = filter_.size('o');
-    if (group_out_ * groups_ != out_c_) return false;
-    if (p.strides) s_h_ = (*p.strides)[0], s_w_ = (*p.strides)[1];
-    if (p.dilations) d_h_ = (*p.dilations)[0], d_w_ = (*p.dilations)[1];
-    if (p.padding) pad_top_ = (*p.padding)[0], pad_left_ = (*p.padding)[2];
-    if ((k_h_ - 1) * d_h_ >= s_h_ || (k_w_ - 1) * d_w_ >= s_w_) return false;
+    if (p.input_layout != "nchw" || !read_shape(node, cc)) return false;
+    if ((k_h_ - 1) * dil_h_ >= stride_h_ || (k_w_ - 1) * dil_w_ >= stride_w_) return false;
     // Every output pixel is reached by exactly one tap only in the exact tiling case.
-    covered_ = k_h_ == s_h_ && k_w_ == s_w_ && d_h_ == 1 && d_w_ == 1 && pad_top_ == 0 &&
-               pad_left_ == 0 && out_h_ == in_h_ * s_h_ && out_w_ == in_w_ * s_w_;
-    row_covered_ = k_w_ == s_w_ && d_w_ == 1 && pad_left_ == 0 && out_w_ == in_w_ * s_w_;
+    covered_ = k_h_ == stride_h_ && k_w_ == stride_w_ && dil_h_ == 1 && dil_w_ == 1 &&
+               pad_top_ == 0 && pad_left_ == 0 && out_h_ == in_h_ * stride_h_ &&
+               out_w_ == in_w_ * stride_w_;
+    row_covered_ =
+        k_w_ == stride_w_ && dil_w_ == 1 && pad_left_ == 0 && out_w_ == in_w_ * stride_w_;
     rows_ = k_h_ * k_w_ * group_out_;
     // Bands of whole input rows whose product (rows_ x band pixels) is about 256 KB.
     band_rows_ = std::clamp<int64_t>((int64_t{65536} / rows_) / in_w_, 1, in_h_);
@@ -425,7 +419,7 @@ class ConvTranspose2dPlanarKernel final : public Kernel {
   void interleave_taps(const float* tap0, int64_t tap_stride, int64_t kh, int64_t ih0, int64_t ih1,
                        float* dst) const {
     for (int64_t ih = ih0; ih < ih1; ++ih) {
-      const int64_t oh = ih * s_h_ + kh * d_h_ - pad_top_;
+      const int64_t oh = ih * stride_h_ + kh * dil_h_ - pad_top_;
       if (oh < 0 || oh >= out_h_) continue;
       const float* a = tap0 + (ih - ih0) * in_w_;
       float* d = dst + oh * out_w_;
@@ -446,18 +440,18 @@ class ConvTranspose2dPlanarKernel final : public Kernel {
   // Writes one tap's rows [ih0, ih1) into an output plane: (ih, iw) -> (ih * s + k * d - pad).
   void copy_tap(const float* src, int64_t kh, int64_t kw, int64_t ih0, int64_t ih1,
                 float* dst) const {
-    const int64_t off_w = kw * d_w_ - pad_left_;
+    const int64_t off_w = kw * dil_w_ - pad_left_;
     // Input columns whose output column is inside the plane.
     int64_t iw0 = 0;
-    while (iw0 < in_w_ && iw0 * s_w_ + off_w < 0) ++iw0;
+    while (iw0 < in_w_ && iw0 * stride_w_ + off_w < 0) ++iw0;
     int64_t iw1 = in_w_;
-    while (iw1 > iw0 && (iw1 - 1) * s_w_ + off_w >= out_w_) --iw1;
+    while (iw1 > iw0 && (iw1 - 1) * stride_w_ + off_w >= out_w_) --iw1;
     for (int64_t ih = ih0; ih < ih1; ++ih) {
-      const int64_t oh = ih * s_h_ + kh * d_h_ - pad_top_;
+      const int64_t oh = ih * stride_h_ + kh * dil_h_ - pad_top_;
       if (oh < 0 || oh >= out_h_) continue;
       const float* s = src + (ih - ih0) * in_w_;
       float* d = dst + oh * out_w_ + off_w;
-      for (int64_t iw = iw0; iw < iw1; ++iw) d[iw * s_w_] = s[iw];
+      for (int64_t iw = iw0; iw < iw1; ++iw) d[iw * stride_w_] = s[iw];
     }
   }
 
@@ -468,12 +462,8 @@ class ConvTranspose2dPlanarKernel final : public Kernel {
   };
 
   const SimdKernels& simd_;
-  int64_t batch_ = 0, in_c_ = 0, in_h_ = 0, in_w_ = 0, out_c_ = 0, out_h_ = 0, out_w_ = 0;
-  int64_t k_h_ = 0, k_w_ = 0, groups_ = 1, group_in_ = 0, group_out_ = 0;
-  int64_t s_h_ = 1, s_w_ = 1, d_h_ = 1, d_w_ = 1, pad_top_ = 0, pad_left_ = 0;
   int64_t rows_ = 0, band_rows_ = 1, bands_ = 1;
   bool covered_ = false, row_covered_ = false, filter_constant_ = false;
-  FilterLayout filter_{"iohw", {0, 0, 0, 0}};
   AlignedFloats a_, row_bias_;
   std::vector<RowMajorA> tables_;
   std::vector<PerThread> per_thread_;
