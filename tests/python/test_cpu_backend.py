@@ -449,16 +449,7 @@ def test_dispatch_reuses_tensors_and_graph_outputs_that_alias():
 
 
 @pytest.mark.skipif(rerun.nested(), reason="nested")
-@pytest.mark.parametrize(
-    "env",
-    [
-        {"WEBNN_CPU_ISA": "avx2"},
-        {"WEBNN_CPU_ISA": "generic"},
-        {"WEBNN_NUM_THREADS": "1"},
-        {"WEBNN_NUM_THREADS": "3"},
-    ],
-    ids=lambda e: ",".join(f"{k}={v}" for k, v in e.items()),
-)
+@rerun.each_cpu_setting
 def test_other_isas_and_thread_counts(env):
     # Selected at first use and per context respectively, so each needs a fresh process. A
     # machine without AVX2 falls back further; the results must hold either way.
