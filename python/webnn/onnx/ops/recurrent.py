@@ -95,6 +95,27 @@ def stack_directions(bl, ys, *states):
     return [concat_or_one(bl, ys, 1)] + [concat_or_one(bl, s, 0) for s in states]
 
 
+def _builder_op(
+    n, method, x, steps, hidden, direction, bias, rbias, onnx_layout, want_seq, **options
+):
+    """The builder's lstm or gru on the ONNX node's weights (inputs 1, 2) and initial hidden
+    state (input 5), its outputs in the node's layout (onnx_layout); `options` are the op's own."""
+    results = getattr(n.b, method)(
+        x,
+        n.x(1),
+        n.x(2),
+        steps,
+        hidden,
+        bias=bias,
+        recurrent_bias=rbias,
+        initial_hidden_state=_initial(n, 5, onnx_layout),
+        return_sequence=want_seq,
+        direction=_DIRECTIONS[direction],
+        **options,
+    )
+    return _outputs(n, results, onnx_layout, want_seq)
+
+
 @op("LSTM")
 def lstm(n):
     if n.attr("input_forget", 0):
@@ -107,23 +128,22 @@ def lstm(n):
         # WebNN's lstm feeds the output gate's peephole the previous cell state, ONNX the new
         # one: unroll the ONNX equations instead.
         return _lstm_unrolled(n, x, steps, hidden, direction, bias, rbias, layout, acts, want_seq)
-    results = n.b.lstm(
+    return _builder_op(
+        n,
+        "lstm",
         x,
-        n.x(1),
-        n.x(2),
         steps,
         hidden,
-        bias=bias,
-        recurrent_bias=rbias,
+        direction,
+        bias,
+        rbias,
+        layout,
+        want_seq,
         peephole_weight=peep,
-        initial_hidden_state=_initial(n, 5, layout),
         initial_cell_state=_initial(n, 6, layout),
-        return_sequence=want_seq,
-        direction=_DIRECTIONS[direction],
         layout="iofg",
         activations=acts,
     )
-    return _outputs(n, results, layout, want_seq)
 
 
 def _lstm_unrolled(n, x, steps, hidden, direction, bias, rbias, layout, acts, want_seq):
@@ -184,22 +204,21 @@ def gru(n):
     x, steps, _batch, hidden, direction, _num_dir, bias, rbias, layout = _prepare(n, 3)
     want_seq = bool(n.node.output) and bool(n.node.output[0])
     acts = _activations(n, ["sigmoid", "tanh"], 2)
-    results = n.b.gru(
+    return _builder_op(
+        n,
+        "gru",
         x,
-        n.x(1),
-        n.x(2),
         steps,
         hidden,
-        bias=bias,
-        recurrent_bias=rbias,
-        initial_hidden_state=_initial(n, 5, layout),
+        direction,
+        bias,
+        rbias,
+        layout,
+        want_seq,
         reset_after=bool(n.attr("linear_before_reset", 0)),
-        return_sequence=want_seq,
-        direction=_DIRECTIONS[direction],
         layout="zrn",
         activations=acts,
     )
-    return _outputs(n, results, layout, want_seq)
 
 
 @op("RNN")
