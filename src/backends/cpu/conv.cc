@@ -12,6 +12,7 @@
 #include "backends/cpu/cpu_kernels.h"
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/plane.h"
+#include "backends/cpu/transpose_batch.h"
 #include "core/layout.h"
 
 namespace webnn {
@@ -28,20 +29,6 @@ struct ConvShape {
   int64_t pixels() const { return out_h * out_w; }
   int64_t taps() const { return k_h * k_w; }
 };
-
-// `count` matrices of rows x cols (consecutive) transposed, in parallel.
-void transpose_batch(const SimdKernels& simd, const float* a, int64_t count, int64_t rows,
-                     int64_t cols, float* out, ThreadPool* pool) {
-  const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, cols));
-  parallel_chunks(pool, count * rows, grain, [&](int64_t begin, int64_t end) {
-    while (begin < end) {
-      const int64_t m = begin / rows, r0 = begin % rows;
-      const int64_t r1 = std::min(rows, r0 + (end - begin));
-      simd.transpose(a + m * rows * cols, rows, cols, r0, r1, out + m * rows * cols);
-      begin += r1 - r0;
-    }
-  });
-}
 
 class Conv2dKernel final : public Kernel {
  public:

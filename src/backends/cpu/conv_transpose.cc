@@ -21,6 +21,7 @@
 #include "backends/cpu/conv_filter.h"
 #include "backends/cpu/cpu_kernels.h"
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/transpose_batch.h"
 
 namespace webnn {
 
@@ -153,30 +154,16 @@ class ConvTranspose2dKernel final : public Kernel, private ConvTransposeShape {
     float* y = ctx.out().as<float>();
     ThreadPool* pool = ctx.pool();
     if (!nhwc_) {
-      transpose_batch(x, batch_, in_c_, in_h_ * in_w_, in_nhwc_.data(), pool);
+      transpose_batch(simd_, x, batch_, in_c_, in_h_ * in_w_, in_nhwc_.data(), pool);
       x = in_nhwc_.data();
     }
     float* out = nhwc_ ? y : out_nhwc_.data();
     for (const Phase& f : phases_) run_phase(f, x, bias, out, pool);
-    if (!nhwc_) transpose_batch(out, batch_, out_h_ * out_w_, out_c_, y, pool);
+    if (!nhwc_) transpose_batch(simd_, out, batch_, out_h_ * out_w_, out_c_, y, pool);
     return Status::ok();
   }
 
  private:
-  // `count` matrices of rows x cols (consecutive) transposed, in parallel.
-  void transpose_batch(const float* a, int64_t count, int64_t rows, int64_t cols, float* out,
-                       ThreadPool* pool) const {
-    const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, cols));
-    parallel_chunks(pool, count * rows, grain, [&](int64_t begin, int64_t end) {
-      while (begin < end) {
-        const int64_t m = begin / rows, r0 = begin % rows;
-        const int64_t r1 = std::min(rows, r0 + (end - begin));
-        simd_.transpose(a + m * rows * cols, rows, cols, r0, r1, out + m * rows * cols);
-        begin += r1 - r0;
-      }
-    });
-  }
-
   // Per phase and group, B packed for the GEMM micro-kernel: panels of gemm_nr output
   // channels (merged phases: (kw, output channel)), rows (tap, input channel of the group);
   // columns past the last are zero.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/transpose_batch.h"
 
 namespace webnn {
 
@@ -106,15 +107,7 @@ class StridedCopyKernel final : public Kernel {
         const int64_t rows = inner, cols = shape_[r - 2], count = product(0, r - 2);
         const float* a = reinterpret_cast<const float*>(src);
         float* out = reinterpret_cast<float*>(dst);
-        const int64_t grain = std::max<int64_t>(1, 4096 / cols);
-        parallel_chunks(pool, count * rows, grain, [&](int64_t b, int64_t e) {
-          while (b < e) {
-            const int64_t m = b / rows, r0 = b % rows;
-            const int64_t r1 = std::min(rows, r0 + (e - b));
-            simd_.transpose(a + m * rows * cols, rows, cols, r0, r1, out + m * rows * cols);
-            b += r1 - r0;
-          }
-        });
+        transpose_batch(simd_, a, count, rows, cols, out, pool);
         return Status::ok();
       }
     }
