@@ -95,11 +95,11 @@ def stack_directions(bl, ys, *states):
     return [concat_or_one(bl, ys, 1)] + [concat_or_one(bl, s, 0) for s in states]
 
 
-def _builder_op(
-    n, method, x, steps, hidden, direction, bias, rbias, onnx_layout, want_seq, **options
-):
+def _builder_op(n, method, prepared, want_seq, **options):
     """The builder's lstm or gru on the ONNX node's weights (inputs 1, 2) and initial hidden
-    state (input 5), its outputs in the node's layout (onnx_layout); `options` are the op's own."""
+    state (input 5), with `prepared` = _prepare(n, ...), its outputs in the node's layout;
+    `options` are the op's own."""
+    x, steps, _batch, hidden, direction, _num_dir, bias, rbias, onnx_layout = prepared
     results = getattr(n.b, method)(
         x,
         n.x(1),
@@ -120,7 +120,8 @@ def _builder_op(
 def lstm(n):
     if n.attr("input_forget", 0):
         n.fail("input_forget (coupled gates) is not supported")
-    x, steps, _batch, hidden, direction, _num_dir, bias, rbias, layout = _prepare(n, 4)
+    prepared = _prepare(n, 4)
+    x, steps, _batch, hidden, direction, _num_dir, bias, rbias, layout = prepared
     want_seq = bool(n.node.output) and bool(n.node.output[0])
     acts = _activations(n, ["sigmoid", "tanh", "tanh"], 3)
     peep = n.x(7) if n.has(7) else None
@@ -131,13 +132,7 @@ def lstm(n):
     return _builder_op(
         n,
         "lstm",
-        x,
-        steps,
-        hidden,
-        direction,
-        bias,
-        rbias,
-        layout,
+        prepared,
         want_seq,
         peephole_weight=peep,
         initial_cell_state=_initial(n, 6, layout),
@@ -201,19 +196,13 @@ def _lstm_unrolled(n, x, steps, hidden, direction, bias, rbias, layout, acts, wa
 
 @op("GRU")
 def gru(n):
-    x, steps, _batch, hidden, direction, _num_dir, bias, rbias, layout = _prepare(n, 3)
+    prepared = _prepare(n, 3)
     want_seq = bool(n.node.output) and bool(n.node.output[0])
     acts = _activations(n, ["sigmoid", "tanh"], 2)
     return _builder_op(
         n,
         "gru",
-        x,
-        steps,
-        hidden,
-        direction,
-        bias,
-        rbias,
-        layout,
+        prepared,
         want_seq,
         reset_after=bool(n.attr("linear_before_reset", 0)),
         layout="zrn",
