@@ -35,31 +35,12 @@ QUANTIZED = [
 
 
 def _quantize(src, dst, mode, feeds):
-    import numpy as np
-    from onnxruntime.quantization import (
-        CalibrationDataReader,
-        QuantFormat,
-        QuantType,
-        quantize_dynamic,
-        quantize_static,
-    )
+    from onnxruntime.quantization import QuantType, quantize_dynamic
 
     if mode == "dynamic":
         quantize_dynamic(src, dst, weight_type=QuantType.QInt8)
-        return
-    rng = np.random.default_rng(11)
-    batches = [
-        {k: (v + 0.05 * rng.standard_normal(v.shape)).astype(v.dtype) for k, v in feeds.items()}
-        for _ in range(3)
-    ]
-
-    class Reader(CalibrationDataReader):
-        def get_next(self):
-            return batches.pop() if batches else None
-
-    quantize_static(src, dst, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
-                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
-                    reduce_range=True)  # fmt: skip
+    else:
+        wm.quantize_static_qdq(src, dst, feeds)
 
 
 def check_quantized(backend):

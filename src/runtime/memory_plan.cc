@@ -11,36 +11,6 @@ namespace {
 
 constexpr uint64_t kAlign = 64;  // cache line, like tensors
 
-bool is_inplace_unary(OpKind k) {
-  switch (k) {
-    case OpKind::kIdentity:
-    case OpKind::kRelu:
-    case OpKind::kNeg:
-    case OpKind::kAbs:
-    case OpKind::kFloor:
-    case OpKind::kCeil:
-    case OpKind::kRoundEven:
-    case OpKind::kSqrt:
-    case OpKind::kReciprocal:
-    case OpKind::kExp:
-    case OpKind::kSigmoid:
-    case OpKind::kTanh:
-    case OpKind::kClamp:
-    case OpKind::kLinear:
-    case OpKind::kLeakyRelu:
-    case OpKind::kHardSigmoid:
-    case OpKind::kHardSwish:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool is_inplace_binary(OpKind k) {
-  return k == OpKind::kAdd || k == OpKind::kSub || k == OpKind::kMul || k == OpKind::kDiv ||
-         k == OpKind::kMax || k == OpKind::kMin;
-}
-
 // The input the cpu element-wise kernels read at the same index they write (the chain value of
 // a fused chain, cpu/epilogue.cc chain_source), or -1.
 OperandId inplace_candidate(const Graph& graph, const Node& node,
@@ -50,7 +20,7 @@ OperandId inplace_candidate(const Graph& graph, const Node& node,
   if (out.data_type != DataType::kFloat32) return -1;
   auto same = [&](OperandRef r) { return r.present() && descs[r.id] == out; };
   OperandId x = -1;
-  if (is_inplace_unary(node.kind)) {
+  if (is_cpu_vector_unary(node.kind)) {
     std::visit(
         [&](const auto& p) {
           if constexpr (requires { p.input; }) {
@@ -58,7 +28,7 @@ OperandId inplace_candidate(const Graph& graph, const Node& node,
           }
         },
         node.params);
-  } else if (is_inplace_binary(node.kind)) {
+  } else if (is_cpu_vector_binary(node.kind)) {
     const auto& p = node.as<BinaryParams>();
     x = same(p.a) ? p.a.id : same(p.b) ? p.b.id : -1;
   }

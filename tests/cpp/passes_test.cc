@@ -6,6 +6,7 @@
 #include <cstring>
 #include <random>
 
+#include "float_bytes.h"
 #include "graph/passes/pass.h"
 #include "runtime/memory_plan.h"
 #include "webnn/builder.h"
@@ -13,18 +14,6 @@
 
 namespace webnn {
 namespace {
-
-std::vector<uint8_t> bytes_of(const std::vector<float>& v) {
-  std::vector<uint8_t> out(v.size() * 4);
-  std::memcpy(out.data(), v.data(), out.size());
-  return out;
-}
-
-std::vector<float> floats_of(const std::vector<uint8_t>& b) {
-  std::vector<float> out(b.size() / 4);
-  std::memcpy(out.data(), b.data(), b.size());
-  return out;
-}
 
 std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1, float hi = 1) {
   std::mt19937 rng(seed);

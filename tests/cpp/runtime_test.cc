@@ -3,23 +3,12 @@
 
 #include <cstring>
 
+#include "float_bytes.h"
 #include "webnn/builder.h"
 #include "webnn/context.h"
 
 namespace webnn {
 namespace {
-
-std::vector<uint8_t> bytes_of(const std::vector<float>& v) {
-  std::vector<uint8_t> out(v.size() * 4);
-  std::memcpy(out.data(), v.data(), out.size());
-  return out;
-}
-
-std::vector<float> floats_of(const std::vector<uint8_t>& b) {
-  std::vector<float> out(b.size() / 4);
-  std::memcpy(out.data(), b.data(), b.size());
-  return out;
-}
 
 TEST(ContextTest, CreateSelectsCpuAndRejectsUnknown) {
   auto ctx = Context::create("default", true, "auto");

@@ -5,7 +5,22 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 _NESTED = "WEBNN_TEST_RERUN"
+
+# The settings the cpu kernel tests rerun themselves under: the other kernel sets (a machine
+# without AVX2 falls back further; the results must hold either way) and thread counts.
+each_cpu_setting = pytest.mark.parametrize(
+    "env",
+    [
+        {"WEBNN_CPU_ISA": "avx2"},
+        {"WEBNN_CPU_ISA": "generic"},
+        {"WEBNN_NUM_THREADS": "1"},
+        {"WEBNN_NUM_THREADS": "3"},
+    ],
+    ids=lambda e: ",".join(f"{k}={v}" for k, v in e.items()),
+)
 
 
 def nested():

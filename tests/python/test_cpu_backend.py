@@ -185,7 +185,9 @@ def _conv_case(rng):
     return x, filt, bias, options, (cin // groups) * kh * kw
 
 
-def _check_conv(x, filt, bias, options, k, constant_filter=True):
+def _check_conv(x, filt, bias, options, k, constant_filter=True, op="conv2d"):
+    """conv2d (or `op`, e.g. conv_transpose2d) on cpu against the reference, within the bound
+    for sums of k products."""
     inputs, constants = {"x": x}, {}
     (constants if constant_filter else inputs)["w"] = filt
     if bias is not None:
@@ -193,7 +195,7 @@ def _check_conv(x, filt, bias, options, k, constant_filter=True):
 
     def make(g, o):
         extra = {"bias": o["b"]} if bias is not None else {}
-        return g.conv2d(o["x"], o["w"], **options, **extra)
+        return getattr(g, op)(o["x"], o["w"], **options, **extra)
 
     got, want = _both(make, inputs, constants)
     # sum |x| |w| + |bias| by the reference itself.
@@ -447,16 +449,7 @@ def test_dispatch_reuses_tensors_and_graph_outputs_that_alias():
 
 
 @pytest.mark.skipif(rerun.nested(), reason="nested")
-@pytest.mark.parametrize(
-    "env",
-    [
-        {"WEBNN_CPU_ISA": "avx2"},
-        {"WEBNN_CPU_ISA": "generic"},
-        {"WEBNN_NUM_THREADS": "1"},
-        {"WEBNN_NUM_THREADS": "3"},
-    ],
-    ids=lambda e: ",".join(f"{k}={v}" for k, v in e.items()),
-)
+@rerun.each_cpu_setting
 def test_other_isas_and_thread_counts(env):
     # Selected at first use and per context respectively, so each needs a fresh process. A
     # machine without AVX2 falls back further; the results must hold either way.

@@ -7,13 +7,10 @@ few ULP or a stated bound otherwise. The last test reruns this file with the AVX
 kernels and with 1 and 3 threads.
 """
 
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
-from test_cpu_backend import EPS, _both, _data, _dot_bound, _run, assert_within
+import rerun
+from test_cpu_backend import EPS, _both, _check_conv, _data, _run, assert_within
 
 # ---- convTranspose2d ------------------------------------------------------------------------
 
@@ -67,21 +64,7 @@ def _conv_transpose_case(rng):
 
 
 def _check_conv_transpose(x, filt, bias, options, k, constant_filter=True):
-    inputs, constants = {"x": x}, {}
-    (constants if constant_filter else inputs)["w"] = filt
-    if bias is not None:
-        constants["b"] = bias
-
-    def make(g, o):
-        extra = {"bias": o["b"]} if bias is not None else {}
-        return g.conv_transpose2d(o["x"], o["w"], **options, **extra)
-
-    got, want = _both(make, inputs, constants)
-    mag_constants = {"w": np.abs(filt)}
-    if bias is not None:
-        mag_constants["b"] = np.abs(bias)
-    magnitude = _run("reference", make, {"x": np.abs(x)}, mag_constants)
-    assert_within(got, want, _dot_bound(k, magnitude.astype(np.float64)))
+    _check_conv(x, filt, bias, options, k, constant_filter, op="conv_transpose2d")
 
 
 @pytest.mark.parametrize("seed", range(60))
@@ -564,25 +547,7 @@ def test_float16_on_float32_kernels(case):
 # ---- other ISAs and thread counts -----------------------------------------------------------
 
 
-@pytest.mark.skipif(os.environ.get("WEBNN_CPU_BACKEND_SUBPROCESS") == "1", reason="nested")
-@pytest.mark.parametrize(
-    "env",
-    [
-        {"WEBNN_CPU_ISA": "avx2"},
-        {"WEBNN_CPU_ISA": "generic"},
-        {"WEBNN_NUM_THREADS": "1"},
-        {"WEBNN_NUM_THREADS": "3"},
-    ],
-    ids=lambda e: ",".join(f"{k}={v}" for k, v in e.items()),
-)
+@pytest.mark.skipif(rerun.nested(), reason="nested")
+@rerun.each_cpu_setting
 def test_other_isas_and_thread_counts(env):
-    full_env = dict(os.environ, WEBNN_CPU_BACKEND_SUBPROCESS="1", **env)
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", __file__, "-q", "-x", "-p", "no:cacheprovider"],
-        env=full_env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    rerun.assert_file_passes(__file__, env)

@@ -53,40 +53,6 @@ def test_model_matches_onnxruntime(case, backend):
     assert any(np.ptp(v) > 0 for v in theirs.values() if v.size > 1)
 
 
-def _quantize_static_qdq(src, dst, feeds):
-    """ONNX Runtime's static QDQ quantization, calibrated on a few perturbed copies of the
-    inputs. reduce_range (7-bit weights) is what ONNX Runtime advises on CPUs without VNNI: its
-    u8s8 kernels otherwise saturate 16-bit pair sums, and then ORT's optimized session
-    disagrees with its own unoptimized QDQ graph by many quantization steps."""
-    from onnxruntime.quantization import (
-        CalibrationDataReader,
-        QuantFormat,
-        QuantType,
-        quantize_static,
-    )
-
-    rng = np.random.default_rng(11)
-    batches = [
-        {k: (v + 0.05 * rng.standard_normal(v.shape)).astype(v.dtype) for k, v in feeds.items()}
-        for _ in range(3)
-    ]
-
-    class Reader(CalibrationDataReader):
-        def get_next(self):
-            return batches.pop() if batches else None
-
-    quantize_static(
-        src,
-        dst,
-        Reader(),
-        quant_format=QuantFormat.QDQ,
-        activation_type=QuantType.QUInt8,
-        weight_type=QuantType.QInt8,
-        per_channel=True,
-        reduce_range=True,
-    )
-
-
 def _output_step(path):
     """The scale of the DequantizeLinear that produces the (single) graph output."""
     import onnx
@@ -107,7 +73,7 @@ def test_static_qdq_quantized_model_matches_onnxruntime(name, tmp_path):
     path = _path(case)
     feeds = case.make_feeds()
     quantized = str(tmp_path / f"{name}_qdq.onnx")
-    _quantize_static_qdq(path, quantized, feeds)
+    wm.quantize_static_qdq(path, quantized, feeds)
     step = _output_step(quantized)
     theirs = wm.ort_outputs(case, quantized, feeds)
     ours = wm.our_outputs(case, quantized, feeds, "cpu")

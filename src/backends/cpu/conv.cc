@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <string>
 
+#include "backends/cpu/conv_filter.h"
 #include "backends/cpu/cpu_kernels.h"
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/plane.h"
+#include "backends/cpu/transpose_batch.h"
 #include "core/layout.h"
 
 namespace webnn {
@@ -28,35 +30,6 @@ struct ConvShape {
   int64_t taps() const { return k_h * k_w; }
 };
 
-// Element (o, i, h, w) of a filter in any of the layouts, by per-letter strides.
-class FilterLayout {
- public:
-  FilterLayout(const std::string& letters, const std::vector<int64_t>& shape)
-      : axes_(letters, shape) {}
-  int64_t size(char c) const { return axes_.size(c); }
-  int64_t at(int64_t o, int64_t i, int64_t h, int64_t w) const {
-    return o * axes_.stride('o') + i * axes_.stride('i') + h * axes_.stride('h') +
-           w * axes_.stride('w');
-  }
-
- private:
-  LayoutStrides axes_;
-};
-
-// `count` matrices of rows x cols (consecutive) transposed, in parallel.
-void transpose_batch(const SimdKernels& simd, const float* a, int64_t count, int64_t rows,
-                     int64_t cols, float* out, ThreadPool* pool) {
-  const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, cols));
-  parallel_chunks(pool, count * rows, grain, [&](int64_t begin, int64_t end) {
-    while (begin < end) {
-      const int64_t m = begin / rows, r0 = begin % rows;
-      const int64_t r1 = std::min(rows, r0 + (end - begin));
-      simd.transpose(a + m * rows * cols, rows, cols, r0, r1, out + m * rows * cols);
-      begin += r1 - r0;
-    }
-  });
-}
-
 class Conv2dKernel final : public Kernel {
  public:
   explicit Conv2dKernel(const SimdKernels& simd) : simd_(simd) {}
@@ -66,10 +39,7 @@ class Conv2dKernel final : public Kernel {
     const TensorView& x = cc.view(p.input);
     const TensorView& w = cc.view(p.filter);
     const TensorView& y = cc.view(OperandRef{node.outputs[0]});
-    if (x.data_type != DataType::kFloat32 || w.data_type != DataType::kFloat32) return false;
-    if (p.bias.present() && cc.view(p.bias).data_type != DataType::kFloat32) return false;
-    if (x.rank() != 4 || w.rank() != 4 || y.rank() != 4) return false;
-    if (p.input_layout != "nchw" && p.input_layout != "nhwc") return false;
+    if (!float32_conv_operands<Conv2dParams>(node, cc)) return false;
     ConvShape& s = s_;
     s.nhwc = p.input_layout == "nhwc";
     const int c_axis = s.nhwc ? 3 : 1, h_axis = s.nhwc ? 1 : 2, w_axis = s.nhwc ? 2 : 3;

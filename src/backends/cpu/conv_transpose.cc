@@ -18,34 +18,14 @@
 #include <cstdint>
 #include <string>
 
+#include "backends/cpu/conv_filter.h"
 #include "backends/cpu/cpu_kernels.h"
 #include "backends/cpu/gemm.h"
+#include "backends/cpu/transpose_batch.h"
 
 namespace webnn {
 
 namespace {
-
-// Element (i, o, h, w) of a convTranspose2d filter in any layout, by per-letter strides.
-class TransposeFilter {
- public:
-  TransposeFilter(const std::string& letters, const std::vector<int64_t>& shape) {
-    int64_t stride = 1;
-    for (size_t i = letters.size(); i-- > 0;) {
-      stride_[index(letters[i])] = stride;
-      size_[index(letters[i])] = shape[i];
-      stride *= shape[i];
-    }
-  }
-  int64_t size(char c) const { return size_[index(c)]; }
-  int64_t at(int64_t i, int64_t o, int64_t h, int64_t w) const {
-    return i * stride_[0] + o * stride_[1] + h * stride_[2] + w * stride_[3];
-  }
-
- private:
-  static int index(char c) { return c == 'i' ? 0 : c == 'o' ? 1 : c == 'h' ? 2 : 3; }
-  int64_t stride_[4] = {};
-  int64_t size_[4] = {};
-};
 
 // The non-negative remainder of a by b (b > 0).
 int64_t mod(int64_t a, int64_t b) { return ((a % b) + b) % b; }
@@ -58,19 +38,16 @@ struct Phase {
   size_t weights = 0;           // offset of its packed filter (groups consecutive)
 };
 
-class ConvTranspose2dKernel final : public Kernel {
- public:
-  explicit ConvTranspose2dKernel(const SimdKernels& simd) : simd_(simd) {}
-
-  bool init(const Node& node, const CompileContext& cc) {
+// The geometry of a convTranspose2d node, read by both kernels (sizes, filter addressing).
+struct ConvTransposeShape {
+  // False when the node is not one the cpu kernels take (float32_conv_operands), is empty, or
+  // its filter does not match the channels and groups.
+  bool read_shape(const Node& node, const CompileContext& cc) {
     const auto& p = node.as<ConvTranspose2dParams>();
+    if (!float32_conv_operands<ConvTranspose2dParams>(node, cc)) return false;
     const TensorView& x = cc.view(p.input);
     const TensorView& w = cc.view(p.filter);
     const TensorView& y = cc.view(OperandRef{node.outputs[0]});
-    if (x.data_type != DataType::kFloat32 || w.data_type != DataType::kFloat32) return false;
-    if (p.bias.present() && cc.view(p.bias).data_type != DataType::kFloat32) return false;
-    if (x.rank() != 4 || w.rank() != 4 || y.rank() != 4) return false;
-    if (p.input_layout != "nchw" && p.input_layout != "nhwc") return false;
     if (x.count == 0 || y.count == 0 || w.count == 0) return false;
     nhwc_ = p.input_layout == "nhwc";
     const int c_axis = nhwc_ ? 3 : 1, h_axis = nhwc_ ? 1 : 2, w_axis = nhwc_ ? 2 : 3;
@@ -81,7 +58,7 @@ class ConvTranspose2dKernel final : public Kernel {
     out_c_ = y.shape[c_axis];
     out_h_ = y.shape[h_axis];
     out_w_ = y.shape[w_axis];
-    filter_ = TransposeFilter(p.filter_layout, w.shape);
+    filter_ = FilterLayout(p.filter_layout, w.shape);
     k_h_ = filter_.size('h');
     k_w_ = filter_.size('w');
     groups_ = p.groups;
@@ -89,12 +66,31 @@ class ConvTranspose2dKernel final : public Kernel {
     group_in_ = in_c_ / groups_;
     group_out_ = filter_.size('o');
     if (group_out_ * groups_ != out_c_) return false;
-    int64_t stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1, pad_top = 0, pad_left = 0;
-    if (p.strides) stride_h = (*p.strides)[0], stride_w = (*p.strides)[1];
-    if (p.dilations) dil_h = (*p.dilations)[0], dil_w = (*p.dilations)[1];
-    if (p.padding) pad_top = (*p.padding)[0], pad_left = (*p.padding)[2];
-    stride_h_ = stride_h;
-    stride_w_ = stride_w;
+    if (p.strides) stride_h_ = (*p.strides)[0], stride_w_ = (*p.strides)[1];
+    if (p.dilations) dil_h_ = (*p.dilations)[0], dil_w_ = (*p.dilations)[1];
+    if (p.padding) pad_top_ = (*p.padding)[0], pad_left_ = (*p.padding)[2];
+    return true;
+  }
+
+  bool nhwc_ = false;
+  int64_t batch_ = 0, in_c_ = 0, in_h_ = 0, in_w_ = 0, out_c_ = 0, out_h_ = 0, out_w_ = 0;
+  int64_t k_h_ = 0, k_w_ = 0, groups_ = 1, group_in_ = 0, group_out_ = 0;
+  int64_t stride_h_ = 1, stride_w_ = 1, dil_h_ = 1, dil_w_ = 1, pad_top_ = 0, pad_left_ = 0;
+  FilterLayout filter_{"iohw", {0, 0, 0, 0}};
+};
+
+class ConvTranspose2dKernel final : public Kernel, private ConvTransposeShape {
+ public:
+  explicit ConvTranspose2dKernel(const SimdKernels& simd) : simd_(simd) {}
+
+  bool init(const Node& node, const CompileContext& cc) {
+    const auto& p = node.as<ConvTranspose2dParams>();
+    const TensorView& x = cc.view(p.input);
+    const TensorView& w = cc.view(p.filter);
+    const TensorView& y = cc.view(OperandRef{node.outputs[0]});
+    if (!read_shape(node, cc)) return false;
+    const int64_t stride_h = stride_h_, stride_w = stride_w_, dil_h = dil_h_, dil_w = dil_w_;
+    const int64_t pad_top = pad_top_, pad_left = pad_left_;
     merged_ = groups_ == 1 && k_w_ == stride_w && dil_w == 1 && pad_left == 0 &&
               out_w_ == in_w_ * stride_w;
     n_cols_ = merged_ ? k_w_ * group_out_ : group_out_;
@@ -158,30 +154,16 @@ class ConvTranspose2dKernel final : public Kernel {
     float* y = ctx.out().as<float>();
     ThreadPool* pool = ctx.pool();
     if (!nhwc_) {
-      transpose_batch(x, batch_, in_c_, in_h_ * in_w_, in_nhwc_.data(), pool);
+      transpose_batch(simd_, x, batch_, in_c_, in_h_ * in_w_, in_nhwc_.data(), pool);
       x = in_nhwc_.data();
     }
     float* out = nhwc_ ? y : out_nhwc_.data();
     for (const Phase& f : phases_) run_phase(f, x, bias, out, pool);
-    if (!nhwc_) transpose_batch(out, batch_, out_h_ * out_w_, out_c_, y, pool);
+    if (!nhwc_) transpose_batch(simd_, out, batch_, out_h_ * out_w_, out_c_, y, pool);
     return Status::ok();
   }
 
  private:
-  // `count` matrices of rows x cols (consecutive) transposed, in parallel.
-  void transpose_batch(const float* a, int64_t count, int64_t rows, int64_t cols, float* out,
-                       ThreadPool* pool) const {
-    const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, cols));
-    parallel_chunks(pool, count * rows, grain, [&](int64_t begin, int64_t end) {
-      while (begin < end) {
-        const int64_t m = begin / rows, r0 = begin % rows;
-        const int64_t r1 = std::min(rows, r0 + (end - begin));
-        simd_.transpose(a + m * rows * cols, rows, cols, r0, r1, out + m * rows * cols);
-        begin += r1 - r0;
-      }
-    });
-  }
-
   // Per phase and group, B packed for the GEMM micro-kernel: panels of gemm_nr output
   // channels (merged phases: (kw, output channel)), rows (tap, input channel of the group);
   // columns past the last are zero.
@@ -202,7 +184,7 @@ class ConvTranspose2dKernel final : public Kernel {
                 const int64_t col = pnl * nr + j;
                 const int64_t o = col % group_out_;
                 const int64_t kw = merged_ ? col / group_out_ : f.kw[t];
-                row[j] = col < n_cols_ ? w[filter_.at(g * group_in_ + i, o, f.kh[t], kw)] : 0.0f;
+                row[j] = col < n_cols_ ? w[filter_.at(o, g * group_in_ + i, f.kh[t], kw)] : 0.0f;
               }
             }
           }
@@ -269,12 +251,8 @@ class ConvTranspose2dKernel final : public Kernel {
   }
 
   const SimdKernels& simd_;
-  bool nhwc_ = false, filter_constant_ = false, merged_ = false;
+  bool filter_constant_ = false, merged_ = false;
   int64_t n_cols_ = 0;  // GEMM columns per group
-  int64_t batch_ = 0, in_c_ = 0, in_h_ = 0, in_w_ = 0, out_c_ = 0, out_h_ = 0, out_w_ = 0;
-  int64_t k_h_ = 0, k_w_ = 0, groups_ = 1, group_in_ = 0, group_out_ = 0;
-  int64_t stride_h_ = 1, stride_w_ = 1;
-  TransposeFilter filter_{"iohw", {0, 0, 0, 0}};
   std::vector<Phase> phases_;
   int64_t max_jobs_ = 0;
   AlignedFloats weights_, zero_, in_nhwc_, out_nhwc_, merged_bias_;
@@ -291,42 +269,21 @@ class ConvTranspose2dKernel final : public Kernel {
 // pixels that no tap reaches hold the bias. The work goes in bands of input rows whose product
 // fits in L2 (one task each: GEMM, then the band's copies), so the product never travels to
 // memory. Every output is a single dot product + bias, as in the NHWC path.
-class ConvTranspose2dPlanarKernel final : public Kernel {
+class ConvTranspose2dPlanarKernel final : public Kernel, private ConvTransposeShape {
  public:
   explicit ConvTranspose2dPlanarKernel(const SimdKernels& simd) : simd_(simd) {}
 
   bool init(const Node& node, const CompileContext& cc) {
     const auto& p = node.as<ConvTranspose2dParams>();
-    const TensorView& x = cc.view(p.input);
     const TensorView& w = cc.view(p.filter);
-    const TensorView& y = cc.view(OperandRef{node.outputs[0]});
-    if (x.data_type != DataType::kFloat32 || w.data_type != DataType::kFloat32) return false;
-    if (p.bias.present() && cc.view(p.bias).data_type != DataType::kFloat32) return false;
-    if (x.rank() != 4 || w.rank() != 4 || y.rank() != 4 || p.input_layout != "nchw") return false;
-    if (x.count == 0 || y.count == 0 || w.count == 0) return false;
-    batch_ = x.shape[0];
-    in_c_ = x.shape[1];
-    in_h_ = x.shape[2];
-    in_w_ = x.shape[3];
-    out_c_ = y.shape[1];
-    out_h_ = y.shape[2];
-    out_w_ = y.shape[3];
-    filter_ = TransposeFilter(p.filter_layout, w.shape);
-    k_h_ = filter_.size('h');
-    k_w_ = filter_.size('w');
-    groups_ = p.groups;
-    if (groups_ < 1 || in_c_ % groups_ != 0 || filter_.size('i') != in_c_) return false;
-    group_in_ = in_c_ / groups_;
-    group_out_ = filter_.size('o');
-    if (group_out_ * groups_ != out_c_) return false;
-    if (p.strides) s_h_ = (*p.strides)[0], s_w_ = (*p.strides)[1];
-    if (p.dilations) d_h_ = (*p.dilations)[0], d_w_ = (*p.dilations)[1];
-    if (p.padding) pad_top_ = (*p.padding)[0], pad_left_ = (*p.padding)[2];
-    if ((k_h_ - 1) * d_h_ >= s_h_ || (k_w_ - 1) * d_w_ >= s_w_) return false;
+    if (p.input_layout != "nchw" || !read_shape(node, cc)) return false;
+    if ((k_h_ - 1) * dil_h_ >= stride_h_ || (k_w_ - 1) * dil_w_ >= stride_w_) return false;
     // Every output pixel is reached by exactly one tap only in the exact tiling case.
-    covered_ = k_h_ == s_h_ && k_w_ == s_w_ && d_h_ == 1 && d_w_ == 1 && pad_top_ == 0 &&
-               pad_left_ == 0 && out_h_ == in_h_ * s_h_ && out_w_ == in_w_ * s_w_;
-    row_covered_ = k_w_ == s_w_ && d_w_ == 1 && pad_left_ == 0 && out_w_ == in_w_ * s_w_;
+    covered_ = k_h_ == stride_h_ && k_w_ == stride_w_ && dil_h_ == 1 && dil_w_ == 1 &&
+               pad_top_ == 0 && pad_left_ == 0 && out_h_ == in_h_ * stride_h_ &&
+               out_w_ == in_w_ * stride_w_;
+    row_covered_ =
+        k_w_ == stride_w_ && dil_w_ == 1 && pad_left_ == 0 && out_w_ == in_w_ * stride_w_;
     rows_ = k_h_ * k_w_ * group_out_;
     // Bands of whole input rows whose product (rows_ x band pixels) is about 256 KB.
     band_rows_ = std::clamp<int64_t>((int64_t{65536} / rows_) / in_w_, 1, in_h_);
@@ -434,7 +391,7 @@ class ConvTranspose2dPlanarKernel final : public Kernel {
             const int64_t r = (kh * k_w_ + kw) * group_out_ + o;
             float* dst = a_.data() + (g * rows_ + r) * group_in_;
             for (int64_t i = 0; i < group_in_; ++i) {
-              dst[i] = w[filter_.at(g * group_in_ + i, o, kh, kw)];
+              dst[i] = w[filter_.at(o, g * group_in_ + i, kh, kw)];
             }
           }
         }
@@ -449,7 +406,7 @@ class ConvTranspose2dPlanarKernel final : public Kernel {
   void interleave_taps(const float* tap0, int64_t tap_stride, int64_t kh, int64_t ih0, int64_t ih1,
                        float* dst) const {
     for (int64_t ih = ih0; ih < ih1; ++ih) {
-      const int64_t oh = ih * s_h_ + kh * d_h_ - pad_top_;
+      const int64_t oh = ih * stride_h_ + kh * dil_h_ - pad_top_;
       if (oh < 0 || oh >= out_h_) continue;
       const float* a = tap0 + (ih - ih0) * in_w_;
       float* d = dst + oh * out_w_;
@@ -470,18 +427,18 @@ class ConvTranspose2dPlanarKernel final : public Kernel {
   // Writes one tap's rows [ih0, ih1) into an output plane: (ih, iw) -> (ih * s + k * d - pad).
   void copy_tap(const float* src, int64_t kh, int64_t kw, int64_t ih0, int64_t ih1,
                 float* dst) const {
-    const int64_t off_w = kw * d_w_ - pad_left_;
+    const int64_t off_w = kw * dil_w_ - pad_left_;
     // Input columns whose output column is inside the plane.
     int64_t iw0 = 0;
-    while (iw0 < in_w_ && iw0 * s_w_ + off_w < 0) ++iw0;
+    while (iw0 < in_w_ && iw0 * stride_w_ + off_w < 0) ++iw0;
     int64_t iw1 = in_w_;
-    while (iw1 > iw0 && (iw1 - 1) * s_w_ + off_w >= out_w_) --iw1;
+    while (iw1 > iw0 && (iw1 - 1) * stride_w_ + off_w >= out_w_) --iw1;
     for (int64_t ih = ih0; ih < ih1; ++ih) {
-      const int64_t oh = ih * s_h_ + kh * d_h_ - pad_top_;
+      const int64_t oh = ih * stride_h_ + kh * dil_h_ - pad_top_;
       if (oh < 0 || oh >= out_h_) continue;
       const float* s = src + (ih - ih0) * in_w_;
       float* d = dst + oh * out_w_ + off_w;
-      for (int64_t iw = iw0; iw < iw1; ++iw) d[iw * s_w_] = s[iw];
+      for (int64_t iw = iw0; iw < iw1; ++iw) d[iw * stride_w_] = s[iw];
     }
   }
 
@@ -492,12 +449,8 @@ class ConvTranspose2dPlanarKernel final : public Kernel {
   };
 
   const SimdKernels& simd_;
-  int64_t batch_ = 0, in_c_ = 0, in_h_ = 0, in_w_ = 0, out_c_ = 0, out_h_ = 0, out_w_ = 0;
-  int64_t k_h_ = 0, k_w_ = 0, groups_ = 1, group_in_ = 0, group_out_ = 0;
-  int64_t s_h_ = 1, s_w_ = 1, d_h_ = 1, d_w_ = 1, pad_top_ = 0, pad_left_ = 0;
   int64_t rows_ = 0, band_rows_ = 1, bands_ = 1;
   bool covered_ = false, row_covered_ = false, filter_constant_ = false;
-  TransposeFilter filter_{"iohw", {0, 0, 0, 0}};
   AlignedFloats a_, row_bias_;
   std::vector<RowMajorA> tables_;
   std::vector<PerThread> per_thread_;

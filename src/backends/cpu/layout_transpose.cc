@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/transpose_batch.h"
 
 namespace webnn {
 
@@ -18,16 +19,7 @@ class LayoutTransposeKernel final : public Kernel {
     const auto& p = ctx.params<TransposeParams>();
     const float* a = ctx.in(p.input).as<float>();
     float* out = ctx.out().as<float>();
-    const int64_t rows = rows_, cols = cols_;
-    const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, cols));
-    parallel_chunks(ctx.pool(), count_ * rows, grain, [&](int64_t begin, int64_t end) {
-      while (begin < end) {
-        const int64_t m = begin / rows, r0 = begin % rows;
-        const int64_t r1 = std::min(rows, r0 + (end - begin));
-        simd_.transpose(a + m * rows * cols, rows, cols, r0, r1, out + m * rows * cols);
-        begin += r1 - r0;
-      }
-    });
+    transpose_batch(simd_, a, count_, rows_, cols_, out, ctx.pool());
     return Status::ok();
   }
 

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/transpose_batch.h"
+#include "core/pad_source.h"
 
 namespace webnn {
 
@@ -106,15 +108,7 @@ class StridedCopyKernel final : public Kernel {
         const int64_t rows = inner, cols = shape_[r - 2], count = product(0, r - 2);
         const float* a = reinterpret_cast<const float*>(src);
         float* out = reinterpret_cast<float*>(dst);
-        const int64_t grain = std::max<int64_t>(1, 4096 / cols);
-        parallel_chunks(pool, count * rows, grain, [&](int64_t b, int64_t e) {
-          while (b < e) {
-            const int64_t m = b / rows, r0 = b % rows;
-            const int64_t r1 = std::min(rows, r0 + (e - b));
-            simd_.transpose(a + m * rows * cols, rows, cols, r0, r1, out + m * rows * cols);
-            b += r1 - r0;
-          }
-        });
+        transpose_batch(simd_, a, count, rows, cols, out, pool);
         return Status::ok();
       }
     }
@@ -203,7 +197,7 @@ class PadKernel final : public Kernel {
     for (size_t k = 0; k < r; ++k) {
       maps_[k].resize(out_shape[k]);
       for (int64_t o = 0; o < out_shape[k]; ++o) {
-        maps_[k][o] = source(o - begin[k], in_shape[k], mode);
+        maps_[k][o] = pad_source(o - begin[k], in_shape[k], mode);
       }
     }
     begin_last_ = begin[r - 1];
@@ -246,16 +240,6 @@ class PadKernel final : public Kernel {
   }
 
  private:
-  // The reference's rule (backends/reference/movement.cc pad_source): -1 means the fill value.
-  static int64_t source(int64_t i, int64_t size, const std::string& mode) {
-    if (i >= 0 && i < size) return i;
-    if (mode == "constant") return -1;
-    if (mode == "edge") return i < 0 ? 0 : size - 1;
-    const bool reflect = mode == "reflection";
-    if (i < 0) return reflect ? -i : -i - 1;
-    return reflect ? 2 * (size - 1) - i : 2 * size - 1 - i;
-  }
-
   OperandRef input_;
   float value_;
   std::vector<int64_t> in_strides_, out_shape_;

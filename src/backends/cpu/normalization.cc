@@ -17,6 +17,19 @@ double read_param(const KernelContext& ctx, OperandRef r, int64_t i, double fall
   return r.present() ? static_cast<double>(ctx.in(r).as<float>()[i]) : fallback;
 }
 
+// The epsilon option rounded to float32, as the float32 reference uses it, in double.
+double float32_epsilon(double epsilon) { return static_cast<double>(static_cast<float>(epsilon)); }
+
+// A normalization's per-element scale and bias (1 and 0 when the option is absent), read into
+// `scale` and `bias` (both of the same size).
+void read_scale_bias(const KernelContext& ctx, OperandRef scale_ref, OperandRef bias_ref,
+                     std::vector<double>& scale, std::vector<double>& bias) {
+  for (size_t i = 0; i < scale.size(); ++i) {
+    scale[i] = read_param(ctx, scale_ref, static_cast<int64_t>(i), 1.0);
+    bias[i] = read_param(ctx, bias_ref, static_cast<int64_t>(i), 0.0);
+  }
+}
+
 bool float_operands(const CompileContext& cc, std::initializer_list<OperandRef> refs) {
   for (OperandRef r : refs) {
     if (r.present() && cc.view(r).data_type != DataType::kFloat32) return false;
@@ -36,7 +49,7 @@ class BatchNormKernel final : public Kernel {
 
   Status run(KernelContext& ctx) override {
     const auto& p = ctx.params<BatchNormalizationParams>();
-    const double eps = static_cast<double>(static_cast<float>(p.epsilon));
+    const double eps = float32_epsilon(p.epsilon);
     for (int64_t c = 0; c < channels_; ++c) {
       mean_[c] = read_param(ctx, p.mean, c, 0.0);
       const double var = read_param(ctx, p.variance, c, 0.0);
@@ -103,11 +116,8 @@ class InstanceNormKernel final : public Kernel {
 
   Status run(KernelContext& ctx) override {
     const auto& p = ctx.params<InstanceNormalizationParams>();
-    const double eps = static_cast<double>(static_cast<float>(p.epsilon));
-    for (int64_t c = 0; c < channels_; ++c) {
-      scale_[c] = read_param(ctx, p.scale, c, 1.0);
-      bias_[c] = read_param(ctx, p.bias, c, 0.0);
-    }
+    const double eps = float32_epsilon(p.epsilon);
+    read_scale_bias(ctx, p.scale, p.bias, scale_, bias_);
     const float* x = ctx.in(p.input).as<float>();
     float* y = ctx.out().as<float>();
     const double count = static_cast<double>(pixels_);
@@ -187,11 +197,8 @@ class LayerNormKernel final : public Kernel {
 
   Status run(KernelContext& ctx) override {
     const auto& p = ctx.params<LayerNormalizationParams>();
-    const double eps = static_cast<double>(static_cast<float>(p.epsilon));
-    for (int64_t k = 0; k < len_; ++k) {
-      scale_[k] = read_param(ctx, p.scale, k, 1.0);
-      bias_[k] = read_param(ctx, p.bias, k, 0.0);
-    }
+    const double eps = float32_epsilon(p.epsilon);
+    read_scale_bias(ctx, p.scale, p.bias, scale_, bias_);
     const float* x = ctx.in(p.input).as<float>();
     float* y = ctx.out().as<float>();
     const double count = static_cast<double>(len_);

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "backends/reference/kernels.h"
+#include "core/pad_source.h"
 
 namespace webnn {
 
@@ -247,18 +248,6 @@ T pad_value(const Scalar& s, DataType t) {
     }
     return T(0);
   }
-}
-
-// Maps an output coordinate of a padded axis to the input coordinate, or -1 for constant.
-int64_t pad_source(int64_t i, int64_t size, const std::string& mode) {
-  if (i >= 0 && i < size) return i;
-  if (mode == "constant") return -1;
-  if (mode == "edge") return i < 0 ? 0 : size - 1;
-  // Reflection excludes the edge element, symmetric repeats it; pads never exceed one period
-  // (checked by Infer), so one fold suffices.
-  const bool reflect = mode == "reflection";
-  if (i < 0) return reflect ? -i : -i - 1;
-  return reflect ? 2 * (size - 1) - i : 2 * size - 1 - i;
 }
 
 Status run_pad(KernelContext& ctx) {

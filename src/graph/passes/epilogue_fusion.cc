@@ -12,40 +12,9 @@ namespace webnn {
 
 namespace {
 
-bool is_binary_step(OpKind k) {
-  return k == OpKind::kAdd || k == OpKind::kSub || k == OpKind::kMul || k == OpKind::kDiv ||
-         k == OpKind::kMax || k == OpKind::kMin;
-}
-
-// The unary ops the cpu backend evaluates with its vector kernels (cpu/elementwise.cc).
-bool is_unary_step(OpKind k) {
-  switch (k) {
-    case OpKind::kIdentity:
-    case OpKind::kRelu:
-    case OpKind::kNeg:
-    case OpKind::kAbs:
-    case OpKind::kFloor:
-    case OpKind::kCeil:
-    case OpKind::kRoundEven:
-    case OpKind::kSqrt:
-    case OpKind::kReciprocal:
-    case OpKind::kExp:
-    case OpKind::kSigmoid:
-    case OpKind::kTanh:
-    case OpKind::kClamp:
-    case OpKind::kLinear:
-    case OpKind::kLeakyRelu:
-    case OpKind::kHardSigmoid:
-    case OpKind::kHardSwish:
-      return true;
-    default:
-      return false;
-  }
-}
-
 bool is_head(OpKind k) {
   return k == OpKind::kConv2d || k == OpKind::kConvTranspose2d || k == OpKind::kGemm ||
-         k == OpKind::kMatmul || is_binary_step(k) || is_unary_step(k);
+         k == OpKind::kMatmul || is_cpu_vector_binary(k) || is_cpu_vector_unary(k);
 }
 
 bool static_f32(const OperandDesc& d) {
@@ -99,8 +68,8 @@ Expected<int64_t> fuse_epilogues(Graph& graph) {
     if (!step.epilogue.empty() || step.outputs.size() != 1) continue;
     const OperandDesc& out = graph.desc(step.outputs[0]);
     if (!(out == graph.desc(v))) continue;  // the value keeps its shape and type
-    bool ok = is_unary_step(step.kind);
-    if (is_binary_step(step.kind)) {
+    bool ok = is_cpu_vector_unary(step.kind);
+    if (is_cpu_vector_binary(step.kind)) {
       const auto& p = step.as<BinaryParams>();
       const OperandId other = p.a.id == v ? p.b.id : p.a.id;
       const OperandDesc& od = graph.desc(other);

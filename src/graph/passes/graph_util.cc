@@ -95,4 +95,34 @@ void renumber_producers(Graph& graph) {
   }
 }
 
+bool is_cpu_vector_unary(OpKind k) {
+  switch (k) {
+    case OpKind::kIdentity:
+    case OpKind::kRelu:
+    case OpKind::kNeg:
+    case OpKind::kAbs:
+    case OpKind::kFloor:
+    case OpKind::kCeil:
+    case OpKind::kRoundEven:
+    case OpKind::kSqrt:
+    case OpKind::kReciprocal:
+    case OpKind::kExp:
+    case OpKind::kSigmoid:
+    case OpKind::kTanh:
+    case OpKind::kClamp:
+    case OpKind::kLinear:
+    case OpKind::kLeakyRelu:
+    case OpKind::kHardSigmoid:
+    case OpKind::kHardSwish:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_cpu_vector_binary(OpKind k) {
+  return k == OpKind::kAdd || k == OpKind::kSub || k == OpKind::kMul || k == OpKind::kDiv ||
+         k == OpKind::kMax || k == OpKind::kMin;
+}
+
 }  // namespace webnn

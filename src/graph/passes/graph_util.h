@@ -27,6 +27,13 @@ bool is_constant(const Graph& graph, OperandId id);
 // True when the operand is a graph output.
 bool is_graph_output(const Graph& graph, OperandId id);
 
+// The unary ops the cpu backend evaluates with its vector kernels (cpu/elementwise.cc), each
+// reading and writing the same index: they can run in place and be fused as epilogue steps.
+bool is_cpu_vector_unary(OpKind k);
+
+// The binary arithmetic ops the cpu vector kernels evaluate (and fuse as epilogue steps).
+bool is_cpu_vector_binary(OpKind k);
+
 }  // namespace webnn
 
 namespace webnn {

@@ -48,41 +48,13 @@ bool is_identity(const Perm& p) {
   return true;
 }
 
+// Element-wise ops, whose layout does not matter: the cpu vector ones plus the rest.
 bool is_elementwise_unary(OpKind k) {
-  switch (k) {
-    case OpKind::kIdentity:
-    case OpKind::kRelu:
-    case OpKind::kNeg:
-    case OpKind::kAbs:
-    case OpKind::kFloor:
-    case OpKind::kCeil:
-    case OpKind::kRoundEven:
-    case OpKind::kSqrt:
-    case OpKind::kReciprocal:
-    case OpKind::kExp:
-    case OpKind::kLog:
-    case OpKind::kErf:
-    case OpKind::kSigmoid:
-    case OpKind::kTanh:
-    case OpKind::kClamp:
-    case OpKind::kLinear:
-    case OpKind::kLeakyRelu:
-    case OpKind::kHardSigmoid:
-    case OpKind::kHardSwish:
-    case OpKind::kElu:
-    case OpKind::kGelu:
-    case OpKind::kSoftplus:
-    case OpKind::kSoftsign:
-      return true;
-    default:
-      return false;
-  }
+  return is_cpu_vector_unary(k) || k == OpKind::kLog || k == OpKind::kErf || k == OpKind::kElu ||
+         k == OpKind::kGelu || k == OpKind::kSoftplus || k == OpKind::kSoftsign;
 }
 
-bool is_elementwise_binary(OpKind k) {
-  return k == OpKind::kAdd || k == OpKind::kSub || k == OpKind::kMul || k == OpKind::kDiv ||
-         k == OpKind::kMax || k == OpKind::kMin || k == OpKind::kPow;
-}
+bool is_elementwise_binary(OpKind k) { return is_cpu_vector_binary(k) || k == OpKind::kPow; }
 
 // A constant of rank <= perm.size(), broadcast-aligned to the permuted value, rewritten for the
 // unpermuted one: leading ones added, then its axes permuted by inverse(perm).

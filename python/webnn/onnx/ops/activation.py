@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from .registry import op
+from .registry import op, unary_ops
 from .util import norm_axis, prod
 
 
@@ -12,29 +12,16 @@ def _f(n, v, i=0):
     return n.const(v, n.dtype(i))
 
 
-@op("Relu")
-def relu(n):
-    return n.b.relu(n.x(0))
-
-
-@op("Sigmoid")
-def sigmoid(n):
-    return n.b.sigmoid(n.x(0))
-
-
-@op("Tanh")
-def tanh(n):
-    return n.b.tanh(n.x(0))
-
-
-@op("Softplus")
-def softplus(n):
-    return n.b.softplus(n.x(0))
-
-
-@op("Softsign")
-def softsign(n):
-    return n.b.softsign(n.x(0))
+unary_ops(
+    {
+        "Relu": "relu",
+        "Sigmoid": "sigmoid",
+        "Tanh": "tanh",
+        "Softplus": "softplus",
+        "Softsign": "softsign",
+        "HardSwish": "hard_swish",
+    }
+)
 
 
 @op("LeakyRelu")
@@ -84,11 +71,6 @@ def celu(n):
 @op("HardSigmoid")
 def hard_sigmoid(n):
     return n.b.hard_sigmoid(n.x(0), float(n.attr("alpha", 0.2)), float(n.attr("beta", 0.5)))
-
-
-@op("HardSwish")
-def hard_swish(n):
-    return n.b.hard_swish(n.x(0))
 
 
 @op("ThresholdedRelu")

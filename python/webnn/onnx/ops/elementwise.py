@@ -3,7 +3,7 @@
 import numpy as np
 
 from ..types import FLOAT_TYPES, ONNX_TO_WEBNN
-from .registry import op
+from .registry import op, unary_ops
 from .util import to_dtype
 
 _BINARY = {
@@ -148,14 +148,20 @@ def pow_(n):
     return n.b.pow(a, e)
 
 
+def _fold_inputs(n, method):
+    """The node's present inputs, and the builder's binary `method` folded over them."""
+    ops_ = [n.x(i) for i in range(n.n_inputs) if n.has(i)]
+    out = ops_[0]
+    for other in ops_[1:]:
+        out = getattr(n.b, method)(out, other)
+    return ops_, out
+
+
 def _variadic(method, mean=False):
     def convert(n):
-        ops_ = [n.x(i) for i in range(n.n_inputs) if n.has(i)]
-        out = ops_[0]
+        ops_, out = _fold_inputs(n, method)
         if len(ops_) == 1:
             return n.b.identity(out)
-        for other in ops_[1:]:
-            out = getattr(n.b, method)(out, other)
         if mean:
             out = n.b.div(out, n.const(len(ops_), n.b.operand_data_type(out)))
         return out
@@ -169,12 +175,9 @@ op("Mean")(_variadic("add", mean=True))
 
 def _minmax(method):
     def convert(n):
-        ops_ = [n.x(i) for i in range(n.n_inputs) if n.has(i)]
-        out = ops_[0]
+        ops_, out = _fold_inputs(n, method)
         if len(ops_) == 1:
             return n.b.identity(out)
-        for other in ops_[1:]:
-            out = getattr(n.b, method)(out, other)
         if n.dtype(0) in FLOAT_TYPES:
             # ONNX propagates NaN from any input; WebNN's max/min need not.
             nan = None
@@ -209,16 +212,7 @@ _UNARY = {
     "Identity": "identity",
 }
 
-
-def _unary(method):
-    def convert(n):
-        return getattr(n.b, method)(n.x(0))
-
-    return convert
-
-
-for _onnx_name, _method in _UNARY.items():
-    op(_onnx_name)(_unary(_method))
+unary_ops(_UNARY)
 
 
 @op("Sign")
@@ -307,7 +301,11 @@ def _cast_to(n, x, to):
     src = n.b.operand_data_type(x)
     if to == BOOL:
         return n.b.not_equal(x, n.const(0, src))
-    dst = ONNX_TO_WEBNN[to]
+    return _convert(n, x, src, ONNX_TO_WEBNN[to])
+
+
+def _convert(n, x, src, dst):
+    """x (WebNN type src) as WebNN type dst, as ONNX casts (not to bool)."""
     if src == dst:
         return n.b.identity(x)
     if src in FLOAT_TYPES and dst not in FLOAT_TYPES:
@@ -325,14 +323,7 @@ def cast_like(n):
         return n.b.not_equal(n.x(0), n.const(0, n.dtype(0)))
     if np.dtype(target) not in NUMPY_TO_WEBNN:
         n.fail(f"cast to {target}: WebNN has no such data type")
-    dst = NUMPY_TO_WEBNN[np.dtype(target)]
-    x = n.x(0)
-    src = n.dtype(0)
-    if src == dst:
-        return n.b.identity(x)
-    if src in FLOAT_TYPES and dst not in FLOAT_TYPES:
-        x = _trunc(n, x)
-    return n.b.cast(x, dst)
+    return _convert(n, n.x(0), n.dtype(0), NUMPY_TO_WEBNN[np.dtype(target)])
 
 
 @op("Where")

@@ -40,24 +40,25 @@ def atan_(n):
     return atan(n, n.x(0))
 
 
+def _one_minus_plus(n):
+    """1 - x and 1 + x of input 0, the factors asin and acos are written with."""
+    one = n.const(1.0, n.dtype(0))
+    return n.b.sub(one, n.x(0)), n.b.add(one, n.x(0))
+
+
 @op("Asin")
 def asin(n):
     bl = n.b
-    x = n.x(0)
-    dt = n.dtype(0)
-    one = n.const(1.0, dt)
-    denom = bl.sqrt(bl.mul(bl.sub(one, x), bl.add(one, x)))
-    return atan(n, bl.div(x, denom))
+    minus, plus = _one_minus_plus(n)
+    return atan(n, bl.div(n.x(0), bl.sqrt(bl.mul(minus, plus))))
 
 
 @op("Acos")
 def acos(n):
     bl = n.b
-    x = n.x(0)
-    dt = n.dtype(0)
-    one = n.const(1.0, dt)
+    minus, plus = _one_minus_plus(n)
     # acos(x) = 2 * atan(sqrt((1 - x) / (1 + x))): accurate near both ends
-    return bl.mul(n.const(2.0, dt), atan(n, bl.sqrt(bl.div(bl.sub(one, x), bl.add(one, x)))))
+    return bl.mul(n.const(2.0, n.dtype(0)), atan(n, bl.sqrt(bl.div(minus, plus))))
 
 
 def _shift(n, y, axis, k, length, fill):

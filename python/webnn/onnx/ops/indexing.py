@@ -208,13 +208,7 @@ def pad(n):
         if n.has(2):
             v = n.c(2, what="constant_value").reshape(-1)
             value = v[0].item() if v.size else 0
-    axes = list(range(rank))
-    if n.opset >= 18 and n.has(3):
-        axes = [norm_axis(n, a, rank) for a in _ints(n.c(3, what="axes"))]
-    k = len(axes)
-    begin, end = [0] * rank, [0] * rank
-    for j, a in enumerate(axes):
-        begin[a], end[a] = pads[j], pads[j + k]
+    begin, end = _pad_amounts(n, pads, rank)
     x = n.x(0)
     bl = n.b
     # Negative pads crop.
@@ -260,9 +254,9 @@ def pad(n):
     n.fail(f"pad mode '{mode}' is not supported")
 
 
-def _pad_runtime_value(n, shape, pads, rank):
-    """Pad with a value computed at run time: pad with 0, then select the value where a
-    constant mask says 'padding'."""
+def _pad_amounts(n, pads, rank):
+    """Pad's `pads` ([x1_begin, x2_begin, ..., x1_end, ...] over `axes`, opset 18, or all axes)
+    as per-axis begin and end lists."""
     axes = list(range(rank))
     if n.opset >= 18 and n.has(3):
         axes = [norm_axis(n, a, rank) for a in _ints(n.c(3, what="axes"))]
@@ -270,6 +264,13 @@ def _pad_runtime_value(n, shape, pads, rank):
     begin, end = [0] * rank, [0] * rank
     for j, a in enumerate(axes):
         begin[a], end[a] = pads[j], pads[j + k]
+    return begin, end
+
+
+def _pad_runtime_value(n, shape, pads, rank):
+    """Pad with a value computed at run time: pad with 0, then select the value where a
+    constant mask says 'padding'."""
+    begin, end = _pad_amounts(n, pads, rank)
     if any(p < 0 for p in begin + end):
         n.fail("negative pads with a run-time constant_value")
     bl = n.b

@@ -363,14 +363,19 @@ def instance_norm(n):
     return bl.add(bl.mul(y, bl.reshape(n.x(1), shape)), bl.reshape(n.x(2), shape))
 
 
+def _layer_norm_attrs(n):
+    """The first normalized axis, the axes (it to the last) and epsilon of LayerNormalization
+    and RMSNormalization."""
+    rank = n.rank(0)
+    axis = norm_axis(n, int(n.attr("axis", -1)), rank)
+    return axis, list(range(axis, rank)), float(n.attr("epsilon", 1e-5))
+
+
 @op("LayerNormalization")
 def layer_norm(n):
     if len(n.node.output) > 1 and any(n.node.output[1:]):
         return _layer_norm_with_statistics(n)
-    rank = n.rank(0)
-    axis = norm_axis(n, int(n.attr("axis", -1)), rank)
-    eps = float(n.attr("epsilon", 1e-5))
-    axes = list(range(axis, rank))
+    axis, axes, eps = _layer_norm_attrs(n)
     bl = n.b
     x = n.x(0)
     norm_shape = n.shape(0)[axis:]
@@ -388,10 +393,7 @@ def layer_norm(n):
 
 def _layer_norm_with_statistics(n):
     """LayerNormalization with its Mean and InvStdDev outputs, decomposed."""
-    rank = n.rank(0)
-    axis = norm_axis(n, int(n.attr("axis", -1)), rank)
-    eps = float(n.attr("epsilon", 1e-5))
-    axes = list(range(axis, rank))
+    _, axes, eps = _layer_norm_attrs(n)
     bl = n.b
     x = n.x(0)
     dtype = n.dtype(0)
@@ -407,13 +409,10 @@ def _layer_norm_with_statistics(n):
 
 @op("RMSNormalization")
 def rms_norm(n):
-    rank = n.rank(0)
-    axis = norm_axis(n, int(n.attr("axis", -1)), rank)
-    eps = float(n.attr("epsilon", 1e-5))
+    _, axes, eps = _layer_norm_attrs(n)
     bl = n.b
     x = n.x(0)
     dtype = n.dtype(0)
-    axes = list(range(axis, rank))
     ms = bl.reduce_mean(bl.mul(x, x), axes, True)
     y = bl.div(x, bl.sqrt(bl.add(ms, n.const(eps, dtype))))
     return bl.mul(y, n.x(1))

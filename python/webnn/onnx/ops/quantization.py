@@ -40,16 +40,19 @@ def _reshaped(n, i, shape):
     return n.b.reshape(n.x(i), shape)
 
 
-@op("QuantizeLinear")
-def quantize_linear(n):
+def _linear_param_shape(n):
+    """The shape Quantize/DequantizeLinear's scale and zero point (input 1, 2) take to broadcast
+    against input 0: per tensor, per `axis` or per block of `block_size` along it."""
     xshape = n.shape(0)
     rank = len(xshape)
     axis = norm_axis(n, int(n.attr("axis", 1)), max(rank, 1)) if rank else 0
-    block = int(n.attr("block_size", 0))
-    sshape = n.shape(1)
-    pshape = param_shape(n, sshape, xshape, axis, block)
-    if rank == 0:
-        pshape = []
+    pshape = param_shape(n, n.shape(1), xshape, axis, int(n.attr("block_size", 0)))
+    return pshape if rank else []
+
+
+@op("QuantizeLinear")
+def quantize_linear(n):
+    pshape = _linear_param_shape(n)
     scale = _reshaped(n, 1, pshape)
     if n.has(2):
         zp = _reshaped(n, 2, pshape)
@@ -80,13 +83,7 @@ def quantize_like_onnx(n, x, scale, zp):
 
 @op("DequantizeLinear")
 def dequantize_linear(n):
-    xshape = n.shape(0)
-    rank = len(xshape)
-    axis = norm_axis(n, int(n.attr("axis", 1)), max(rank, 1)) if rank else 0
-    block = int(n.attr("block_size", 0))
-    pshape = param_shape(n, n.shape(1), xshape, axis, block)
-    if rank == 0:
-        pshape = []
+    pshape = _linear_param_shape(n)
     scale = _reshaped(n, 1, pshape)
     zp = _reshaped(n, 2, pshape) if n.has(2) else None
     if zp is None:

@@ -14,6 +14,7 @@ more than one sequence into per-thread slices (min/max per slice), which changes
 import numpy as np
 
 from .quantization import quantize_like_onnx
+from .recurrent import concat_or_one, stack_directions
 from .registry import op
 
 
@@ -107,10 +108,8 @@ def dynamic_quantize_lstm(n):
             c = bl.add(bl.mul(f, c), bl.mul(i, cand))
             h = bl.mul(o, bl.tanh(c))
             outs[t] = bl.reshape(h, [1, 1, batch, hidden])
-        ys.append(bl.concat(outs, 0) if steps > 1 else outs[0])
+        ys.append(concat_or_one(bl, outs, 0))
         hs.append(bl.reshape(h, [1, batch, hidden]))
         cs.append(bl.reshape(c, [1, batch, hidden]))
-    y = bl.concat(ys, 1) if num_dir > 1 else ys[0]
-    yh = bl.concat(hs, 0) if num_dir > 1 else hs[0]
-    yc = bl.concat(cs, 0) if num_dir > 1 else cs[0]
+    y, yh, yc = stack_directions(bl, ys, hs, cs)
     return [y, yh, yc]

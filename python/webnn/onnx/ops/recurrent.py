@@ -84,19 +84,23 @@ def _outputs(n, results, layout, want_seq):
     return outs
 
 
-@op("LSTM")
-def lstm(n):
-    if n.attr("input_forget", 0):
-        n.fail("input_forget (coupled gates) is not supported")
-    x, steps, _batch, hidden, direction, _num_dir, bias, rbias, layout = _prepare(n, 4)
-    want_seq = bool(n.node.output) and bool(n.node.output[0])
-    acts = _activations(n, ["sigmoid", "tanh", "tanh"], 3)
-    peep = n.x(7) if n.has(7) else None
-    if peep is not None:
-        # WebNN's lstm feeds the output gate's peephole the previous cell state, ONNX the new
-        # one: unroll the ONNX equations instead.
-        return _lstm_unrolled(n, x, steps, hidden, direction, bias, rbias, layout, acts, want_seq)
-    results = n.b.lstm(
+def concat_or_one(bl, parts, axis):
+    return bl.concat(parts, axis) if len(parts) > 1 else parts[0]
+
+
+def stack_directions(bl, ys, *states):
+    """The outputs of an unrolled recurrent op (ONNX layout 0): Y [steps, num_dir, batch,
+    hidden] from each direction's [steps, 1, batch, hidden], and each final state [num_dir,
+    batch, hidden] from the directions' [1, batch, hidden]."""
+    return [concat_or_one(bl, ys, 1)] + [concat_or_one(bl, s, 0) for s in states]
+
+
+def _builder_op(n, method, prepared, want_seq, **options):
+    """The builder's lstm or gru on the ONNX node's weights (inputs 1, 2) and initial hidden
+    state (input 5), with `prepared` = _prepare(n, ...), its outputs in the node's layout;
+    `options` are the op's own."""
+    x, steps, _batch, hidden, direction, _num_dir, bias, rbias, onnx_layout = prepared
+    results = getattr(n.b, method)(
         x,
         n.x(1),
         n.x(2),
@@ -104,15 +108,37 @@ def lstm(n):
         hidden,
         bias=bias,
         recurrent_bias=rbias,
-        peephole_weight=peep,
-        initial_hidden_state=_initial(n, 5, layout),
-        initial_cell_state=_initial(n, 6, layout),
+        initial_hidden_state=_initial(n, 5, onnx_layout),
         return_sequence=want_seq,
         direction=_DIRECTIONS[direction],
+        **options,
+    )
+    return _outputs(n, results, onnx_layout, want_seq)
+
+
+@op("LSTM")
+def lstm(n):
+    if n.attr("input_forget", 0):
+        n.fail("input_forget (coupled gates) is not supported")
+    prepared = _prepare(n, 4)
+    x, steps, _batch, hidden, direction, _num_dir, bias, rbias, layout = prepared
+    want_seq = bool(n.node.output) and bool(n.node.output[0])
+    acts = _activations(n, ["sigmoid", "tanh", "tanh"], 3)
+    peep = n.x(7) if n.has(7) else None
+    if peep is not None:
+        # WebNN's lstm feeds the output gate's peephole the previous cell state, ONNX the new
+        # one: unroll the ONNX equations instead.
+        return _lstm_unrolled(n, x, steps, hidden, direction, bias, rbias, layout, acts, want_seq)
+    return _builder_op(
+        n,
+        "lstm",
+        prepared,
+        want_seq,
+        peephole_weight=peep,
+        initial_cell_state=_initial(n, 6, layout),
         layout="iofg",
         activations=acts,
     )
-    return _outputs(n, results, layout, want_seq)
 
 
 def _lstm_unrolled(n, x, steps, hidden, direction, bias, rbias, layout, acts, want_seq):
@@ -158,12 +184,10 @@ def _lstm_unrolled(n, x, steps, hidden, direction, bias, rbias, layout, acts, wa
             o = getattr(bl, f_act)(bl.add(piece(g, 1), bl.mul(po, c)))
             h = bl.mul(o, getattr(bl, h_act)(c))
             outs[t] = bl.reshape(h, [1, 1, batch, hidden])
-        ys.append(bl.concat(outs, 0) if steps > 1 else outs[0])
+        ys.append(concat_or_one(bl, outs, 0))
         hs.append(bl.reshape(h, [1, batch, hidden]))
         cs.append(bl.reshape(c, [1, batch, hidden]))
-    y = bl.concat(ys, 1) if num_dir > 1 else ys[0]
-    yh = bl.concat(hs, 0) if num_dir > 1 else hs[0]
-    yc = bl.concat(cs, 0) if num_dir > 1 else cs[0]
+    y, yh, yc = stack_directions(bl, ys, hs, cs)
     if layout == 1:
         y = bl.transpose(y, [2, 0, 1, 3])
         yh, yc = bl.transpose(yh, [1, 0, 2]), bl.transpose(yc, [1, 0, 2])
@@ -172,25 +196,18 @@ def _lstm_unrolled(n, x, steps, hidden, direction, bias, rbias, layout, acts, wa
 
 @op("GRU")
 def gru(n):
-    x, steps, _batch, hidden, direction, _num_dir, bias, rbias, layout = _prepare(n, 3)
+    prepared = _prepare(n, 3)
     want_seq = bool(n.node.output) and bool(n.node.output[0])
     acts = _activations(n, ["sigmoid", "tanh"], 2)
-    results = n.b.gru(
-        x,
-        n.x(1),
-        n.x(2),
-        steps,
-        hidden,
-        bias=bias,
-        recurrent_bias=rbias,
-        initial_hidden_state=_initial(n, 5, layout),
+    return _builder_op(
+        n,
+        "gru",
+        prepared,
+        want_seq,
         reset_after=bool(n.attr("linear_before_reset", 0)),
-        return_sequence=want_seq,
-        direction=_DIRECTIONS[direction],
         layout="zrn",
         activations=acts,
     )
-    return _outputs(n, results, layout, want_seq)
 
 
 @op("RNN")
@@ -239,10 +256,9 @@ def rnn(n):
                 pre = bl.add(pre, bsum)
             h = getattr(bl, _ACTS[act])(pre)
             outs[t] = bl.reshape(h, [1, 1, batch, hidden])
-        ys.append(bl.concat(outs, 0) if steps > 1 else outs[0])
+        ys.append(concat_or_one(bl, outs, 0))
         hs.append(bl.reshape(h, [1, batch, hidden]))
-    y = bl.concat(ys, 1) if num_dir > 1 else ys[0]
-    yh = bl.concat(hs, 0) if num_dir > 1 else hs[0]
+    y, yh = stack_directions(bl, ys, hs)
     if layout == 1:
         y = bl.transpose(y, [2, 0, 1, 3])
         yh = bl.transpose(yh, [1, 0, 2])

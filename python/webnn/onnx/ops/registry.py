@@ -24,5 +24,16 @@ def op(*names, domain="", **kw):
     return deco
 
 
+def unary_ops(methods):
+    """Registers the ONNX operators that are one builder method applied to input 0, given as
+    {onnx op type: builder method name}."""
+
+    def converter(method):
+        return lambda n: getattr(n.b, method)(n.x(0))
+
+    for onnx_name, method in methods.items():
+        op(onnx_name)(converter(method))
+
+
 def lookup(domain, op_type):
     return TABLE.get(("" if domain == "ai.onnx" else domain, op_type))
