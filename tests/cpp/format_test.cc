@@ -17,6 +17,7 @@
 #include "format/lexer.h"
 #include "format/params.h"
 #include "format/weights.h"
+#include "temp_files.h"
 #include "webnn/builder.h"
 
 namespace webnn {
@@ -24,34 +25,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using format::Value;
-
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/webnn_format_test_XXXXXX";
-    path_ = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-  std::vector<std::string> list() const {
-    std::vector<std::string> out;
-    for (const auto& e : fs::directory_iterator(path_)) out.push_back(e.path().filename());
-    std::sort(out.begin(), out.end());
-    return out;
-  }
-
- private:
-  std::string path_;
-};
-
-void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 std::string bytes_of(const std::vector<float>& v) {
   return std::string(reinterpret_cast<const char*>(v.data()), v.size() * 4);

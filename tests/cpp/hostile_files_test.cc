@@ -11,6 +11,7 @@
 
 #include "format/sha256.h"
 #include "format/weights_record.h"
+#include "temp_files.h"
 #include "webnn/builder.h"
 #include "webnn/format.h"
 
@@ -18,28 +19,6 @@ namespace webnn {
 namespace {
 
 namespace fs = std::filesystem;
-
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/webnn_hostile_test_XXXXXX";
-    path_ = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
-void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
 // y = x + w with w = {v, v, v}: two saves with different v are structurally identical.
 Graph add_graph(float v) {
