@@ -254,6 +254,44 @@ def test_convert_maps_names_and_records_them(ctx, tmp_path):
     assert (tmp_path / "again.webnn").read_text() == path.read_text()
 
 
+def test_convert_keeps_the_weights_record_first(ctx, tmp_path):
+    # The name map must not push the weights record off the first line, where the loader
+    # verifies that the sidecar is the one saved with the graph.
+    w = numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3), "w")
+    m = model(
+        [helper.make_node("Add", ["input.1", "w"], ["463"])],
+        [vi("input.1", T.FLOAT, [2, 3])],
+        [vi("463", T.FLOAT, [2, 3])],
+        [w],
+    )
+    path = tmp_path / "m.webnn"
+    assert wo.convert(m, path) == {"463": "_463"}
+    lines = path.read_text().splitlines()
+    assert lines[0].startswith("# webnn-weights: bytes=")
+    assert read_name_map(path) == {"463": "_463"}
+    x = np.ones((2, 3), np.float32)
+    np.testing.assert_array_equal(
+        ctx.compute(ctx.load_graph(path), {"input.1": x})["_463"], ort_run(m, {"input.1": x})["463"]
+    )
+    other = tmp_path / "other.webnn"
+    wo.convert(
+        model(
+            [helper.make_node("Add", ["input.1", "w"], ["463"])],
+            [vi("input.1", T.FLOAT, [2, 3])],
+            [vi("463", T.FLOAT, [2, 3])],
+            [numpy_helper.from_array(np.zeros((2, 3), np.float32), "w")],
+        ),
+        other,
+    )
+    sidecars = sorted(p.name for p in tmp_path.iterdir() if p.suffix != ".webnn")
+    assert sidecars, "convert wrote no weights file"
+    for name in sidecars:
+        if name.startswith("other"):
+            os.replace(tmp_path / name, tmp_path / name.replace("other", "m", 1))
+    with pytest.raises(OSError, match="is not the weights file saved with"):
+        ctx.load_graph(path)
+
+
 def test_cli_convert(ctx, tmp_path, capsys):
     onnx.save(linear_model(W), str(tmp_path / "m.onnx"))
     out = tmp_path / "m.webnn"

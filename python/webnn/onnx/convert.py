@@ -14,6 +14,7 @@ _RESERVED = {"true", "false", "null"}
 
 # The comment line convert() writes into the .webnn file: the ONNX names that were renamed.
 NAME_MAP_PREFIX = "# onnx-names: "
+WEIGHTS_RECORD_PREFIX = "# webnn-weights:"
 
 
 def load(context, model, *, free_dims=None, input_shapes=None, constants=None, base_dir=None,
@@ -95,7 +96,7 @@ def convert(model, path, *, free_dims=None, input_shapes=None, constants=None, b
     path = Path(path)
     builder.save(imported.operands, path)
     if renamer.mapping:
-        _prepend_comment(path, NAME_MAP_PREFIX + json.dumps(renamer.mapping, sort_keys=True))
+        _insert_header_comment(path, NAME_MAP_PREFIX + json.dumps(renamer.mapping, sort_keys=True))
     return dict(renamer.mapping)
 
 
@@ -110,12 +111,18 @@ def read_name_map(path):
     return {}
 
 
-def _prepend_comment(path, line):
+def _insert_header_comment(path, line):
+    # save() writes the weights record ("# webnn-weights: ...") as the first line, where the loader
+    # looks for it to verify the sidecar; the name map goes after it.
     text = Path(path).read_text(encoding="utf-8")
+    record = ""
+    if text.startswith(WEIGHTS_RECORD_PREFIX):
+        end = text.find("\n") + 1
+        record, text = text[:end], text[end:]
     fd, tmp = tempfile.mkstemp(dir=str(Path(path).parent), prefix=".onnx-names-")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(line + "\n" + text)
+            f.write(record + line + "\n" + text)
         shutil.copymode(path, tmp)  # mkstemp creates 0600; keep the mode save() gave the file
         os.replace(tmp, path)
     except BaseException:
