@@ -63,6 +63,20 @@ struct CompileStats {
   size_t shared_constants = 0;  // prepared (packed) constants shared by those plans
 };
 
+// Time spent in one node of the optimised graph, summed over the profiled dispatches of the
+// most recently used plan.
+struct NodeProfile {
+  std::string op;              // spec name of the node, with its fused steps: "conv2d+add+relu"
+  std::string output;          // the optimised graph's name for its first output ("" when unnamed)
+  std::vector<int64_t> shape;  // that output's concrete shape
+  double flops = 0;            // per run, at the plan's concrete shapes (graph/stats.h)
+  uint64_t total_ns = 0;
+};
+struct Profile {
+  uint64_t runs = 0;
+  std::vector<NodeProfile> nodes;  // in execution order
+};
+
 // A graph compiled for one context's backend. Plans are cached per binding of its dynamic
 // dimensions.
 class CompiledGraph {
@@ -74,6 +88,9 @@ class CompiledGraph {
   // their meaning in it.
   const Graph& optimized_graph() const { return optimized_; }
   CompileStats stats() const;
+  // Per-node timing of later dispatches (off by default; turning it on or off clears it).
+  void set_profiling(bool on);
+  Profile profile() const;
   const Context* owner() const { return owner_; }
   bool owned_by(const Context& ctx) const;
   std::vector<std::string> input_names() const;
@@ -102,6 +119,7 @@ class CompiledGraph {
   static constexpr size_t kMaxCachedPlans = 8;
   std::map<std::vector<int64_t>, CachedPlan> plans_;
   uint64_t dispatch_count_ = 0;
+  bool profiling_ = false;
 };
 
 // One operand argument's supported data types and ranks (WebNN MLOpSupportLimits).

@@ -432,6 +432,29 @@ NB_MODULE(_webnn, m) {
                      d["shared_constants"] = s.shared_constants;
                      return d;
                    })
+      .def(
+          "set_profiling", [](GraphHandle& g, bool on) { g.graph->set_profiling(on); },
+          nb::arg("on"),
+          "Time every node of later dispatches (clears earlier timings); see profile().")
+      .def_prop_ro("profile",
+                   [](const GraphHandle& g) {
+                     // Per-node time of the latest profiled plan, in execution order.
+                     const Profile p = g.graph->profile();
+                     nb::list nodes;
+                     for (const NodeProfile& n : p.nodes) {
+                       nb::dict d;
+                       d["op"] = n.op;
+                       d["output"] = n.output;
+                       d["shape"] = n.shape;
+                       d["flops"] = n.flops;
+                       d["total_ms"] = n.total_ns * 1e-6;
+                       nodes.append(d);
+                     }
+                     nb::dict d;
+                     d["runs"] = p.runs;
+                     d["nodes"] = nodes;
+                     return d;
+                   })
       .def("get_input_names", [](const GraphHandle& g) { return g.graph->input_names(); })
       .def("get_output_names", [](const GraphHandle& g) { return g.graph->output_names(); })
       .def("__repr__", [](const GraphHandle& g) {

@@ -285,6 +285,14 @@ class MLGraph:
     @property
     def compile_stats(self) -> dict: ...
 
+    def set_profiling(self, on: bool) -> None:
+        """
+        Time every node of later dispatches (clears earlier timings); see profile().
+        """
+
+    @property
+    def profile(self) -> dict: ...
+
     def get_input_names(self) -> list[str]: ...
 
     def get_output_names(self) -> list[str]: ...

@@ -3,6 +3,7 @@
 webnn info FILE                       inputs, outputs, op histogram, parameters, FLOPs,
                                       compiler passes' effect and memory-plan arena size
 webnn run FILE -i name=x.npy ... -o DIR   run a graph on .npy inputs, write .npy outputs
+          [--profile RUNS]            and time every node over RUNS more dispatches
 webnn ops                             the support table of the chosen backend
 webnn viz FILE -o graph.svg|graph.dot picture via graphviz, or DOT text
 webnn convert MODEL.onnx -o MODEL.webnn [--dim name=value] [--shape input=1,3,224,224]
@@ -18,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 import webnn
+from webnn.profile import profile_table
 
 
 def _context(args):
@@ -95,6 +97,12 @@ def cmd_run(args):
         for name, desc in graph.output_descriptors.items()
     }
     context.dispatch(graph, inputs, outputs)
+    if args.profile:
+        # The first dispatch above built the plan; time only the later, steady-state ones.
+        graph.set_profiling(True)
+        for _ in range(args.profile):
+            context.dispatch(graph, inputs, outputs)
+        print(profile_table(graph.profile))
     out_dir = Path(args.output)
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, tensor in outputs.items():
@@ -232,6 +240,13 @@ def build_parser():
     p.add_argument("file")
     p.add_argument("-i", "--input", action="append", default=[], metavar="NAME=FILE.npy")
     p.add_argument("-o", "--output", required=True, metavar="DIR")
+    p.add_argument(
+        "--profile",
+        type=int,
+        default=0,
+        metavar="RUNS",
+        help="after the first dispatch, time every node over RUNS more and print where time goes",
+    )
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("ops", help="list supported operations and data types")
     p.set_defaults(func=cmd_ops)

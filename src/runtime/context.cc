@@ -11,6 +11,7 @@
 #include "graph/passes/pass.h"
 #include "runtime/plan.h"
 #include "webnn/builder.h"
+#include "webnn/stats.h"
 
 namespace webnn {
 
@@ -135,6 +136,53 @@ CompileStats CompiledGraph::stats() const {
   s.plans = plans_.size();
   s.shared_constants = constants_ ? constants_->size() : 0;
   return s;
+}
+
+void CompiledGraph::set_profiling(bool on) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  profiling_ = on;
+  for (auto& [key, cached] : plans_) {
+    cached.plan->node_ns.clear();
+    cached.plan->profiled_runs = 0;
+  }
+}
+
+Profile CompiledGraph::profile() const {
+  std::lock_guard<std::mutex> lock(const_cast<std::mutex&>(mutex_));
+  Profile out;
+  const Plan* latest = nullptr;
+  uint64_t latest_use = 0;
+  for (const auto& [key, cached] : plans_) {
+    if (cached.plan->profiled_runs > 0 && cached.last_use >= latest_use) {
+      latest = cached.plan.get();
+      latest_use = cached.last_use;
+    }
+  }
+  if (!latest) return out;
+  out.runs = latest->profiled_runs;
+  Graph concrete = optimized_;  // FLOPs at the shapes this plan ran, not the declared maxima
+  for (size_t id = 0; id < concrete.operands.size(); ++id) {
+    concrete.operands[id].desc = latest->descs[id];
+  }
+  std::map<OperandId, std::string> names;
+  for (const NamedOperand& o : optimized_.outputs) names[o.id] = o.name;
+  for (size_t i = 0; i < optimized_.nodes.size(); ++i) {
+    const Node& node = optimized_.nodes[i];
+    NodeProfile n;
+    n.op = op_spec_name(node.kind);
+    for (const Node::Step& step : node.epilogue)
+      n.op += std::string("+") + op_spec_name(step.op.kind);
+    if (!node.outputs.empty()) {
+      const OperandId id = node.outputs[0];
+      auto name = names.find(id);
+      n.output = name != names.end() ? name->second : optimized_.operands[id].name;
+      n.shape = static_sizes(latest->descs[id].shape);
+    }
+    n.flops = node_flops(concrete, node);
+    n.total_ns = i < latest->node_ns.size() ? latest->node_ns[i] : 0;
+    out.nodes.push_back(std::move(n));
+  }
+  return out;
 }
 
 Expected<std::shared_ptr<CompiledGraph>> Context::compile(Graph graph) const {
@@ -477,7 +525,7 @@ Status Context::dispatch(CompiledGraph& compiled, const std::vector<TensorBindin
       copy_out[i] = !bind_in_place(id, tensor);
     }
   }
-  WEBNN_RETURN_IF_ERROR(run_plan(plan, compiled.optimized_, pool_.get()));
+  WEBNN_RETURN_IF_ERROR(run_plan(plan, compiled.optimized_, pool_.get(), compiled.profiling_));
   for (size_t i = 0; i < out_bound.size(); ++i) {
     if (!copy_out[i]) continue;
     const auto& [id, tensor] = out_bound[i];

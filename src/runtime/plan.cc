@@ -1,6 +1,7 @@
 #include "runtime/plan.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "graph/passes/graph_util.h"
@@ -122,11 +123,25 @@ Expected<std::unique_ptr<Plan>> build_plan(const Graph& graph, const Backend& ba
   return plan;
 }
 
-Status run_plan(Plan& plan, const Graph& graph, ThreadPool* pool) {
+Status run_plan(Plan& plan, const Graph& graph, ThreadPool* pool, bool profile) {
+  if (!profile) {
+    for (size_t i = 0; i < graph.nodes.size(); ++i) {
+      KernelContext ctx(graph.nodes[i], plan.views, pool);
+      WEBNN_RETURN_IF_ERROR(plan.kernels[i]->run(ctx));
+    }
+    return Status::ok();
+  }
+  // Timing is a separate loop so that the default path carries no clock reads.
+  plan.node_ns.resize(graph.nodes.size(), 0);
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     KernelContext ctx(graph.nodes[i], plan.views, pool);
+    const auto start = std::chrono::steady_clock::now();
     WEBNN_RETURN_IF_ERROR(plan.kernels[i]->run(ctx));
+    plan.node_ns[i] += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
   }
+  ++plan.profiled_runs;
   return Status::ok();
 }
 

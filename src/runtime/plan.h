@@ -20,6 +20,9 @@ struct Plan {
   uint64_t unshared_bytes = 0;                   // intermediates' bytes without sharing
   std::vector<TensorView> views;                 // by operand id; unused operands have no data
   std::vector<std::unique_ptr<Kernel>> kernels;  // by node index
+  // Per-node wall time summed over profiled runs (empty unless profiling is on).
+  std::vector<uint64_t> node_ns;
+  uint64_t profiled_runs = 0;
 };
 
 // Dynamic dimension bindings: name -> bound size.
@@ -33,7 +36,8 @@ Expected<std::vector<OperandDesc>> infer_concrete(const Graph& graph, const DimB
 Expected<std::unique_ptr<Plan>> build_plan(const Graph& graph, const Backend& backend,
                                            std::vector<OperandDesc> descs, bool memory_plan = true,
                                            ConstantCache* cache = nullptr);
-// Runs the plan's kernels in order; `pool` (may be null) is handed to every kernel.
-Status run_plan(Plan& plan, const Graph& graph, ThreadPool* pool);
+// Runs the plan's kernels in order; `pool` (may be null) is handed to every kernel. With
+// `profile`, each kernel's wall time is added to plan.node_ns.
+Status run_plan(Plan& plan, const Graph& graph, ThreadPool* pool, bool profile = false);
 
 }  // namespace webnn
