@@ -126,6 +126,18 @@ def cases():
             [n],
         )
     )
+    tiny = rng.standard_normal(16, dtype=np.float32)
+    out.append(
+        Case(
+            "relu 16 (dispatch overhead of a 1-op graph)",
+            16,
+            {"a": tiny},
+            {},
+            lambda g, o: g.relu(o["a"]),
+            [helper.make_node("Relu", ["a"], ["y"])],
+            [16],
+        )
+    )
     out.append(
         Case(
             "relu 1M",
@@ -500,8 +512,8 @@ def main():
             t_ours, t_ort = measure(ours, theirs, args.rounds)
             rows.append((case, threads, t_ours, t_ort))
             print(
-                f"{case.name:45s} {threads}T  ours {t_ours * 1e3:8.3f} ms  "
-                f"ORT {t_ort * 1e3:8.3f} ms  ratio {t_ours / t_ort:5.2f}",
+                f"{case.name:45s} {threads}T  ours {t_ours * 1e3:9.4f} ms  "
+                f"ORT {t_ort * 1e3:9.4f} ms  ratio {t_ours / t_ort:5.2f}",
                 flush=True,
             )
 
@@ -515,7 +527,7 @@ def main():
     ]
     for case, threads, t_ours, t_ort in rows:
         lines.append(
-            f"| {case.name} | {threads} | {t_ours * 1e3:.3f} | {t_ort * 1e3:.3f} | "
+            f"| {case.name} | {threads} | {t_ours * 1e3:.4f} | {t_ort * 1e3:.4f} | "
             f"{t_ours / t_ort:.2f} | {case.flops / t_ours / 1e9:.1f} | "
             f"{case.flops / t_ort / 1e9:.1f} |"
         )
