@@ -1,8 +1,6 @@
 // matmul and gemm (float32) on the packed GEMM (gemm.h). Constant B operands are packed when
 // the plan is built; others are packed at the start of each run.
 #include <algorithm>
-#include <memory>
-#include <string>
 
 #include "backends/cpu/cpu_kernels.h"
 #include "backends/cpu/gemm.h"
@@ -26,8 +24,7 @@ std::vector<int64_t> batch_strides(const std::vector<int64_t>& shape,
   return s;
 }
 
-// B matrices (k x n each, `count` of them) packed for the micro-kernel. A constant B is packed
-// once per compiled graph: every plan of it (one per input shape) shares the packing.
+// B matrices (k x n each, `count` of them) packed for the micro-kernel.
 class PackedB {
  public:
   bool init(int64_t count, int64_t k, int64_t n, int nr) {
@@ -43,45 +40,25 @@ class PackedB {
     k_ = k;
     n_ = n;
     nr_ = nr;
-    total_ = std::max<size_t>(1, static_cast<size_t>(total));
+    data_.reserve(std::max<size_t>(1, static_cast<size_t>(total)));
     return true;
   }
-  // Packs every matrix (matrix i at b + i * matrix_stride), in parallel, into this kernel's
-  // own buffer (a B that changes between runs).
+  // Packs matrix i of b, whose element (r, c) is at b[r * row_stride + c * col_stride].
+  void pack(int64_t i, const float* b, int64_t row_stride, int64_t col_stride) {
+    pack_b(b, row_stride, col_stride, k_, n_, nr_, data_.data() + i * per_matrix_);
+  }
+  // Packs every matrix (matrix i at b + i * matrix_stride), in parallel.
   void pack_all(const float* b, int64_t matrix_stride, int64_t row_stride, int64_t col_stride,
                 ThreadPool* pool) {
-    own_.reserve(total_);
-    pack_into(own_.data(), b, matrix_stride, row_stride, col_stride, pool);
-    base_ = own_.data();
-  }
-  // The packing of a constant B, taken from `cache` under `key` when another plan made it.
-  void pack_constant(ConstantCache* cache, const std::string& key, const float* b,
-                     int64_t matrix_stride, int64_t row_stride, int64_t col_stride) {
-    if (cache) shared_ = std::static_pointer_cast<const AlignedFloats>(cache->get(key));
-    if (!shared_) {
-      auto packed = std::make_shared<AlignedFloats>(total_);
-      pack_into(packed->data(), b, matrix_stride, row_stride, col_stride, nullptr);
-      if (cache) cache->put(key, packed);
-      shared_ = std::move(packed);
-    }
-    base_ = shared_->data();
-  }
-  const float* matrix(int64_t i) const { return base_ + i * per_matrix_; }
-
- private:
-  void pack_into(float* dst, const float* b, int64_t matrix_stride, int64_t row_stride,
-                 int64_t col_stride, ThreadPool* pool) const {
     parallel_chunks(pool, count_, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        pack_b(b + i * matrix_stride, row_stride, col_stride, k_, n_, nr_, dst + i * per_matrix_);
-      }
+      for (int64_t i = begin; i < end; ++i) pack(i, b + i * matrix_stride, row_stride, col_stride);
     });
   }
+  const float* matrix(int64_t i) const { return data_.data() + i * per_matrix_; }
 
-  AlignedFloats own_;
-  std::shared_ptr<const AlignedFloats> shared_;
-  const float* base_ = nullptr;
-  size_t per_matrix_ = 0, total_ = 1;
+ private:
+  AlignedFloats data_;
+  size_t per_matrix_ = 0;
   int64_t count_ = 0, k_ = 0, n_ = 0;
   int nr_ = 1;
 };
@@ -135,10 +112,7 @@ class MatmulKernel final : public Kernel {
     }
     if (!packed_.init(b_count, k_, n_, simd_.gemm_nr)) return false;
     b_constant_ = cc.is_constant(p.b);
-    if (b_constant_) {
-      packed_.pack_constant(cc.cache(), str_cat("matmul/", p.b.id, "/", simd_.name), b.as<float>(),
-                            k_ * n_, n_, 1);
-    }
+    if (b_constant_) packed_.pack_all(b.as<float>(), k_ * n_, n_, 1, nullptr);
     jobs_.resize(a_offsets_.size());
     rows_a_.a.resize(a_offsets_.size());
     rows_a_.lda.assign(a_offsets_.size(), k_);
@@ -201,14 +175,7 @@ class GemmKernel final : public Kernel {
     }
     if (!packed_.init(1, k_, n_, simd_.gemm_nr)) return false;
     b_constant_ = cc.is_constant(p.b);
-    if (b_constant_) {
-      const std::string key = str_cat("gemm/", p.b.id, p.b_transpose ? "/t/" : "/n/", simd_.name);
-      if (p.b_transpose) {
-        packed_.pack_constant(cc.cache(), key, b.as<float>(), 0, 1, k_);
-      } else {
-        packed_.pack_constant(cc.cache(), key, b.as<float>(), 0, n_, 1);
-      }
-    }
+    if (b_constant_) pack(b.as<float>(), p.b_transpose, nullptr);
     if (p.a_transpose) {
       uint64_t floats = 0;
       if (__builtin_mul_overflow(static_cast<uint64_t>(m_), static_cast<uint64_t>(k_), &floats)) {
