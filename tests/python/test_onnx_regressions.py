@@ -92,3 +92,33 @@ def test_dynamic_quantize_lstm(direction, batch, steps, per_channel):
         assert ours[name].shape == want.shape
         err = float(np.max(np.abs(ours[name] - want)))
         assert err <= 1e-3 * float(np.max(np.abs(want))), f"{name}: max error {err:.3g}"
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        np.zeros((2, 3), np.float32),  # an empty range (a ReLU's all-zero output): scale 1
+        np.full((2, 3), 2.5, np.float32),
+        np.full((2, 3), -3.0, np.float32),
+        np.array([[0, 1e-30, 0], [0, 0, 0]], np.float32),
+        np.array([[-1.0, 0.25, 3.0], [0.5, -0.75, 2.0]], np.float32),
+    ],
+)
+def test_dynamic_quantize_linear_edge_ranges(values):
+    """DynamicQuantizeLinear of an all-zero tensor: ONNX Runtime takes scale 1 (and zero point
+    0) where the range is empty; ours gave scale 0. Every output is compared exactly."""
+    graph = helper.make_graph(
+        [helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [
+            helper.make_tensor_value_info("y", TensorProto.UINT8, [2, 3]),
+            helper.make_tensor_value_info("s", TensorProto.FLOAT, []),
+            helper.make_tensor_value_info("z", TensorProto.UINT8, []),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    ours, theirs = _run_both(model, {"x": values})
+    for name in ("y", "s", "z"):
+        np.testing.assert_array_equal(ours[name], theirs[name], err_msg=name)

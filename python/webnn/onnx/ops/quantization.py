@@ -224,7 +224,11 @@ def dynamic_quantize_linear(n):
     zero = n.const(0.0, "float32")
     lo = bl.min(bl.reduce_min(x, list(range(rank)), False), zero)
     hi = bl.max(bl.reduce_max(x, list(range(rank)), False), zero)
-    scale = bl.div(bl.sub(hi, lo), n.const(255.0, "float32"))
+    # ONNX Runtime's rule where the range is empty (an all-zero input, e.g. after a ReLU): scale
+    # 1, not 0 (which would make the zero point 0/0).
+    span = bl.sub(hi, lo)
+    empty = bl.equal(span, zero)
+    scale = bl.where(empty, n.const(1.0, "float32"), bl.div(span, n.const(255.0, "float32")))
     zp_f = bl.clamp(bl.round_even(bl.sub(zero, bl.div(lo, scale))), min_value=0.0, max_value=255.0)
     zp = bl.cast(zp_f, "uint8")
     ones = [1] * rank
