@@ -24,15 +24,17 @@ def _run_both(model, feeds):
 
 
 @pytest.mark.parametrize(
-    "direction,batch,steps,per_channel",
+    "direction,batch,steps,per_channel,full_range",
     [
-        ("forward", 1, 5, False),
-        ("bidirectional", 1, 4, True),
-        ("reverse", 1, 3, False),
-        ("forward", 2, 3, False),
+        ("forward", 1, 5, False, False),
+        ("bidirectional", 1, 4, True, False),
+        ("reverse", 1, 3, False, False),
+        ("forward", 2, 3, False, False),
+        ("forward", 1, 5, False, True),
+        ("bidirectional", 1, 3, True, True),
     ],
 )
-def test_dynamic_quantize_lstm(direction, batch, steps, per_channel):
+def test_dynamic_quantize_lstm(direction, batch, steps, per_channel, full_range):
     """com.microsoft DynamicQuantizeLSTM, which ONNX Runtime's quantize_dynamic makes of every
     LSTM (silero VAD v6 of faster-whisper, ddddocr's common_old.onnx): was unsupported. Its
     run-time uint8 quantization of X and of each step's h must be reproduced, a float LSTM on
@@ -41,10 +43,13 @@ def test_dynamic_quantize_lstm(direction, batch, steps, per_channel):
     rng = np.random.default_rng(steps)
     size, hidden = 6, 5
     dirs = 2 if direction == "bidirectional" else 1
-    # 7-bit weights (quantize_dynamic's reduce_range): with full-range int8 weights ONNX
-    # Runtime's u8s8 kernels on CPUs without VNNI saturate 16-bit pair sums (off by ~10%).
-    w = rng.integers(-63, 64, (dirs, size, 4 * hidden)).astype(np.int8)
-    r = rng.integers(-63, 64, (dirs, hidden, 4 * hidden)).astype(np.int8)
+    # 7-bit weights (quantize_dynamic's reduce_range) never saturate ONNX Runtime's u8s8 pair
+    # sums; full-range ones do on CPUs without VNNI, which the importer reproduces there
+    # (webnn/onnx/ops/ort_u8s8.py), so both must match ORT on any machine.
+    lo, hi = (-128, 128) if full_range else (-63, 64)
+    size = 16 if full_range else size  # enough pairs that some saturate
+    w = rng.integers(lo, hi, (dirs, size, 4 * hidden)).astype(np.int8)
+    r = rng.integers(lo, hi, (dirs, hidden, 4 * hidden)).astype(np.int8)
     scale_shape = (dirs, 4 * hidden) if per_channel else (dirs,)
     inits = [
         numpy_helper.from_array(w, "W"),
@@ -122,3 +127,72 @@ def test_dynamic_quantize_linear_edge_ranges(values):
     ours, theirs = _run_both(model, {"x": values})
     for name in ("y", "s", "z"):
         np.testing.assert_array_equal(ours[name], theirs[name], err_msg=name)
+
+
+def _u8s8_weights(rng, k, n):
+    """Full-range int8 weights with pairs of large same-sign values (what saturates ONNX
+    Runtime's u8s8 pair sums on CPUs without VNNI)."""
+    b = rng.integers(-128, 128, (k, n)).astype(np.int8)
+    b[0:2, 0] = 127
+    b[2:4, 1] = -128
+    return b
+
+
+@pytest.mark.parametrize("a_zero,b_zero,k", [(0, 0, 64), (137, 0, 63), (137, 3, 7), (0, -5, 32)])
+def test_matmul_integer_u8s8_matches_onnxruntime_exactly(a_zero, b_zero, k):
+    """uint8 x int8 MatMulInteger (quantize_dynamic's form) with full-range weights: ONNX
+    Runtime's kernels on CPUs without VNNI saturate adjacent product pairs to int16; the
+    importer reproduces that where they do (webnn/onnx/ops/ort_u8s8.py) and is exact elsewhere,
+    so the int32 result must equal ORT's on any machine."""
+    rng = np.random.default_rng(k)
+    b = _u8s8_weights(rng, k, 7)
+    inits = [
+        numpy_helper.from_array(b, "B"),
+        numpy_helper.from_array(np.array(a_zero, np.uint8), "za"),
+        numpy_helper.from_array(np.array(b_zero, np.int8), "zb"),
+    ]
+    graph = helper.make_graph(
+        [helper.make_node("MatMulInteger", ["A", "B", "za", "zb"], ["Y"])],
+        "g",
+        [helper.make_tensor_value_info("A", TensorProto.UINT8, [2, 5, k])],
+        [helper.make_tensor_value_info("Y", TensorProto.INT32, [2, 5, 7])],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    a = rng.integers(0, 256, (2, 5, k)).astype(np.uint8)
+    a[:, :, 0:4] = 255
+    ours, theirs = _run_both(model, {"A": a})
+    np.testing.assert_array_equal(ours["Y"], theirs["Y"])
+
+
+def test_qlinear_matmul_u8s8_full_range_matches_onnxruntime():
+    """QLinearMatMul uint8 x int8 (what ONNX Runtime fuses a QDQ MatMul into): within one
+    output step of ORT, and bit-identical here (the requantization is ORT's)."""
+    rng = np.random.default_rng(3)
+    k, n = 48, 6
+    b = _u8s8_weights(rng, k, n)
+    f = np.float32
+    inits = [
+        numpy_helper.from_array(np.array(0.02, f), "as"),
+        numpy_helper.from_array(np.array(120, np.uint8), "az"),
+        numpy_helper.from_array(b, "B"),
+        numpy_helper.from_array(np.array(0.01, f), "bs"),
+        numpy_helper.from_array(np.array(0, np.int8), "bz"),
+        numpy_helper.from_array(np.array(2.5, f), "ys"),
+        numpy_helper.from_array(np.array(128, np.uint8), "yz"),
+    ]
+    node = helper.make_node("QLinearMatMul", ["A", "as", "az", "B", "bs", "bz", "ys", "yz"], ["Y"])
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("A", TensorProto.UINT8, [4, k])],
+        [helper.make_tensor_value_info("Y", TensorProto.UINT8, [4, n])],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    a = rng.integers(0, 256, (4, k)).astype(np.uint8)
+    a[:, 0:4] = 255
+    ours, theirs = _run_both(model, {"A": a})
+    np.testing.assert_array_equal(ours["Y"], theirs["Y"])

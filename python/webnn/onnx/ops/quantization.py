@@ -195,13 +195,26 @@ def conv_integer(n):
     return n.b.cast(conv_operands(n, x, w, None), "int32")
 
 
+def ort_u8s8(n, acc, a_index, b_index, transposed=False):
+    """acc plus ONNX Runtime's u8s8 pair saturation (ort_u8s8.py) for a uint8 input a_index
+    times constant int8 2-D weights b_index ([K, N], or [N, K] when transposed)."""
+    from .ort_u8s8 import add_correction
+
+    if n.dtype(a_index) != "uint8" or not n.is_const(b_index) or n.rank(a_index) < 2:
+        return acc
+    b = n.c(b_index)
+    if b.dtype != np.int8 or b.ndim != 2:
+        return acc
+    return add_correction(n, acc, n.b.cast(n.x(a_index), "float32"), b.T if transposed else b)
+
+
 @op("MatMulInteger")
 def matmul_integer(n):
     from .linalg import matmul_nd
 
     a = shifted_float(n, 0, 2, axis=None)
     b = shifted_float(n, 1, 3, axis=None)
-    return n.b.cast(matmul_nd(n, a, b), "int32")
+    return n.b.cast(ort_u8s8(n, matmul_nd(n, a, b), 0, 1), "int32")
 
 
 @op("QLinearMatMul")
@@ -210,7 +223,7 @@ def qlinear_matmul(n):
 
     a = shifted_float(n, 0, 2)
     b = shifted_float(n, 3, 5)
-    acc = matmul_nd(n, a, b)
+    acc = ort_u8s8(n, matmul_nd(n, a, b), 0, 3)
     rank = len(n.b.operand_shape(acc))
     m = _multiplier(n, rank, [(1, "mul"), (4, "mul"), (6, "div")], rank - 1)
     return requantize(n, acc, m, 7, n.np_dtype(7) if n.has(7) else np.uint8)
@@ -244,6 +257,8 @@ def qgemm(n):
     a = shifted_float(n, 0, 2)
     b = shifted_float(n, 3, 5, axis=0 if tb else 1)
     acc = bl.gemm(a, b, None, alpha=1.0, a_transpose=ta, b_transpose=tb)
+    if not ta:
+        acc = ort_u8s8(n, acc, 0, 3, transposed=tb)
     if n.has(6):
         acc = bl.add(acc, n.importer.operand(n.c(6, what="bias C").astype(np.float32)))
     scales = [(1, "mul"), (4, "mul")]
