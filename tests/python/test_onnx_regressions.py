@@ -196,3 +196,48 @@ def test_qlinear_matmul_u8s8_full_range_matches_onnxruntime():
     a[:, 0:4] = 255
     ours, theirs = _run_both(model, {"A": a})
     np.testing.assert_array_equal(ours["Y"], theirs["Y"])
+
+
+@pytest.mark.parametrize(
+    "channels,kernel,group,pad,x_zero",
+    [(6, 1, 1, 0, 0), (3, 3, 1, 1, 17), (4, 3, 2, 1, 200), (5, 2, 1, 0, 3), (8, 3, 8, 1, 90)],
+)
+def test_qlinear_conv_u8s8_full_range_matches_onnxruntime(channels, kernel, group, pad, x_zero):
+    """QLinearConv uint8 x int8 with full-range weights (quantize_static without reduce_range,
+    fused from QDQ): ONNX Runtime's kernels on CPUs without VNNI saturate product pairs along
+    (kernel position, channel), padding with the zero point; its depthwise kernel does not.
+    Bit-identical to ORT on any machine."""
+    rng = np.random.default_rng(channels * kernel)
+    out_channels, size = 8, 6
+    x = rng.integers(0, 256, (1, channels, size, size)).astype(np.uint8)
+    x[:, :, :2, :2] = 255
+    w = rng.integers(-128, 128, (out_channels, channels // group, kernel, kernel)).astype(np.int8)
+    w[0], w[1] = 127, -128
+    f = np.float32
+    inits = [
+        numpy_helper.from_array(w, "w"),
+        numpy_helper.from_array(np.array(0.05, f), "xs"),
+        numpy_helper.from_array(np.array(x_zero, np.uint8), "xz"),
+        numpy_helper.from_array(np.array(0.01, f), "ws"),
+        numpy_helper.from_array(np.array(0, np.int8), "wz"),
+        numpy_helper.from_array(np.array(2.0, f), "ys"),
+        numpy_helper.from_array(np.array(128, np.uint8), "yz"),
+    ]
+    node = helper.make_node(
+        "QLinearConv",
+        ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"],
+        ["y"],
+        group=group,
+        pads=[pad] * 4,
+    )
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.UINT8, list(x.shape))],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8, None)],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    ours, theirs = _run_both(model, {"x": x})
+    np.testing.assert_array_equal(ours["y"], theirs["y"])

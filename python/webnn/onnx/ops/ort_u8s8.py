@@ -109,3 +109,42 @@ def add_correction(n, acc, a_raw, b):
     """acc (the exact product, float32) plus ORT's saturation correction, if any."""
     fix = correction(n, a_raw, b)
     return acc if fix is None else n.b.add(acc, fix)
+
+
+def conv_correction(n, x_shifted, x_zero, w):
+    """The same correction for ONNX Runtime's QLinearConv (uint8 x, int8 w [O, C/group, k...]),
+    whose reduction runs over (kernel position..., input channel) in that order: each pair that
+    can saturate becomes a filter with its two weights, so one convolution of the shifted input
+    (plus x_zero times the pair's weights, as ORT pads with the zero point) gives every pair's
+    sum p, and sum(clamp(p) - p) per output channel is added. None when nothing can saturate.
+    ONNX Runtime's ConvInteger and its depthwise QLinearConv kernel are exact (checked against
+    ORT): no correction there."""
+    from .nn import conv_operands
+
+    if not saturating_machine() or w.dtype != np.int8 or w.ndim not in (3, 4):
+        return None
+    o_count, c_group = w.shape[:2]
+    if c_group == 1 and int(n.attr("group", 1)) > 1:
+        return None  # depthwise: ORT's own depthwise kernel is exact
+    spatial = w.shape[2:]
+    flat = np.moveaxis(w, 1, -1).reshape(o_count, -1)  # [O, K], K = (taps..., channel)
+    tables = _pair_tables(flat.T)
+    if tables is None:
+        return None
+    idx0, idx1, w0, w1 = tables
+    c = idx0.shape[1]
+    filters = np.zeros((o_count * c, c_group) + tuple(spatial), np.float32)
+    for o in range(o_count):
+        for e in range(c):
+            for idx, weight in ((idx0[o, e], w0[o, e]), (idx1[o, e], w1[o, e])):
+                if weight:
+                    tap, channel = divmod(int(idx), c_group)
+                    filters[(o * c + e, channel) + np.unravel_index(tap, spatial)] += weight
+    sums = filters.reshape(o_count * c, -1).sum(1) * np.float32(x_zero)
+    op = n.importer.operand
+    bl = n.b
+    p = conv_operands(n, x_shifted, op(filters), op(sums.astype(np.float32)))
+    shape = bl.operand_shape(p)
+    p = bl.reshape(p, [shape[0], o_count, c] + list(shape[2:]))
+    clipped = bl.clamp(p, min_value=_I16_MIN, max_value=_I16_MAX)
+    return bl.reduce_sum(bl.sub(clipped, p), [2], False)

@@ -13,6 +13,9 @@ from ..types import NUMPY_TO_WEBNN
 from .registry import op
 from .util import norm_axis
 
+# Attribute that webnn/onnx/qdq.py sets on the QLinearConv/QLinearMatMul it fuses.
+FROM_QDQ = "webnn_from_qdq"
+
 _ONNX_INT = {2: np.uint8, 3: np.int8, 6: np.int32, 12: np.uint32, 7: np.int64}
 
 
@@ -179,6 +182,14 @@ def qlinear_conv(n):
     if n.has(8):
         bias = n.importer.operand(n.c(8, what="bias").astype(np.float32))
     acc = conv_operands(n, x, w, bias)
+    offset = _u8_offset(n, 0)
+    if offset is not None and n.is_const(3) and (not n.has(2) or n.is_const(2)):
+        from .ort_u8s8 import conv_correction
+
+        x_zero = int(n.c(2).reshape(-1)[0]) if n.has(2) else 0
+        fix = conv_correction(n, x, x_zero + offset, n.c(3))
+        if fix is not None:
+            acc = n.b.add(acc, fix)
     out_rank = len(n.b.operand_shape(acc))
     axis = 1
     m = _multiplier(n, out_rank, [(1, "mul"), (4, "mul"), (6, "div")], axis)
@@ -195,17 +206,33 @@ def conv_integer(n):
     return n.b.cast(conv_operands(n, x, w, None), "int32")
 
 
+def _u8_offset(n, a_index):
+    """How ONNX Runtime holds activation a_index in its u8s8 kernels: uint8 as it is (0); int8
+    from a QDQ model shifted to uint8 (128), which ORT's optimizer does on x86 (its S8-to-U8
+    QDQ rewrite; a plain int8 x int8 QLinear operator runs exact kernels). None: no u8s8."""
+    dtype = n.dtype(a_index)
+    if dtype == "uint8":
+        return 0
+    if dtype == "int8" and n.attr(FROM_QDQ, 0):
+        return 128
+    return None
+
+
 def ort_u8s8(n, acc, a_index, b_index, transposed=False):
     """acc plus ONNX Runtime's u8s8 pair saturation (ort_u8s8.py) for a uint8 input a_index
     times constant int8 2-D weights b_index ([K, N], or [N, K] when transposed)."""
     from .ort_u8s8 import add_correction
 
-    if n.dtype(a_index) != "uint8" or not n.is_const(b_index) or n.rank(a_index) < 2:
+    offset = _u8_offset(n, a_index)
+    if offset is None or not n.is_const(b_index) or n.rank(a_index) < 2:
         return acc
     b = n.c(b_index)
     if b.dtype != np.int8 or b.ndim != 2:
         return acc
-    return add_correction(n, acc, n.b.cast(n.x(a_index), "float32"), b.T if transposed else b)
+    a_raw = n.b.cast(n.x(a_index), "float32")
+    if offset:
+        a_raw = n.b.add(a_raw, n.const(float(offset), "float32"))
+    return add_correction(n, acc, a_raw, b.T if transposed else b)
 
 
 @op("MatMulInteger")
