@@ -241,3 +241,35 @@ def test_qlinear_conv_u8s8_full_range_matches_onnxruntime(channels, kernel, grou
     model.ir_version = 8
     ours, theirs = _run_both(model, {"x": x})
     np.testing.assert_array_equal(ours["y"], theirs["y"])
+
+
+@pytest.mark.parametrize(
+    "attrs",
+    [
+        {"kernel_shape": [2, 2], "strides": [2, 2]},
+        {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]},
+        {"kernel_shape": [3, 3], "strides": [1, 1], "dilations": [2, 2]},
+        {"kernel_shape": [3, 2], "strides": [2, 1], "ceil_mode": 1},
+        {"kernel_shape": [2, 2], "strides": [2, 2], "storage_order": 1},
+        {"kernel_shape": [3], "strides": [2], "pads": [1, 1]},
+    ],
+)
+def test_max_pool_indices_match_onnxruntime(attrs):
+    """MaxPool's Indices output (SegNet-style encoders feed it to MaxUnpool): was refused.
+    Pads, dilations, ceil mode, column-major storage order and 1-D pools, exact against ORT."""
+    shape = [2, 3, 11] if len(attrs["kernel_shape"]) == 1 else [2, 3, 7, 9]
+    graph = helper.make_graph(
+        [helper.make_node("MaxPool", ["x"], ["y", "i"], **attrs)],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("i", TensorProto.INT64, None),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
+    model.ir_version = 8
+    x = np.random.default_rng(len(str(attrs))).standard_normal(shape).astype(np.float32)
+    ours, theirs = _run_both(model, {"x": x})
+    np.testing.assert_array_equal(ours["y"], theirs["y"])
+    np.testing.assert_array_equal(ours["i"], theirs["i"])

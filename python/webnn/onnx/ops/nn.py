@@ -191,10 +191,12 @@ def _pool(kind):
             and not (len(n.node.output) > 1 and n.node.output[1])
         ):
             return pool3d(n, kind)
+        want_indices = len(n.node.output) > 1 and bool(n.node.output[1])
+        if rank == 5 and want_indices:
+            n.fail("the Indices output of a 3-D MaxPool is not supported")
         if rank not in (3, 4):
             n.fail(f"{n.node.op_type} of rank {rank} (only 1-D, 2-D and 3-D pools are supported)")
-        if len(n.node.output) > 1 and n.node.output[1]:
-            n.fail("the Indices output of MaxPool is not supported")
+        want_indices = len(n.node.output) > 1 and bool(n.node.output[1])
         x = _spatial_1d_to_2d(n, n.x(0), rank)
         spatial = n.static_shape(0)[2:]
         kernel = list(n.attr("kernel_shape"))
@@ -254,6 +256,11 @@ def _pool(kind):
         padding = _webnn_padding(begin, end)
         if kind == "max":
             y = bl.max_pool2d(x, kernel, strides, dilations, padding, output_sizes=outs)
+            if want_indices:
+                indices = _max_pool_indices(n, x, y, kernel, strides, dilations, padding, outs)
+                if rank == 3:
+                    s = bl.operand_shape(indices)
+                    indices = bl.reshape(indices, [s[0], s[1], s[3]])
         elif kind == "avg":
             y = bl.average_pool2d(x, kernel, strides, dilations, padding, output_sizes=outs)
         else:
@@ -273,9 +280,45 @@ def _pool(kind):
         if rank == 3:
             s = bl.operand_shape(y)
             y = bl.reshape(y, [s[0], s[1], s[3]])
-        return y
+        return [y, indices] if kind == "max" and want_indices else y
 
     return convert
+
+
+def _max_pool_indices(n, x, y, kernel, strides, dilations, padding, outs):
+    """MaxPool's Indices output: the flat index into x of each window's first maximum (row-major
+    scan, as ONNX Runtime), storage_order 1 counting w before h. Each kernel tap is a strided
+    slice of the input padded with -inf; taps are visited last to first, each overwriting the
+    index where it equals the maximum, so the first matching tap wins."""
+    bl = n.b
+    batch, channels, height, width = n.b.operand_shape(x)
+    pt, pb, pl, pr = padding
+    oh, ow = outs
+    xp = bl.pad(x, [0, 0, pt, pl], [0, 0, pb, pr], mode="constant", value=float("-inf"))
+    column_major = int(n.attr("storage_order", 0)) == 1
+    total = batch * channels * height * width
+    if total >= 2**31:
+        n.fail("MaxPool Indices for an input of 2**31 elements or more")
+    plane = np.arange(batch * channels, dtype=np.int32).reshape(batch, channels, 1, 1)
+    plane_offset = n.importer.operand(plane * np.int32(height * width))
+    rows = np.arange(oh, dtype=np.int32).reshape(oh, 1) * strides[0]
+    cols = np.arange(ow, dtype=np.int32).reshape(1, ow) * strides[1]
+    result = None
+    taps = [(i, j) for i in range(kernel[0]) for j in range(kernel[1])]
+    for i, j in reversed(taps):
+        h_in = rows + i * dilations[0] - pt
+        w_in = cols + j * dilations[1] - pl
+        flat = w_in * height + h_in if column_major else h_in * width + w_in
+        idx = bl.add(plane_offset, n.importer.operand(flat.astype(np.int32).reshape(1, 1, oh, ow)))
+        x_t = bl.slice(
+            xp,
+            [0, 0, i * dilations[0], j * dilations[1]],
+            [batch, channels, (oh - 1) * strides[0] + 1, (ow - 1) * strides[1] + 1],
+            strides=[1, 1, strides[0], strides[1]],
+        )
+        hit = bl.equal(x_t, y)
+        result = idx if result is None else bl.where(hit, idx, result)
+    return bl.cast(result, "int64")
 
 
 op("MaxPool")(_pool("max"))
@@ -483,9 +526,6 @@ def lrn(n):
     s = bl.reshape(s, shape)  # mean over the window = sum / size
     base = bl.add(bl.mul(s, n.const(alpha, dtype)), n.const(bias, dtype))
     return bl.div(x, bl.pow(base, n.const(beta, dtype)))
-
-
-del np
 
 
 # ---- 3-D convolution and pooling, decomposed over the depth axis into 2-D operations ----
