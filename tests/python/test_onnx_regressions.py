@@ -273,3 +273,35 @@ def test_max_pool_indices_match_onnxruntime(attrs):
     ours, theirs = _run_both(model, {"x": x})
     np.testing.assert_array_equal(ours["y"], theirs["y"])
     np.testing.assert_array_equal(ours["i"], theirs["i"])
+
+
+@pytest.mark.parametrize(
+    "attrs",
+    [
+        {},
+        {"strides": [2, 2, 2]},
+        {"strides": [2, 1, 2], "pads": [1, 0, 1, 1, 0, 0], "output_padding": [1, 0, 1]},
+        {"dilations": [2, 1, 1], "group": 2},
+        {"strides": [3, 2, 1], "pads": [1, 1, 0, 0, 1, 0]},
+    ],
+)
+def test_conv_transpose_3d_matches_onnxruntime(attrs):
+    """3-D ConvTranspose (volumetric decoders, 3-D U-Nets): was refused; now decomposed over
+    the depth axis into 2-D transposed convolutions."""
+    rng = np.random.default_rng(len(str(attrs)))
+    group = attrs.get("group", 1)
+    x = rng.standard_normal((2, 4, 3, 5, 4)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 3, 2, 3)).astype(np.float32)
+    b = rng.standard_normal(3 * group).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], **attrs)],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    ours, theirs = _run_both(model, {"x": x})
+    assert ours["y"].shape == theirs["y"].shape
+    np.testing.assert_allclose(ours["y"], theirs["y"], rtol=1e-5, atol=1e-5)

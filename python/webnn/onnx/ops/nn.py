@@ -95,21 +95,68 @@ def conv_operands(n, x, w, bias):
     return y
 
 
-@op("ConvTranspose")
-def conv_transpose(n):
-    rank = n.rank(0)
-    if rank not in (3, 4):
-        n.fail(f"ConvTranspose of rank {rank} (only 1-D and 2-D exist in WebNN)")
-    x = _spatial_1d_to_2d(n, n.x(0), rank)
-    w = _spatial_1d_to_2d(n, n.x(1), rank)
+def conv_transpose3d(n):
+    """3-D ConvTranspose over WebNN's 2-D one: the depth slices of x go into the batch, each
+    kernel depth tap kd is a 2-D transposed convolution of them, whose results are spread to
+    output depths id * stride + kd * dilation (interleaving zeros for the stride) and summed;
+    then the depth padding is cropped and the bias added once."""
+    bl = n.b
+    batch, channels, depth, height, width = n.static_shape(0)
     wshape = n.static_shape(1)
     kernel = list(n.attr("kernel_shape", wshape[2:]))
+    strides, dilations, begin, end, out_pad, sizes = _conv_transpose_geometry(
+        n, [depth, height, width], kernel
+    )
+    group = int(n.attr("group", 1))
+    out_channels = wshape[1] * group
+    sd, dd = strides[0], dilations[0]
+    full = sd * (depth - 1) + (kernel[0] - 1) * dd + 1 + out_pad[0]
+    xb = bl.reshape(bl.transpose(n.x(0), [0, 2, 1, 3, 4]), [batch * depth, channels, height, width])
+    w = n.x(1)
+    span = (depth - 1) * sd + 1
+    acc = None
+    for kd in range(kernel[0]):
+        wk = bl.reshape(
+            bl.slice(w, [0, 0, kd, 0, 0], [wshape[0], wshape[1], 1, wshape[3], wshape[4]]),
+            [wshape[0], wshape[1], wshape[3], wshape[4]],
+        )
+        yk = bl.conv_transpose2d(
+            xb,
+            wk,
+            strides=strides[1:],
+            dilations=dilations[1:],
+            padding=_webnn_padding(begin[1:], end[1:]),
+            output_sizes=sizes[1:],
+            groups=group,
+        )
+        plane = out_channels * sizes[1] * sizes[2]
+        if sd > 1:
+            yk = bl.reshape(yk, [batch, depth, 1, plane])
+            yk = bl.pad(yk, [0, 0, 0, 0], [0, 0, sd - 1, 0], mode="constant", value=0)
+            yk = bl.slice(
+                bl.reshape(yk, [batch, depth * sd, plane]), [0, 0, 0], [batch, span, plane]
+            )
+        else:
+            yk = bl.reshape(yk, [batch, depth, plane])
+        yk = bl.pad(yk, [0, kd * dd, 0], [0, full - kd * dd - span, 0], mode="constant", value=0)
+        acc = yk if acc is None else bl.add(acc, yk)
+    if begin[0] < 0 or begin[0] + sizes[0] > full:
+        n.fail("ConvTranspose 3-D with negative depth padding is not supported")
+    acc = bl.slice(acc, [0, begin[0], 0], [batch, sizes[0], plane])
+    y = bl.reshape(acc, [batch, sizes[0], out_channels, sizes[1], sizes[2]])
+    y = bl.transpose(y, [0, 2, 1, 3, 4])
+    if n.has(2):
+        y = bl.add(y, bl.reshape(n.x(2), [1, out_channels, 1, 1, 1]))
+    return y
+
+
+def _conv_transpose_geometry(n, spatial, kernel):
+    """strides, dilations, begin / end pads, output padding and output sizes of an ONNX
+    ConvTranspose (explicit pads, auto_pad, or output_shape)."""
     k = len(kernel)
-    spatial = n.static_shape(0)[2:]
     strides = list(n.attr("strides", [1] * k))
     dilations = list(n.attr("dilations", [1] * k))
     out_pad = list(n.attr("output_padding", [0] * k))
-    group = int(n.attr("group", 1))
     auto_pad = n.attr("auto_pad", "NOTSET")
     output_shape = n.attr("output_shape", None)
     eff = [(kernel[i] - 1) * dilations[i] + 1 for i in range(k)]
@@ -149,6 +196,23 @@ def conv_transpose(n):
     ]
     if output_shape is not None:
         sizes = output_shape
+    return strides, dilations, begin, end, out_pad, sizes
+
+
+@op("ConvTranspose")
+def conv_transpose(n):
+    rank = n.rank(0)
+    if rank == 5:
+        return conv_transpose3d(n)
+    if rank not in (3, 4):
+        n.fail(f"ConvTranspose of rank {rank} (only 1-D, 2-D and 3-D are supported)")
+    x = _spatial_1d_to_2d(n, n.x(0), rank)
+    w = _spatial_1d_to_2d(n, n.x(1), rank)
+    wshape = n.static_shape(1)
+    kernel = list(n.attr("kernel_shape", wshape[2:]))
+    spatial = n.static_shape(0)[2:]
+    strides, dilations, begin, end, out_pad, sizes = _conv_transpose_geometry(n, spatial, kernel)
+    group = int(n.attr("group", 1))
     if rank == 3:
         strides, dilations = [1] + strides, [1] + dilations
         begin, end, out_pad, sizes = [0] + begin, [0] + end, [0] + out_pad, [1] + sizes
