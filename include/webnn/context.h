@@ -16,6 +16,7 @@ namespace webnn {
 
 class Backend;
 class ConstantCache;
+class ConstantStore;
 class GraphBuilder;
 class Context;
 class ThreadPool;
@@ -61,6 +62,10 @@ struct CompileStats {
   uint64_t unshared_bytes = 0;  // what one buffer per intermediate would take instead
   size_t plans = 0;             // shape-specialised plans cached
   size_t shared_constants = 0;  // prepared (packed) constants shared by those plans
+  size_t reused_prepared = 0;   // of those, packed by another graph of the context
+  uint64_t constant_bytes = 0;  // constant data the optimised graph holds
+  // Of those, bytes found already held by another graph of the context (and shared with it).
+  uint64_t reused_constant_bytes = 0;
 };
 
 // Time spent in one node of the optimised graph, summed over the profiled dispatches of the
@@ -214,6 +219,13 @@ class Context {
   std::string power_preference_;
   // Persistent workers for this context's kernels; one parallel region at a time.
   std::unique_ptr<ThreadPool> pool_;
+  // Constant data and packed weights shared by the graphs compiled here (weak references).
+  std::shared_ptr<ConstantStore> constant_store_;
+
+ public:
+  // Live constants and their bytes in the store (shared by every graph of this context).
+  size_t stored_constants() const;
+  uint64_t stored_constant_bytes() const;
 };
 
 }  // namespace webnn

@@ -430,6 +430,9 @@ NB_MODULE(_webnn, m) {
                      d["unshared_bytes"] = s.unshared_bytes;
                      d["plans"] = s.plans;
                      d["shared_constants"] = s.shared_constants;
+                     d["reused_prepared"] = s.reused_prepared;
+                     d["constant_bytes"] = s.constant_bytes;
+                     d["reused_constant_bytes"] = s.reused_constant_bytes;
                      return d;
                    })
       .def(

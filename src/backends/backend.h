@@ -9,34 +9,57 @@
 #include <string>
 #include <vector>
 
+#include "backends/constant_store.h"
 #include "backends/kernel.h"
 
 namespace webnn {
 
 enum class DeviceKind { kCpu, kGpu, kNpu };
 
-// Prepared forms of constants (packed weights) shared by every plan of one compiled graph, so
-// that plans specialised to other input shapes do not pack the same weight again. Keys name
-// the constant and everything its packing depends on.
+// Prepared forms of constants (packed weights) of one compiled graph, shared by its plans (one
+// per input shape) and, through the context's ConstantStore, with other graphs compiled from
+// the same constant data. Keys name what the preparation depends on besides the data (op,
+// layout, ISA). The graph keeps what it uses alive, so evicting a plan does not repack.
 class ConstantCache {
  public:
-  std::shared_ptr<const void> get(const std::string& key) const {
+  explicit ConstantCache(std::shared_ptr<ConstantStore> store = nullptr)
+      : store_(std::move(store)) {}
+  std::shared_ptr<const void> get(const std::shared_ptr<const ConstantData>& data,
+                                  const std::string& key) {
+    if (!data) return nullptr;
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = entries_.find(key);
-    return it == entries_.end() ? nullptr : it->second;
+    auto it = own_.find({data.get(), key});
+    if (it != own_.end()) return it->second;
+    std::shared_ptr<const void> found = store_ ? store_->find_prepared(data, key) : nullptr;
+    if (found) {
+      own_[{data.get(), key}] = found;
+      ++reused_;
+    }
+    return found;
   }
-  void put(const std::string& key, std::shared_ptr<const void> value) {
+  void put(const std::shared_ptr<const ConstantData>& data, const std::string& key,
+           std::shared_ptr<const void> value) {
+    if (!data) return;
     std::lock_guard<std::mutex> lock(mu_);
-    entries_[key] = std::move(value);
+    if (store_) store_->add_prepared(data, key, value);
+    own_[{data.get(), key}] = std::move(value);
   }
   size_t size() const {
     std::lock_guard<std::mutex> lock(mu_);
-    return entries_.size();
+    return own_.size();
+  }
+  // How many of them another graph had prepared.
+  size_t reused() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return reused_;
   }
 
  private:
+  std::shared_ptr<ConstantStore> store_;
   mutable std::mutex mu_;
-  std::map<std::string, std::shared_ptr<const void>> entries_;
+  // The graph holds its constants, so their addresses stay valid keys here.
+  std::map<std::pair<const ConstantData*, std::string>, std::shared_ptr<const void>> own_;
+  size_t reused_ = 0;
 };
 
 // What compile() may inspect besides the node: the plan's operand views with concrete shapes,
@@ -57,6 +80,10 @@ class CompileContext {
   const TensorView& view(OperandRef r) const { return (*views_)[r.id]; }
   bool is_constant(OperandRef r) const {
     return graph_ && graph_->operands[r.id].kind == OperandKind::kConstant;
+  }
+  // A constant's data (the key of its prepared forms in cache()), or null.
+  std::shared_ptr<const ConstantData> constant_data(OperandRef r) const {
+    return is_constant(r) ? graph_->operands[r.id].constant : nullptr;
   }
 
  private:

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <set>
 
+#include "backends/backend.h"
 #include "backends/registry.h"
 #include "core/thread_pool.h"
 #include "graph/passes/pass.h"
@@ -97,7 +98,11 @@ namespace {
 std::atomic<uint64_t> next_context_id{1};
 }  // namespace
 
-Context::Context() : id_(next_context_id.fetch_add(1)) {}
+Context::Context()
+    : id_(next_context_id.fetch_add(1)), constant_store_(std::make_shared<ConstantStore>()) {}
+
+size_t Context::stored_constants() const { return constant_store_->live_constants(); }
+uint64_t Context::stored_constant_bytes() const { return constant_store_->live_constant_bytes(); }
 
 bool Tensor::owned_by(const Context& ctx) const { return owner_id_ == ctx.id_; }
 bool CompiledGraph::owned_by(const Context& ctx) const { return owner_id_ == ctx.id_; }
@@ -135,6 +140,7 @@ CompileStats CompiledGraph::stats() const {
   CompileStats s = stats_;
   s.plans = plans_.size();
   s.shared_constants = constants_ ? constants_->size() : 0;
+  s.reused_prepared = constants_ ? constants_->reused() : 0;
   return s;
 }
 
@@ -191,9 +197,35 @@ Expected<std::shared_ptr<CompiledGraph>> Context::compile(Graph graph) const {
   compiled->graph_ = std::move(graph);
   compiled->owner_ = this;
   compiled->owner_id_ = id_;
-  compiled->constants_ = std::make_shared<ConstantCache>();
+  // Each constant becomes the context's equal one when another graph holds it already (the
+  // builder's copy is then released with the builder); its bytes are counted.
+  auto share_constants = [](ConstantStore& store, CompiledGraph& compiled) {
+    std::map<const ConstantData*, std::shared_ptr<const ConstantData>> seen;
+    auto share = [&](Graph& g, bool count) {
+      for (Operand& op : g.operands) {
+        if (!op.constant) continue;
+        auto it = seen.find(op.constant.get());
+        if (it != seen.end()) {
+          op.constant = it->second;
+          continue;
+        }
+        bool reused = false;
+        std::shared_ptr<const ConstantData> shared = store.intern(op.constant, &reused);
+        if (count) {
+          compiled.stats_.constant_bytes += shared->size();
+          if (reused) compiled.stats_.reused_constant_bytes += shared->size();
+        }
+        seen.emplace(op.constant.get(), shared);
+        op.constant = std::move(shared);
+      }
+    };
+    share(compiled.optimized_, true);
+    share(compiled.graph_, false);
+  };
+  compiled->constants_ = std::make_shared<ConstantCache>(constant_store_);
   auto report = optimize(compiled->optimized_, backend_->name(), env_or("WEBNN_PASSES", "all"));
   if (!report) return report.status();
+  share_constants(*constant_store_, *compiled);
   compiled->stats_.nodes_before = report->nodes_before;
   compiled->stats_.nodes_after = report->nodes_after;
   for (const PassCount& c : report->passes)

@@ -190,17 +190,23 @@ def _minilm_feeds(path, batch=2, seq=12):
     return {k: v for k, v in values.items() if k in names}
 
 
+@pytest.mark.parametrize("attention", ["Attention", "MultiHeadAttention"])
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_minilm_fused_by_the_ort_transformer_optimizer(backend, tmp_path):
-    """com.microsoft EmbedLayerNormalization, Attention, SkipLayerNormalization, BiasGelu."""
+def test_minilm_fused_by_the_ort_transformer_optimizer(backend, attention, tmp_path):
+    """com.microsoft EmbedLayerNormalization, Attention (or, with use_multi_head_attention,
+    MultiHeadAttention), SkipLayerNormalization, BiasGelu."""
     pytest.importorskip("sympy")  # the optimizer's shape inference needs it
     from onnxruntime.transformers import optimizer
+    from onnxruntime.transformers.fusion_options import FusionOptions
 
+    options = FusionOptions("bert")
+    options.use_multi_head_attention = attention == "MultiHeadAttention"
     optimized = optimizer.optimize_model(
-        _minilm_path(), model_type="bert", num_heads=12, hidden_size=384, opt_level=0
-    )
+        _minilm_path(), model_type="bert", num_heads=12, hidden_size=384, opt_level=0,
+        optimization_options=options,
+    )  # fmt: skip
     ops = {n.op_type for n in optimized.model.graph.node if n.domain == "com.microsoft"}
-    assert {"Attention", "SkipLayerNormalization", "EmbedLayerNormalization"} <= ops
+    assert {attention, "SkipLayerNormalization", "EmbedLayerNormalization"} <= ops
     path = str(tmp_path / "minilm_fused.onnx")
     optimized.save_model_to_file(path)
     feeds = _minilm_feeds(path)

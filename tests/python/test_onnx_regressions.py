@@ -24,15 +24,17 @@ def _run_both(model, feeds):
 
 
 @pytest.mark.parametrize(
-    "direction,batch,steps,per_channel",
+    "direction,batch,steps,per_channel,full_range",
     [
-        ("forward", 1, 5, False),
-        ("bidirectional", 1, 4, True),
-        ("reverse", 1, 3, False),
-        ("forward", 2, 3, False),
+        ("forward", 1, 5, False, False),
+        ("bidirectional", 1, 4, True, False),
+        ("reverse", 1, 3, False, False),
+        ("forward", 2, 3, False, False),
+        ("forward", 1, 5, False, True),
+        ("bidirectional", 1, 3, True, True),
     ],
 )
-def test_dynamic_quantize_lstm(direction, batch, steps, per_channel):
+def test_dynamic_quantize_lstm(direction, batch, steps, per_channel, full_range):
     """com.microsoft DynamicQuantizeLSTM, which ONNX Runtime's quantize_dynamic makes of every
     LSTM (silero VAD v6 of faster-whisper, ddddocr's common_old.onnx): was unsupported. Its
     run-time uint8 quantization of X and of each step's h must be reproduced, a float LSTM on
@@ -41,10 +43,13 @@ def test_dynamic_quantize_lstm(direction, batch, steps, per_channel):
     rng = np.random.default_rng(steps)
     size, hidden = 6, 5
     dirs = 2 if direction == "bidirectional" else 1
-    # 7-bit weights (quantize_dynamic's reduce_range): with full-range int8 weights ONNX
-    # Runtime's u8s8 kernels on CPUs without VNNI saturate 16-bit pair sums (off by ~10%).
-    w = rng.integers(-63, 64, (dirs, size, 4 * hidden)).astype(np.int8)
-    r = rng.integers(-63, 64, (dirs, hidden, 4 * hidden)).astype(np.int8)
+    # 7-bit weights (quantize_dynamic's reduce_range) never saturate ONNX Runtime's u8s8 pair
+    # sums; full-range ones do on CPUs without VNNI, which the importer reproduces there
+    # (webnn/onnx/ops/ort_u8s8.py), so both must match ORT on any machine.
+    lo, hi = (-128, 128) if full_range else (-63, 64)
+    size = 16 if full_range else size  # enough pairs that some saturate
+    w = rng.integers(lo, hi, (dirs, size, 4 * hidden)).astype(np.int8)
+    r = rng.integers(lo, hi, (dirs, hidden, 4 * hidden)).astype(np.int8)
     scale_shape = (dirs, 4 * hidden) if per_channel else (dirs,)
     inits = [
         numpy_helper.from_array(w, "W"),
@@ -92,3 +97,211 @@ def test_dynamic_quantize_lstm(direction, batch, steps, per_channel):
         assert ours[name].shape == want.shape
         err = float(np.max(np.abs(ours[name] - want)))
         assert err <= 1e-3 * float(np.max(np.abs(want))), f"{name}: max error {err:.3g}"
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        np.zeros((2, 3), np.float32),  # an empty range (a ReLU's all-zero output): scale 1
+        np.full((2, 3), 2.5, np.float32),
+        np.full((2, 3), -3.0, np.float32),
+        np.array([[0, 1e-30, 0], [0, 0, 0]], np.float32),
+        np.array([[-1.0, 0.25, 3.0], [0.5, -0.75, 2.0]], np.float32),
+    ],
+)
+def test_dynamic_quantize_linear_edge_ranges(values):
+    """DynamicQuantizeLinear of an all-zero tensor: ONNX Runtime takes scale 1 (and zero point
+    0) where the range is empty; ours gave scale 0. Every output is compared exactly."""
+    graph = helper.make_graph(
+        [helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [
+            helper.make_tensor_value_info("y", TensorProto.UINT8, [2, 3]),
+            helper.make_tensor_value_info("s", TensorProto.FLOAT, []),
+            helper.make_tensor_value_info("z", TensorProto.UINT8, []),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    ours, theirs = _run_both(model, {"x": values})
+    for name in ("y", "s", "z"):
+        np.testing.assert_array_equal(ours[name], theirs[name], err_msg=name)
+
+
+def _u8s8_weights(rng, k, n):
+    """Full-range int8 weights with pairs of large same-sign values (what saturates ONNX
+    Runtime's u8s8 pair sums on CPUs without VNNI)."""
+    b = rng.integers(-128, 128, (k, n)).astype(np.int8)
+    b[0:2, 0] = 127
+    b[2:4, 1] = -128
+    return b
+
+
+@pytest.mark.parametrize("a_zero,b_zero,k", [(0, 0, 64), (137, 0, 63), (137, 3, 7), (0, -5, 32)])
+def test_matmul_integer_u8s8_matches_onnxruntime_exactly(a_zero, b_zero, k):
+    """uint8 x int8 MatMulInteger (quantize_dynamic's form) with full-range weights: ONNX
+    Runtime's kernels on CPUs without VNNI saturate adjacent product pairs to int16; the
+    importer reproduces that where they do (webnn/onnx/ops/ort_u8s8.py) and is exact elsewhere,
+    so the int32 result must equal ORT's on any machine."""
+    rng = np.random.default_rng(k)
+    b = _u8s8_weights(rng, k, 7)
+    inits = [
+        numpy_helper.from_array(b, "B"),
+        numpy_helper.from_array(np.array(a_zero, np.uint8), "za"),
+        numpy_helper.from_array(np.array(b_zero, np.int8), "zb"),
+    ]
+    graph = helper.make_graph(
+        [helper.make_node("MatMulInteger", ["A", "B", "za", "zb"], ["Y"])],
+        "g",
+        [helper.make_tensor_value_info("A", TensorProto.UINT8, [2, 5, k])],
+        [helper.make_tensor_value_info("Y", TensorProto.INT32, [2, 5, 7])],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    a = rng.integers(0, 256, (2, 5, k)).astype(np.uint8)
+    a[:, :, 0:4] = 255
+    ours, theirs = _run_both(model, {"A": a})
+    np.testing.assert_array_equal(ours["Y"], theirs["Y"])
+
+
+def test_qlinear_matmul_u8s8_full_range_matches_onnxruntime():
+    """QLinearMatMul uint8 x int8 (what ONNX Runtime fuses a QDQ MatMul into): within one
+    output step of ORT, and bit-identical here (the requantization is ORT's)."""
+    rng = np.random.default_rng(3)
+    k, n = 48, 6
+    b = _u8s8_weights(rng, k, n)
+    f = np.float32
+    inits = [
+        numpy_helper.from_array(np.array(0.02, f), "as"),
+        numpy_helper.from_array(np.array(120, np.uint8), "az"),
+        numpy_helper.from_array(b, "B"),
+        numpy_helper.from_array(np.array(0.01, f), "bs"),
+        numpy_helper.from_array(np.array(0, np.int8), "bz"),
+        numpy_helper.from_array(np.array(2.5, f), "ys"),
+        numpy_helper.from_array(np.array(128, np.uint8), "yz"),
+    ]
+    node = helper.make_node("QLinearMatMul", ["A", "as", "az", "B", "bs", "bz", "ys", "yz"], ["Y"])
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("A", TensorProto.UINT8, [4, k])],
+        [helper.make_tensor_value_info("Y", TensorProto.UINT8, [4, n])],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    a = rng.integers(0, 256, (4, k)).astype(np.uint8)
+    a[:, 0:4] = 255
+    ours, theirs = _run_both(model, {"A": a})
+    np.testing.assert_array_equal(ours["Y"], theirs["Y"])
+
+
+@pytest.mark.parametrize(
+    "channels,kernel,group,pad,x_zero",
+    [(6, 1, 1, 0, 0), (3, 3, 1, 1, 17), (4, 3, 2, 1, 200), (5, 2, 1, 0, 3), (8, 3, 8, 1, 90)],
+)
+def test_qlinear_conv_u8s8_full_range_matches_onnxruntime(channels, kernel, group, pad, x_zero):
+    """QLinearConv uint8 x int8 with full-range weights (quantize_static without reduce_range,
+    fused from QDQ): ONNX Runtime's kernels on CPUs without VNNI saturate product pairs along
+    (kernel position, channel), padding with the zero point; its depthwise kernel does not.
+    Bit-identical to ORT on any machine."""
+    rng = np.random.default_rng(channels * kernel)
+    out_channels, size = 8, 6
+    x = rng.integers(0, 256, (1, channels, size, size)).astype(np.uint8)
+    x[:, :, :2, :2] = 255
+    w = rng.integers(-128, 128, (out_channels, channels // group, kernel, kernel)).astype(np.int8)
+    w[0], w[1] = 127, -128
+    f = np.float32
+    inits = [
+        numpy_helper.from_array(w, "w"),
+        numpy_helper.from_array(np.array(0.05, f), "xs"),
+        numpy_helper.from_array(np.array(x_zero, np.uint8), "xz"),
+        numpy_helper.from_array(np.array(0.01, f), "ws"),
+        numpy_helper.from_array(np.array(0, np.int8), "wz"),
+        numpy_helper.from_array(np.array(2.0, f), "ys"),
+        numpy_helper.from_array(np.array(128, np.uint8), "yz"),
+    ]
+    node = helper.make_node(
+        "QLinearConv",
+        ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"],
+        ["y"],
+        group=group,
+        pads=[pad] * 4,
+    )
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.UINT8, list(x.shape))],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8, None)],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    ours, theirs = _run_both(model, {"x": x})
+    np.testing.assert_array_equal(ours["y"], theirs["y"])
+
+
+@pytest.mark.parametrize(
+    "attrs",
+    [
+        {"kernel_shape": [2, 2], "strides": [2, 2]},
+        {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]},
+        {"kernel_shape": [3, 3], "strides": [1, 1], "dilations": [2, 2]},
+        {"kernel_shape": [3, 2], "strides": [2, 1], "ceil_mode": 1},
+        {"kernel_shape": [2, 2], "strides": [2, 2], "storage_order": 1},
+        {"kernel_shape": [3], "strides": [2], "pads": [1, 1]},
+    ],
+)
+def test_max_pool_indices_match_onnxruntime(attrs):
+    """MaxPool's Indices output (SegNet-style encoders feed it to MaxUnpool): was refused.
+    Pads, dilations, ceil mode, column-major storage order and 1-D pools, exact against ORT."""
+    shape = [2, 3, 11] if len(attrs["kernel_shape"]) == 1 else [2, 3, 7, 9]
+    graph = helper.make_graph(
+        [helper.make_node("MaxPool", ["x"], ["y", "i"], **attrs)],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("i", TensorProto.INT64, None),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
+    model.ir_version = 8
+    x = np.random.default_rng(len(str(attrs))).standard_normal(shape).astype(np.float32)
+    ours, theirs = _run_both(model, {"x": x})
+    np.testing.assert_array_equal(ours["y"], theirs["y"])
+    np.testing.assert_array_equal(ours["i"], theirs["i"])
+
+
+@pytest.mark.parametrize(
+    "attrs",
+    [
+        {},
+        {"strides": [2, 2, 2]},
+        {"strides": [2, 1, 2], "pads": [1, 0, 1, 1, 0, 0], "output_padding": [1, 0, 1]},
+        {"dilations": [2, 1, 1], "group": 2},
+        {"strides": [3, 2, 1], "pads": [1, 1, 0, 0, 1, 0]},
+    ],
+)
+def test_conv_transpose_3d_matches_onnxruntime(attrs):
+    """3-D ConvTranspose (volumetric decoders, 3-D U-Nets): was refused; now decomposed over
+    the depth axis into 2-D transposed convolutions."""
+    rng = np.random.default_rng(len(str(attrs)))
+    group = attrs.get("group", 1)
+    x = rng.standard_normal((2, 4, 3, 5, 4)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 3, 2, 3)).astype(np.float32)
+    b = rng.standard_normal(3 * group).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], **attrs)],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    ours, theirs = _run_both(model, {"x": x})
+    assert ours["y"].shape == theirs["y"].shape
+    np.testing.assert_allclose(ours["y"], theirs["y"], rtol=1e-5, atol=1e-5)

@@ -453,3 +453,94 @@ def test_webnns_own_session_options_stand_in(affine):
     assert sess.context is InferenceSession(data, ort_so).context  # same backend, 1 thread
     x = RNG.standard_normal((2, 3)).astype(np.float32)
     np.testing.assert_allclose(sess.run(["z"], {"x": x})[0], ref.run(["z"], {"x": x})[0], rtol=1e-6)
+
+
+def _conv_net_model():
+    """conv 3x3 (8 filters) -> relu -> global average pool -> flatten -> MatMul [8, 5] -> Gemm
+    [5, 4], with free spatial dims: every image size is a new shape signature, and a graph of
+    its own (WebNN has no dynamic convolution sizes), over the same weights."""
+    conv_w = numpy_helper.from_array(RNG.standard_normal((8, 3, 3, 3)).astype(np.float32), "cw")
+    conv_b = numpy_helper.from_array(RNG.standard_normal(8).astype(np.float32), "cb")
+    mm_w = numpy_helper.from_array(RNG.standard_normal((8, 5)).astype(np.float32), "mw")
+    gemm_w = numpy_helper.from_array(RNG.standard_normal((4, 5)).astype(np.float32), "gw")
+    # A weight-only sub-graph (folded at import): the Gemm bias is computed from a Constant.
+    nodes = [
+        helper.make_node(
+            "Constant", [], ["base"], value=numpy_helper.from_array(np.arange(4, dtype=np.float32))
+        ),
+        helper.make_node("Mul", ["base", "base"], ["gb"]),
+        helper.make_node("Conv", ["x", "cw", "cb"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("GlobalAveragePool", ["r"], ["p"]),
+        helper.make_node("Flatten", ["p"], ["f"]),
+        helper.make_node("MatMul", ["f", "mw"], ["m"]),
+        helper.make_node("Gemm", ["m", "gw", "gb"], ["y"], transB=1),
+    ]
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, "h", "w"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+        [conv_w, conv_b, mm_w, gemm_w],
+    )
+
+
+def test_new_shapes_reuse_the_sessions_weights_and_packed_forms():
+    model = _conv_net_model()
+    sess = InferenceSession(model.SerializeToString())
+    ref = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    shapes = [(12, 16), (20, 9), (12, 16), (7, 7)]
+    for h, w in shapes:
+        x = RNG.standard_normal((1, 3, h, w)).astype(np.float32)
+        np.testing.assert_allclose(
+            sess.run(None, {"x": x})[0], ref.run(None, {"x": x})[0], rtol=1e-5, atol=1e-5
+        )
+    assert sess.import_count == 3  # a graph per new signature ...
+    assert sess.weights_load_count == 1  # ... but the weights were read and folded once
+    # The graph of the first shape read the weights; the others found them all in the store.
+    first, *others = sorted(
+        sess.compiled_graphs(), key=lambda g: g.compile_stats["reused_constant_bytes"]
+    )
+    weight_bytes = (8 * 3 * 3 * 3 + 8 + 8 * 5 + 4 * 5 + 4) * 4
+    assert first.compile_stats["constant_bytes"] >= weight_bytes
+    # (sessions share a context: small constants such as shapes may come from other tests)
+    assert first.compile_stats["reused_constant_bytes"] < weight_bytes
+    packed = first.compile_stats["shared_constants"]
+    assert packed >= 3  # the conv filter, the MatMul and the Gemm B, each packed once
+    for g in others:  # every byte and every packed weight is the first graph's
+        stats = g.compile_stats
+        assert (
+            stats["reused_constant_bytes"]
+            == stats["constant_bytes"]
+            == (first.compile_stats["constant_bytes"])
+        )
+        assert stats["reused_prepared"] == stats["shared_constants"] == packed
+
+
+def test_graphs_share_constants_only_when_their_bytes_are_equal():
+    """The context's constant store: equal bytes are shared by the graphs of one context, other
+    bytes and other contexts are not; results stay each graph's own."""
+    w = RNG.standard_normal((16, 16)).astype(np.float32)
+
+    def build(ctx, weights, m):
+        b = ctx.create_graph_builder()
+        x = b.input("x", [m, 16], "float32")
+        return b.build({"y": b.matmul(x, b.constant(weights))})
+
+    ctx = webnn.ML().create_context(accelerated=False, backend="cpu")
+    g1, g2 = build(ctx, w, 2), build(ctx, w.copy(), 3)
+    g3 = build(ctx, w + 1, 2)
+    other = build(webnn.ML().create_context(accelerated=False, backend="cpu"), w, 2)
+    assert g1.compile_stats["reused_constant_bytes"] == 0
+    assert g2.compile_stats["reused_constant_bytes"] == w.nbytes
+    assert g2.compile_stats["reused_prepared"] == 1
+    assert g3.compile_stats["reused_constant_bytes"] == 0
+    assert g3.compile_stats["reused_prepared"] == 0
+    assert other.compile_stats["reused_constant_bytes"] == 0
+    x2 = RNG.standard_normal((2, 16)).astype(np.float32)
+    x3 = RNG.standard_normal((3, 16)).astype(np.float32)
+    np.testing.assert_allclose(ctx.compute(g1, {"x": x2})["y"], x2 @ w, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(ctx.compute(g2, {"x": x3})["y"], x3 @ w, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(ctx.compute(g3, {"x": x2})["y"], x2 @ (w + 1), rtol=1e-5, atol=1e-5)
+    del g1, g2  # the store holds no memory of its own: a new graph finds nothing to share
+    g4 = build(ctx, w.copy(), 2)
+    assert g4.compile_stats["reused_constant_bytes"] == 0

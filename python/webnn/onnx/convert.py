@@ -18,14 +18,16 @@ WEIGHTS_RECORD_PREFIX = "# webnn-weights:"
 
 
 def load(context, model, *, free_dims=None, input_shapes=None, constants=None, base_dir=None,
-         max_sizes=None):  # fmt: skip
+         max_sizes=None, weights=None):  # fmt: skip
     """Import an ONNX model and build it: an MLGraph whose inputs and outputs keep the ONNX names.
 
     model: a path, bytes or onnx.ModelProto. free_dims: {"batch": 1} fixes named symbolic
     dimensions; input_shapes: {"x": [1, 3, 640, 640]} fixes whole inputs; constants:
     {"sr": 16000} turns a graph input into a constant (so what depends on it folds);
     base_dir: where external-data files are (default: the model's directory); max_sizes:
-    {"seq": 512} keeps a named dimension dynamic with that upper bound.
+    {"seq": 512} keeps a named dimension dynamic with that upper bound; weights: a
+    webnn.onnx.importer.SharedWeights shared by the imports of one model for several shapes
+    (what InferenceSession does), so that its weights are read and folded once.
     Raises webnn.onnx.OnnxImportError (a ValueError) when the model cannot be imported.
     """
     builder = context.create_graph_builder()
@@ -37,6 +39,7 @@ def load(context, model, *, free_dims=None, input_shapes=None, constants=None, b
         constants=constants,
         base_dir=base_dir,
         max_sizes=max_sizes,
+        weights=weights,
     )
     return imported.build()
 

@@ -46,6 +46,10 @@ def _fast(node, inputs, opset):
     x = inputs[0] if inputs else None
     if op in ("Identity",):
         return [x]
+    if op == "Constant" and len(node.attribute) == 1 and node.attribute[0].name == "value":
+        from onnx import numpy_helper
+
+        return [numpy_helper.to_array(node.attribute[0].t)]
     if op == "Unsqueeze":
         axes = _axes(node, inputs, opset)
         rank = x.ndim + len(axes)

@@ -85,6 +85,40 @@ def _valid_dyn_name(name):
     return text
 
 
+class SharedWeights:
+    """What every import of one model computes alike, kept by an InferenceSession so that its
+    graphs for other input shapes (one per shape signature) reuse it instead of importing the
+    weights again: the prepared model (functions inlined, QDQ triples fused), the initializers
+    as read-only numpy arrays, and the values of top-level nodes folded from initializers and
+    Constant nodes alone (dequantized or transposed weights, ...), which no input shape or
+    folded input changes. The context's constant store (src/backends/constant_store.h) then
+    shares the bytes and the packed forms between those graphs.
+
+    Thread-safe in the sense that matters here: concurrent imports may compute one value twice,
+    never differently.
+    """
+
+    def __init__(self):
+        self.prepared = None  # the model after _inline_functions and QDQ fusion
+        self.initializers = {}  # name -> read-only array
+        self.folded = {}  # node output name -> read-only array (weight-only values)
+        self.loads = 0  # imports that read or folded weights themselves (one per session)
+
+    def entries(self):
+        return len(self.initializers) + len(self.folded)
+
+    def nbytes(self):
+        return sum(a.nbytes for a in self.initializers.values()) + sum(
+            a.nbytes for a in self.folded.values() if a is not None
+        )
+
+
+def _read_only(array):
+    if isinstance(array, np.ndarray) and array.flags.writeable:
+        array.flags.writeable = False
+    return array
+
+
 class NodeContext:
     """What a converter sees: the node, its attributes, inputs and helpers."""
 
@@ -252,8 +286,10 @@ class Scope(dict):
 
 class Importer:
     def __init__(self, builder, proto, base_dir, *, free_dims, input_shapes, constants,
-                 max_sizes, rename):  # fmt: skip
+                 max_sizes, rename, weights=None):  # fmt: skip
         self.builder = builder
+        self.weights = weights  # a SharedWeights, or None (a one-off import)
+        self._invariant = set()  # top-level value names computed from weights alone
         self.proto = proto
         self.base_dir = base_dir
         self.free_dims = dict(free_dims or {})
@@ -451,7 +487,11 @@ class Importer:
         except Exception as exc:
             raise OnnxImportError(f"inlining the model's functions failed: {exc}") from exc
 
-    def run(self):
+    def _prepare(self):
+        """Functions inlined, QDQ triples fused: once per model (SharedWeights.prepared)."""
+        if self.weights is not None and self.weights.prepared is not None:
+            self.proto = self.weights.prepared
+            return
         self._inline_functions()
         if any(node.op_type == "QuantizeLinear" for node in self.proto.graph.node):
             import onnx
@@ -462,6 +502,20 @@ class Importer:
             proto.CopyFrom(self.proto)
             if fuse_qdq(proto):
                 self.proto = proto
+        if self.weights is not None:
+            self.weights.prepared = self.proto
+
+    def _initializer(self, init):
+        if self.weights is None:
+            return tensor_to_numpy(init, self.base_dir)
+        array = self.weights.initializers.get(init.name)
+        if array is None:
+            array = _read_only(tensor_to_numpy(init, self.base_dir))
+            self.weights.initializers[init.name] = array
+        return array
+
+    def run(self):
+        self._prepare()
         onnx_graph = self.proto.graph
         self.check_supported()
         for name in self.input_shapes:
@@ -471,8 +525,11 @@ class Importer:
             if name not in {vi.name for vi in onnx_graph.input}:
                 raise OnnxImportError(f"constants names '{name}', which is not a graph input")
         scope = Scope()
+        self._top_scope = scope
+        known = self.weights.entries() if self.weights is not None else 0
         for init in onnx_graph.initializer:
-            scope[init.name] = tensor_to_numpy(init, self.base_dir)
+            scope[init.name] = self._initializer(init)
+            self._invariant.add(init.name)
         for sparse in onnx_graph.sparse_initializer:
             from onnx import numpy_helper
 
@@ -512,6 +569,8 @@ class Importer:
             scope[vi.name] = op
             inputs.append(info)
         self.run_nodes(onnx_graph.node, scope)
+        if self.weights is not None and self.weights.entries() > known:
+            self.weights.loads += 1  # this import read weights (the first one of a session)
         outputs, operands, used = [], {}, set()
         for vi in onnx_graph.output:
             info = self._input_info(vi, output=True)
@@ -561,7 +620,10 @@ class Importer:
         )
 
     def run_nodes(self, nodes, scope):
+        top = self.weights is not None and scope is getattr(self, "_top_scope", None)
         for node in nodes:
+            if top and self._reuse_folded(node, scope):
+                continue
             inputs = [scope.lookup(name) if name else None for name in node.input]
             for name, v in zip(node.input, inputs):
                 if name and v is None and not scope.knows(name):
@@ -573,6 +635,39 @@ class Importer:
             for name, v in zip(node.output, outputs):
                 if name:
                     scope[name] = v
+            if top:
+                self._remember_folded(node, outputs)
+
+    def _weight_only(self, node):
+        """A top-level node whose value depends on weights alone (not on any input, shape or
+        folded input): initializers and Constant nodes, and nodes computed from those only."""
+        if any(a.type in (a.GRAPH, a.GRAPHS) for a in node.attribute):
+            return False
+        names = [n for n in node.input if n]
+        if not names:
+            return node.op_type == "Constant" and node.domain in ("", "ai.onnx")
+        return all(n in self._invariant for n in names)
+
+    def _reuse_folded(self, node, scope):
+        if not node.output or not self._weight_only(node):
+            return False
+        outs = [o for o in node.output if o]
+        if not outs or not all(o in self.weights.folded for o in outs):
+            return False
+        for o in outs:
+            scope[o] = self.weights.folded[o]
+            self._invariant.add(o)
+        return True
+
+    def _remember_folded(self, node, outputs):
+        if not self._weight_only(node):
+            return
+        pairs = [(o, v) for o, v in zip(node.output, outputs) if o]
+        if not pairs or not all(isinstance(v, np.ndarray) for _, v in pairs):
+            return
+        for o, v in pairs:
+            self.weights.folded[o] = _read_only(v)
+            self._invariant.add(o)
 
     def convert_node(self, node, inputs, scope):
         domain = "" if node.domain in ("", "ai.onnx") else node.domain
@@ -607,11 +702,12 @@ class Importer:
 
 
 def import_model(builder, model, *, free_dims=None, input_shapes=None, constants=None,
-                 base_dir=None, max_sizes=None, rename=None):  # fmt: skip
+                 base_dir=None, max_sizes=None, rename=None, weights=None):  # fmt: skip
     """Import an ONNX model (path, bytes or ModelProto) into `builder`; returns ImportedModel.
 
     See webnn.onnx.load for the arguments. `rename` maps an ONNX input/output name to the name
     used in the WebNN graph (convert() uses it to make names the .webnn format can hold).
+    `weights`: a SharedWeights that imports of the same model for other shapes share.
     """
     proto, directory = read_model(model, base_dir)
     importer = Importer(
@@ -623,6 +719,7 @@ def import_model(builder, model, *, free_dims=None, input_shapes=None, constants
         constants=constants,
         max_sizes=max_sizes,
         rename=rename,
+        weights=weights,
     )
     return importer.run()
 

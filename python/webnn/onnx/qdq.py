@@ -123,6 +123,9 @@ def fuse_qdq(model):
                 [q.output[0]],
                 name=f"{name}_qlinear",
             )
+        # Marks the fusion: ONNX Runtime's optimizer runs such int8 activations as uint8
+        # (ops/quantization.py _u8_offset).
+        fused.attribute.append(helper.make_attribute("webnn_from_qdq", 1))
         replace[id(q)] = fused
         drop.add(id(core))
     if not replace:

@@ -519,6 +519,11 @@ class InferenceSession:
         self._cache: collections.OrderedDict = collections.OrderedDict()
         self._lock = threading.Lock()
         self.import_count = 0  # how many graphs this session imported (one per signature)
+        # The model prepared, its initializers read and its weight-only values folded once, for
+        # every signature's graph (whose constants and packed weights the context then shares).
+        from .importer import SharedWeights
+
+        self._weights = SharedWeights()
 
         # A model whose inputs are all fixed is imported now, so that an unsupported model
         # fails at construction, as it does with ORT.
@@ -589,6 +594,19 @@ class InferenceSession:
         raise NotImplementedError(
             "webnn.onnx.InferenceSession does not profile (ORT's enable_profiling has no counterpart)"
         )
+
+    def compiled_graphs(self) -> list:
+        """The MLGraphs compiled so far, one per cached shape signature, least recently used
+        first (for inspection: their compile_stats show the constants shared between them)."""
+        with self._lock:
+            slots = list(self._cache.values())
+        return [s.compiled.graph for s in slots if s.compiled is not None]
+
+    @property
+    def weights_load_count(self) -> int:
+        """How many times the model's weights were read (1 once the session imported a graph:
+        the graphs of other shapes reuse them, and share their bytes and packed forms)."""
+        return self._weights.loads
 
     @property
     def context(self) -> webnn.MLContext:
@@ -773,7 +791,9 @@ class InferenceSession:
             kwargs["constants"] = constants
         if self._base_dir is not None:
             kwargs["base_dir"] = self._base_dir
-        graph = webnn_onnx.load(self._context, self._model, input_shapes=input_shapes, **kwargs)
+        graph = webnn_onnx.load(
+            self._context, self._model, input_shapes=input_shapes, weights=self._weights, **kwargs
+        )
         with self._lock:
             self.import_count += 1
         return _Compiled(

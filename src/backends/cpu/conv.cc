@@ -88,17 +88,23 @@ class Conv2dKernel final : public Kernel {
       }
     }
     if (filter_constant_) {
-      // Packed once per compiled graph: every plan of it (one per input shape) shares it.
-      const std::string key = str_cat("conv2d/", p.filter.id, depthwise_ ? "/dw/" : "/gemm/",
-                                      s.nhwc ? "nhwc/" : "nchw/", simd_.name);
-      if (cc.cache()) shared_ = std::static_pointer_cast<const AlignedFloats>(cc.cache()->get(key));
+      // Packed once per filter data: every plan of the graph (one per input shape) and every
+      // graph of the context built from the same weights share it. The packing depends on the
+      // filter's shape and layout besides its bytes.
+      const auto filter = cc.constant_data(p.filter);
+      const std::string key = str_cat("conv2d/", s.groups, "/", s.out_c, "x", s.group_in, "x",
+                                      s.k_h, "x", s.k_w, depthwise_ ? "/dw/" : "/gemm/",
+                                      s.nhwc ? "nhwc/" : "nchw/", p.filter_layout, "/", simd_.name);
+      if (cc.cache()) {
+        shared_ = std::static_pointer_cast<const AlignedFloats>(cc.cache()->get(filter, key));
+      }
       if (shared_) {
         weights_ = AlignedFloats();
       } else {
         prepare_weights(w.as<float>(), nullptr);
         if (cc.cache()) {
           auto packed = std::make_shared<AlignedFloats>(std::move(weights_));
-          cc.cache()->put(key, packed);
+          cc.cache()->put(filter, key, packed);
           shared_ = std::move(packed);
         }
       }

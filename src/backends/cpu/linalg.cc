@@ -54,10 +54,33 @@ class PackedB {
       for (int64_t i = begin; i < end; ++i) pack(i, b + i * matrix_stride, row_stride, col_stride);
     });
   }
-  const float* matrix(int64_t i) const { return data_.data() + i * per_matrix_; }
+  // A constant B is packed once per weight data: the plans and graphs of a context built from
+  // the same weights share it (ConstantCache). `pack` fills this PackedB when none has yet.
+  template <class Pack>
+  void prepare_constant(const CompileContext& cc, OperandRef b, const char* variant, Pack pack) {
+    const auto data = cc.constant_data(b);
+    const std::string key = str_cat(variant, "/", count_, "x", k_, "x", n_, "/", nr_);
+    if (cc.cache() && data) {
+      shared_ = std::static_pointer_cast<const AlignedFloats>(cc.cache()->get(data, key));
+      if (shared_) {
+        data_ = AlignedFloats();
+        return;
+      }
+    }
+    pack();
+    if (cc.cache() && data) {
+      auto packed = std::make_shared<AlignedFloats>(std::move(data_));
+      cc.cache()->put(data, key, packed);
+      shared_ = std::move(packed);
+    }
+  }
+  const float* matrix(int64_t i) const {
+    return (shared_ ? shared_->data() : data_.data()) + i * per_matrix_;
+  }
 
  private:
   AlignedFloats data_;
+  std::shared_ptr<const AlignedFloats> shared_;  // a constant B's packing, shared
   size_t per_matrix_ = 0;
   int64_t count_ = 0, k_ = 0, n_ = 0;
   int nr_ = 1;
@@ -112,7 +135,10 @@ class MatmulKernel final : public Kernel {
     }
     if (!packed_.init(b_count, k_, n_, simd_.gemm_nr)) return false;
     b_constant_ = cc.is_constant(p.b);
-    if (b_constant_) packed_.pack_all(b.as<float>(), k_ * n_, n_, 1, nullptr);
+    if (b_constant_) {
+      packed_.prepare_constant(cc, p.b, "matmul",
+                               [&] { packed_.pack_all(b.as<float>(), k_ * n_, n_, 1, nullptr); });
+    }
     jobs_.resize(a_offsets_.size());
     rows_a_.a.resize(a_offsets_.size());
     rows_a_.lda.assign(a_offsets_.size(), k_);
@@ -175,7 +201,10 @@ class GemmKernel final : public Kernel {
     }
     if (!packed_.init(1, k_, n_, simd_.gemm_nr)) return false;
     b_constant_ = cc.is_constant(p.b);
-    if (b_constant_) pack(b.as<float>(), p.b_transpose, nullptr);
+    if (b_constant_) {
+      packed_.prepare_constant(cc, p.b, p.b_transpose ? "gemm/t" : "gemm/n",
+                               [&] { pack(b.as<float>(), p.b_transpose, nullptr); });
+    }
     if (p.a_transpose) {
       uint64_t floats = 0;
       if (__builtin_mul_overflow(static_cast<uint64_t>(m_), static_cast<uint64_t>(k_), &floats)) {

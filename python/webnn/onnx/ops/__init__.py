@@ -18,6 +18,7 @@ from . import (  # noqa: F401  (imported for their registrations)
     resize,
     spectral,
     tensor,
+    weight_only,
 )
 from .registry import TABLE, lookup
 

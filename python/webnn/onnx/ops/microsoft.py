@@ -199,6 +199,76 @@ def ms_attention(n):
     return [y]
 
 
+def _key_mask_bias(n, i, batch, q_len, kv_len, filter_value, dtype):
+    """MultiHeadAttention's key_padding_mask as an additive bias [B, 1, S or 1, L]: [B] key
+    lengths, [B, L] or [B, S, L] with 1 = attend, 0 = masked (mask_filter_value added)."""
+    bl = n.b
+    shape = n.static_shape(i)
+    one = n.const(1.0, dtype)
+    if shape == [batch]:
+        lens = bl.reshape(bl.cast(n.x(i), "int32"), [batch, 1, 1, 1])
+        ar = n.importer.operand(np.arange(kv_len, dtype=np.int32).reshape(1, 1, 1, kv_len))
+        keep = bl.cast(bl.lesser(ar, lens), dtype)
+    elif shape == [batch, kv_len]:
+        keep = bl.reshape(bl.cast(n.x(i), dtype), [batch, 1, 1, kv_len])
+    elif shape == [batch, q_len, kv_len]:
+        keep = bl.reshape(bl.cast(n.x(i), dtype), [batch, 1, q_len, kv_len])
+    else:
+        n.fail(f"key_padding_mask of shape {shape} is not supported")
+    return bl.mul(bl.sub(one, keep), n.const(filter_value, dtype))
+
+
+@op("MultiHeadAttention", domain=MS)
+def ms_multi_head_attention(n):
+    """Attention on separate Q, K, V projections (ORT's transformer optimizer with
+    use_multi_head_attention, and cross-attention): query [B, S, D], key / value [B, L, D] or
+    already split into heads [B, N, L, H], an optional packed bias [Q | K | V], a key padding
+    mask, an attention bias [1|B, 1|N, S, L]; past / present key-value caches are not
+    supported."""
+    bl = n.b
+    heads = int(n.attr("num_heads"))
+    if not n.has(1) or not n.has(2):
+        n.fail("packed QKV (no separate key and value inputs) is not supported")
+    if any(n.has(i) for i in (6, 7, 8, 9)):
+        n.fail("past key/value caches are not supported")
+    dtype = n.dtype(0)
+    batch, q_len, width = n.static_shape(0)
+    head = width // heads
+    q, k, v = n.x(0), n.x(1), n.x(2)
+    if n.has(3):
+        bias = n.x(3)
+        bq, bk, bv = bl.split(bias, [width, width, n.static_shape(3)[0] - 2 * width], 0)
+        q = bl.add(q, bq)
+        if n.rank(1) == 3:
+            k = bl.add(k, bk)
+        if n.rank(2) == 3:
+            v = bl.add(v, bv)
+
+    def heads_first(t, length, size):
+        return bl.transpose(bl.reshape(t, [batch, length, heads, size]), [0, 2, 1, 3])
+
+    q = heads_first(q, q_len, head)
+    kv_len = n.static_shape(1)[1] if n.rank(1) == 3 else n.static_shape(1)[2]
+    if n.rank(1) == 3:
+        k = heads_first(k, kv_len, head)
+    if n.rank(2) == 3:
+        v_width = n.static_shape(2)[2]
+        v = heads_first(v, kv_len, v_width // heads)
+    v_head = bl.operand_shape(v)[3]
+    scale = n.attr("scale") or 1.0 / np.sqrt(head)
+    qk = bl.mul(bl.matmul(q, bl.transpose(k, [0, 1, 3, 2])), n.const(scale, dtype))
+    filter_value = float(n.attr("mask_filter_value", -10000.0))
+    if n.has(4):
+        qk = bl.add(qk, _key_mask_bias(n, 4, batch, q_len, kv_len, filter_value, dtype))
+    if n.has(5):
+        qk = bl.add(qk, n.x(5))
+    if n.attr("unidirectional", 0):
+        causal = np.triu(np.full((q_len, kv_len), filter_value, np.float32), 1 + kv_len - q_len)
+        qk = bl.add(qk, n.importer.operand(causal.astype(n.np_dtype(0))))
+    y = bl.matmul(bl.softmax(qk, 3), v)
+    return [bl.reshape(bl.transpose(y, [0, 2, 1, 3]), [batch, q_len, heads * v_head])]
+
+
 def _alias(name, target_domain, target):
     TABLE[(MS, name)] = TABLE[(target_domain, target)]
 

@@ -95,21 +95,68 @@ def conv_operands(n, x, w, bias):
     return y
 
 
-@op("ConvTranspose")
-def conv_transpose(n):
-    rank = n.rank(0)
-    if rank not in (3, 4):
-        n.fail(f"ConvTranspose of rank {rank} (only 1-D and 2-D exist in WebNN)")
-    x = _spatial_1d_to_2d(n, n.x(0), rank)
-    w = _spatial_1d_to_2d(n, n.x(1), rank)
+def conv_transpose3d(n):
+    """3-D ConvTranspose over WebNN's 2-D one: the depth slices of x go into the batch, each
+    kernel depth tap kd is a 2-D transposed convolution of them, whose results are spread to
+    output depths id * stride + kd * dilation (interleaving zeros for the stride) and summed;
+    then the depth padding is cropped and the bias added once."""
+    bl = n.b
+    batch, channels, depth, height, width = n.static_shape(0)
     wshape = n.static_shape(1)
     kernel = list(n.attr("kernel_shape", wshape[2:]))
+    strides, dilations, begin, end, out_pad, sizes = _conv_transpose_geometry(
+        n, [depth, height, width], kernel
+    )
+    group = int(n.attr("group", 1))
+    out_channels = wshape[1] * group
+    sd, dd = strides[0], dilations[0]
+    full = sd * (depth - 1) + (kernel[0] - 1) * dd + 1 + out_pad[0]
+    xb = bl.reshape(bl.transpose(n.x(0), [0, 2, 1, 3, 4]), [batch * depth, channels, height, width])
+    w = n.x(1)
+    span = (depth - 1) * sd + 1
+    acc = None
+    for kd in range(kernel[0]):
+        wk = bl.reshape(
+            bl.slice(w, [0, 0, kd, 0, 0], [wshape[0], wshape[1], 1, wshape[3], wshape[4]]),
+            [wshape[0], wshape[1], wshape[3], wshape[4]],
+        )
+        yk = bl.conv_transpose2d(
+            xb,
+            wk,
+            strides=strides[1:],
+            dilations=dilations[1:],
+            padding=_webnn_padding(begin[1:], end[1:]),
+            output_sizes=sizes[1:],
+            groups=group,
+        )
+        plane = out_channels * sizes[1] * sizes[2]
+        if sd > 1:
+            yk = bl.reshape(yk, [batch, depth, 1, plane])
+            yk = bl.pad(yk, [0, 0, 0, 0], [0, 0, sd - 1, 0], mode="constant", value=0)
+            yk = bl.slice(
+                bl.reshape(yk, [batch, depth * sd, plane]), [0, 0, 0], [batch, span, plane]
+            )
+        else:
+            yk = bl.reshape(yk, [batch, depth, plane])
+        yk = bl.pad(yk, [0, kd * dd, 0], [0, full - kd * dd - span, 0], mode="constant", value=0)
+        acc = yk if acc is None else bl.add(acc, yk)
+    if begin[0] < 0 or begin[0] + sizes[0] > full:
+        n.fail("ConvTranspose 3-D with negative depth padding is not supported")
+    acc = bl.slice(acc, [0, begin[0], 0], [batch, sizes[0], plane])
+    y = bl.reshape(acc, [batch, sizes[0], out_channels, sizes[1], sizes[2]])
+    y = bl.transpose(y, [0, 2, 1, 3, 4])
+    if n.has(2):
+        y = bl.add(y, bl.reshape(n.x(2), [1, out_channels, 1, 1, 1]))
+    return y
+
+
+def _conv_transpose_geometry(n, spatial, kernel):
+    """strides, dilations, begin / end pads, output padding and output sizes of an ONNX
+    ConvTranspose (explicit pads, auto_pad, or output_shape)."""
     k = len(kernel)
-    spatial = n.static_shape(0)[2:]
     strides = list(n.attr("strides", [1] * k))
     dilations = list(n.attr("dilations", [1] * k))
     out_pad = list(n.attr("output_padding", [0] * k))
-    group = int(n.attr("group", 1))
     auto_pad = n.attr("auto_pad", "NOTSET")
     output_shape = n.attr("output_shape", None)
     eff = [(kernel[i] - 1) * dilations[i] + 1 for i in range(k)]
@@ -149,6 +196,23 @@ def conv_transpose(n):
     ]
     if output_shape is not None:
         sizes = output_shape
+    return strides, dilations, begin, end, out_pad, sizes
+
+
+@op("ConvTranspose")
+def conv_transpose(n):
+    rank = n.rank(0)
+    if rank == 5:
+        return conv_transpose3d(n)
+    if rank not in (3, 4):
+        n.fail(f"ConvTranspose of rank {rank} (only 1-D, 2-D and 3-D are supported)")
+    x = _spatial_1d_to_2d(n, n.x(0), rank)
+    w = _spatial_1d_to_2d(n, n.x(1), rank)
+    wshape = n.static_shape(1)
+    kernel = list(n.attr("kernel_shape", wshape[2:]))
+    spatial = n.static_shape(0)[2:]
+    strides, dilations, begin, end, out_pad, sizes = _conv_transpose_geometry(n, spatial, kernel)
+    group = int(n.attr("group", 1))
     if rank == 3:
         strides, dilations = [1] + strides, [1] + dilations
         begin, end, out_pad, sizes = [0] + begin, [0] + end, [0] + out_pad, [1] + sizes
@@ -191,10 +255,12 @@ def _pool(kind):
             and not (len(n.node.output) > 1 and n.node.output[1])
         ):
             return pool3d(n, kind)
+        want_indices = len(n.node.output) > 1 and bool(n.node.output[1])
+        if rank == 5 and want_indices:
+            n.fail("the Indices output of a 3-D MaxPool is not supported")
         if rank not in (3, 4):
             n.fail(f"{n.node.op_type} of rank {rank} (only 1-D, 2-D and 3-D pools are supported)")
-        if len(n.node.output) > 1 and n.node.output[1]:
-            n.fail("the Indices output of MaxPool is not supported")
+        want_indices = len(n.node.output) > 1 and bool(n.node.output[1])
         x = _spatial_1d_to_2d(n, n.x(0), rank)
         spatial = n.static_shape(0)[2:]
         kernel = list(n.attr("kernel_shape"))
@@ -254,6 +320,11 @@ def _pool(kind):
         padding = _webnn_padding(begin, end)
         if kind == "max":
             y = bl.max_pool2d(x, kernel, strides, dilations, padding, output_sizes=outs)
+            if want_indices:
+                indices = _max_pool_indices(n, x, y, kernel, strides, dilations, padding, outs)
+                if rank == 3:
+                    s = bl.operand_shape(indices)
+                    indices = bl.reshape(indices, [s[0], s[1], s[3]])
         elif kind == "avg":
             y = bl.average_pool2d(x, kernel, strides, dilations, padding, output_sizes=outs)
         else:
@@ -273,9 +344,45 @@ def _pool(kind):
         if rank == 3:
             s = bl.operand_shape(y)
             y = bl.reshape(y, [s[0], s[1], s[3]])
-        return y
+        return [y, indices] if kind == "max" and want_indices else y
 
     return convert
+
+
+def _max_pool_indices(n, x, y, kernel, strides, dilations, padding, outs):
+    """MaxPool's Indices output: the flat index into x of each window's first maximum (row-major
+    scan, as ONNX Runtime), storage_order 1 counting w before h. Each kernel tap is a strided
+    slice of the input padded with -inf; taps are visited last to first, each overwriting the
+    index where it equals the maximum, so the first matching tap wins."""
+    bl = n.b
+    batch, channels, height, width = n.b.operand_shape(x)
+    pt, pb, pl, pr = padding
+    oh, ow = outs
+    xp = bl.pad(x, [0, 0, pt, pl], [0, 0, pb, pr], mode="constant", value=float("-inf"))
+    column_major = int(n.attr("storage_order", 0)) == 1
+    total = batch * channels * height * width
+    if total >= 2**31:
+        n.fail("MaxPool Indices for an input of 2**31 elements or more")
+    plane = np.arange(batch * channels, dtype=np.int32).reshape(batch, channels, 1, 1)
+    plane_offset = n.importer.operand(plane * np.int32(height * width))
+    rows = np.arange(oh, dtype=np.int32).reshape(oh, 1) * strides[0]
+    cols = np.arange(ow, dtype=np.int32).reshape(1, ow) * strides[1]
+    result = None
+    taps = [(i, j) for i in range(kernel[0]) for j in range(kernel[1])]
+    for i, j in reversed(taps):
+        h_in = rows + i * dilations[0] - pt
+        w_in = cols + j * dilations[1] - pl
+        flat = w_in * height + h_in if column_major else h_in * width + w_in
+        idx = bl.add(plane_offset, n.importer.operand(flat.astype(np.int32).reshape(1, 1, oh, ow)))
+        x_t = bl.slice(
+            xp,
+            [0, 0, i * dilations[0], j * dilations[1]],
+            [batch, channels, (oh - 1) * strides[0] + 1, (ow - 1) * strides[1] + 1],
+            strides=[1, 1, strides[0], strides[1]],
+        )
+        hit = bl.equal(x_t, y)
+        result = idx if result is None else bl.where(hit, idx, result)
+    return bl.cast(result, "int64")
 
 
 op("MaxPool")(_pool("max"))
@@ -483,9 +590,6 @@ def lrn(n):
     s = bl.reshape(s, shape)  # mean over the window = sum / size
     base = bl.add(bl.mul(s, n.const(alpha, dtype)), n.const(bias, dtype))
     return bl.div(x, bl.pow(base, n.const(beta, dtype)))
-
-
-del np
 
 
 # ---- 3-D convolution and pooling, decomposed over the depth axis into 2-D operations ----

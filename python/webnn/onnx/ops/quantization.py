@@ -13,6 +13,9 @@ from ..types import NUMPY_TO_WEBNN
 from .registry import op
 from .util import norm_axis
 
+# Attribute that webnn/onnx/qdq.py sets on the QLinearConv/QLinearMatMul it fuses.
+FROM_QDQ = "webnn_from_qdq"
+
 _ONNX_INT = {2: np.uint8, 3: np.int8, 6: np.int32, 12: np.uint32, 7: np.int64}
 
 
@@ -179,6 +182,14 @@ def qlinear_conv(n):
     if n.has(8):
         bias = n.importer.operand(n.c(8, what="bias").astype(np.float32))
     acc = conv_operands(n, x, w, bias)
+    offset = _u8_offset(n, 0)
+    if offset is not None and n.is_const(3) and (not n.has(2) or n.is_const(2)):
+        from .ort_u8s8 import conv_correction
+
+        x_zero = int(n.c(2).reshape(-1)[0]) if n.has(2) else 0
+        fix = conv_correction(n, x, x_zero + offset, n.c(3))
+        if fix is not None:
+            acc = n.b.add(acc, fix)
     out_rank = len(n.b.operand_shape(acc))
     axis = 1
     m = _multiplier(n, out_rank, [(1, "mul"), (4, "mul"), (6, "div")], axis)
@@ -195,13 +206,42 @@ def conv_integer(n):
     return n.b.cast(conv_operands(n, x, w, None), "int32")
 
 
+def _u8_offset(n, a_index):
+    """How ONNX Runtime holds activation a_index in its u8s8 kernels: uint8 as it is (0); int8
+    from a QDQ model shifted to uint8 (128), which ORT's optimizer does on x86 (its S8-to-U8
+    QDQ rewrite; a plain int8 x int8 QLinear operator runs exact kernels). None: no u8s8."""
+    dtype = n.dtype(a_index)
+    if dtype == "uint8":
+        return 0
+    if dtype == "int8" and n.attr(FROM_QDQ, 0):
+        return 128
+    return None
+
+
+def ort_u8s8(n, acc, a_index, b_index, transposed=False):
+    """acc plus ONNX Runtime's u8s8 pair saturation (ort_u8s8.py) for a uint8 input a_index
+    times constant int8 2-D weights b_index ([K, N], or [N, K] when transposed)."""
+    from .ort_u8s8 import add_correction
+
+    offset = _u8_offset(n, a_index)
+    if offset is None or not n.is_const(b_index) or n.rank(a_index) < 2:
+        return acc
+    b = n.c(b_index)
+    if b.dtype != np.int8 or b.ndim != 2:
+        return acc
+    a_raw = n.b.cast(n.x(a_index), "float32")
+    if offset:
+        a_raw = n.b.add(a_raw, n.const(float(offset), "float32"))
+    return add_correction(n, acc, a_raw, b.T if transposed else b)
+
+
 @op("MatMulInteger")
 def matmul_integer(n):
     from .linalg import matmul_nd
 
     a = shifted_float(n, 0, 2, axis=None)
     b = shifted_float(n, 1, 3, axis=None)
-    return n.b.cast(matmul_nd(n, a, b), "int32")
+    return n.b.cast(ort_u8s8(n, matmul_nd(n, a, b), 0, 1), "int32")
 
 
 @op("QLinearMatMul")
@@ -210,7 +250,7 @@ def qlinear_matmul(n):
 
     a = shifted_float(n, 0, 2)
     b = shifted_float(n, 3, 5)
-    acc = matmul_nd(n, a, b)
+    acc = ort_u8s8(n, matmul_nd(n, a, b), 0, 3)
     rank = len(n.b.operand_shape(acc))
     m = _multiplier(n, rank, [(1, "mul"), (4, "mul"), (6, "div")], rank - 1)
     return requantize(n, acc, m, 7, n.np_dtype(7) if n.has(7) else np.uint8)
@@ -224,7 +264,11 @@ def dynamic_quantize_linear(n):
     zero = n.const(0.0, "float32")
     lo = bl.min(bl.reduce_min(x, list(range(rank)), False), zero)
     hi = bl.max(bl.reduce_max(x, list(range(rank)), False), zero)
-    scale = bl.div(bl.sub(hi, lo), n.const(255.0, "float32"))
+    # ONNX Runtime's rule where the range is empty (an all-zero input, e.g. after a ReLU): scale
+    # 1, not 0 (which would make the zero point 0/0).
+    span = bl.sub(hi, lo)
+    empty = bl.equal(span, zero)
+    scale = bl.where(empty, n.const(1.0, "float32"), bl.div(span, n.const(255.0, "float32")))
     zp_f = bl.clamp(bl.round_even(bl.sub(zero, bl.div(lo, scale))), min_value=0.0, max_value=255.0)
     zp = bl.cast(zp_f, "uint8")
     ones = [1] * rank
@@ -240,6 +284,8 @@ def qgemm(n):
     a = shifted_float(n, 0, 2)
     b = shifted_float(n, 3, 5, axis=0 if tb else 1)
     acc = bl.gemm(a, b, None, alpha=1.0, a_transpose=ta, b_transpose=tb)
+    if not ta:
+        acc = ort_u8s8(n, acc, 0, 3, transposed=tb)
     if n.has(6):
         acc = bl.add(acc, n.importer.operand(n.c(6, what="bias C").astype(np.float32)))
     scales = [(1, "mul"), (4, "mul")]

@@ -13,6 +13,7 @@ more than one sequence into per-thread slices (min/max per slice), which changes
 
 import numpy as np
 
+from .ort_u8s8 import add_correction
 from .quantization import quantize_like_onnx
 from .recurrent import concat_or_one, stack_directions
 from .registry import op
@@ -32,7 +33,8 @@ def _dynamic_uint8(n, x):
     zp = bl.clamp(bl.round_even(bl.sub(zero, bl.div(lo, scale))), min_value=0.0, max_value=255.0)
     ones = [1] * rank
     q = quantize_like_onnx(n, x, bl.reshape(scale, ones), bl.reshape(bl.cast(zp, "uint8"), ones))
-    return bl.sub(bl.cast(q, "float32"), bl.reshape(zp, ones)), scale
+    raw = bl.cast(q, "float32")
+    return bl.sub(raw, bl.reshape(zp, ones)), scale, raw
 
 
 def _weights(n, index, scale_index, zp_index, num_dir, hidden):
@@ -77,7 +79,9 @@ def dynamic_quantize_lstm(n):
     rs = _weights(n, 2, 10, 11, num_dir, hidden)
     bias = n.c(3, what="bias").astype(np.float32) if n.has(3) else None
     x = n.x(0)
-    x_shifted, x_scale = _dynamic_uint8(n, bl.reshape(x, [steps * batch, xshape[2]]))
+    x_shifted, x_scale, x_raw = _dynamic_uint8(n, bl.reshape(x, [steps * batch, xshape[2]]))
+    w_int = n.c(1, what="quantized weight")
+    r_int = n.c(2, what="quantized recurrent weight")
     zeros = n.importer.operand(np.zeros([batch, hidden], np.float32))
 
     def part(t, d):
@@ -89,7 +93,9 @@ def dynamic_quantize_lstm(n):
     ys, hs, cs = [], [], []
     for d in range(num_dir):
         (w, w_scale), (r, r_scale) = ws[d], rs[d]
-        xw = bl.mul(bl.matmul(x_shifted, w), bl.mul(x_scale, w_scale))  # [steps*batch, 4H]
+        # uint8 x int8 products as ONNX Runtime's kernels compute them (ort_u8s8.py).
+        xw = add_correction(n, bl.matmul(x_shifted, w), x_raw, w_int[d])
+        xw = bl.mul(xw, bl.mul(x_scale, w_scale))  # [steps*batch, 4H]
         b = None
         if bias is not None:
             b = n.importer.operand(bias[d, : 4 * hidden] + bias[d, 4 * hidden :])
@@ -98,8 +104,9 @@ def dynamic_quantize_lstm(n):
         backward = direction == "reverse" or d == 1
         outs = [None] * steps
         for t in range(steps - 1, -1, -1) if backward else range(steps):
-            h_shifted, h_scale = _dynamic_uint8(n, h)
-            hr = bl.mul(bl.matmul(h_shifted, r), bl.mul(h_scale, r_scale))
+            h_shifted, h_scale, h_raw = _dynamic_uint8(n, h)
+            hr = add_correction(n, bl.matmul(h_shifted, r), h_raw, r_int[d])
+            hr = bl.mul(hr, bl.mul(h_scale, r_scale))
             g = bl.add(bl.slice(xw, [t * batch, 0], [batch, 4 * hidden]), hr)
             if b is not None:
                 g = bl.add(g, b)
