@@ -10,6 +10,8 @@ namespace avx2 {
 constexpr const char* kIsaName = "avx2";
 #include "backends/cpu/simd.inc"
 //
+#include "backends/cpu/transcendental.inc"
+//
 #include "backends/cpu/gemm_ukernel.inc"
 //
 #include "backends/cpu/elementwise.inc"

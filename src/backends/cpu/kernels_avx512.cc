@@ -10,6 +10,8 @@ namespace avx512 {
 constexpr const char* kIsaName = "avx512";
 #include "backends/cpu/simd.inc"
 //
+#include "backends/cpu/transcendental.inc"
+//
 #include "backends/cpu/gemm_ukernel.inc"
 //
 #include "backends/cpu/elementwise.inc"

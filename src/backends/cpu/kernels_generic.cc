@@ -11,6 +11,8 @@ namespace generic {
 constexpr const char* kIsaName = "generic";
 #include "backends/cpu/simd.inc"
 //
+#include "backends/cpu/transcendental.inc"
+//
 #include "backends/cpu/gemm_ukernel.inc"
 //
 #include "backends/cpu/elementwise.inc"

@@ -58,6 +58,8 @@ enum class UnaryOpF : uint8_t {
   kExp,
   kSigmoid,
   kTanh,
+  kErf,   // float32 (transcendental.inc)
+  kGelu,  // erf form, float32
 };
 
 struct UnaryArgs {
