@@ -24,6 +24,8 @@ constexpr const char* kIsaName = "avx512";
 //
 #include "backends/cpu/normalization.inc"
 //
+#include "backends/cpu/recurrent.inc"
+//
 #include "backends/cpu/kernels_table.inc"
 }  // namespace avx512
 

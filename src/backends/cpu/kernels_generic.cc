@@ -25,6 +25,8 @@ constexpr const char* kIsaName = "generic";
 //
 #include "backends/cpu/normalization.inc"
 //
+#include "backends/cpu/recurrent.inc"
+//
 #include "backends/cpu/kernels_table.inc"
 }  // namespace generic
 
