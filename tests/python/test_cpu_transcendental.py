@@ -8,10 +8,12 @@ kernels and with 1 and 3 threads.
 """
 
 import math
+import os
 
 import numpy as np
 import pytest
 import rerun
+import webnn
 from test_cpu_backend import _both, _run, assert_ulp
 
 _erf = np.vectorize(math.erf)
@@ -111,6 +113,44 @@ def test_softmax_rows_with_nan_and_inf():
     x[4, 4] = -3e38
     got, want = _both(lambda g, o: g.softmax(o["x"], axis=1), {"x": x})
     assert_ulp(got, want, 4)
+
+
+UNFUSED = "constant_folding,batch_norm_folding,layout_assignment"
+
+
+def _build_and_run(make, x, passes):
+    old = os.environ.get("WEBNN_PASSES")
+    os.environ["WEBNN_PASSES"] = passes
+    try:
+        ctx = webnn.ML().create_context(accelerated=False, backend="cpu")
+        b = ctx.create_graph_builder()
+        graph = b.build({"y": make(b, b.input("x", list(x.shape), "float32"))})
+    finally:
+        if old is None:
+            os.environ.pop("WEBNN_PASSES")
+        else:
+            os.environ["WEBNN_PASSES"] = old
+    return ctx.compute(graph, {"x": x})["y"], graph.compile_stats
+
+
+def _onnx_gelu(b, x):
+    # The ONNX export's gelu: x * 0.5 * (1 + erf(x / sqrt 2)), ops one by one.
+    c = lambda v: b.constant(np.array([v], np.float32))
+    return b.mul(b.mul(b.add(b.erf(b.div(x, c(1.4142135))), c(1.0)), x), c(0.5))
+
+
+def _matmul_gelu(b, x):
+    w = np.random.default_rng(1).uniform(-1, 1, [45, 67]).astype(np.float32)
+    return b.gelu(b.add(b.matmul(x, b.constant(w)), b.constant(np.ones([67], np.float32))))
+
+
+@pytest.mark.parametrize("make", [_onnx_gelu, _matmul_gelu], ids=["erf_chain", "matmul_gelu"])
+def test_fused_erf_and_gelu_are_bit_identical_to_unfused(make):
+    x = np.random.default_rng(2).uniform(-6, 6, [3, 37, 45]).astype(np.float32)
+    fused, stats = _build_and_run(make, x, "all")
+    unfused, _ = _build_and_run(make, x, UNFUSED)
+    assert stats["nodes_after"] == 1  # erf / gelu joined the chain
+    assert np.array_equal(fused.view(np.uint32), unfused.view(np.uint32))
 
 
 @pytest.mark.skipif(rerun.nested(), reason="nested")
