@@ -336,7 +336,7 @@ std::unique_ptr<Kernel> make_recurrent_kernel(const Node& node, const CompileCon
   }
   // Anything unexpected (other types, names, shapes) stays on the reference kernel.
   if (!ok || !all_float32(cc, {s.x, s.w, s.r, s.b, s.rb, s.peephole, s.h0, s.c0})) return nullptr;
-  for (uint32_t id : node.outputs) {
+  for (OperandId id : node.outputs) {
     if (cc.view(OperandRef{id}).data_type != DataType::kFloat32) return nullptr;
   }
   const TensorView& x = cc.view(s.x);
