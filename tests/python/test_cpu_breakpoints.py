@@ -41,7 +41,8 @@ def _inputs(points):
     return np.concatenate([np.roll(base, k) for k in range(3)] + [base[:13]])
 
 
-# (method, options, breakpoints)
+# (method, options, breakpoints). gelu, a transcendental computed in float32, is checked
+# against exact values in test_cpu_transcendental.py instead.
 CASES = [
     ("relu", {}, [0.0, 1e-45]),
     ("clamp", {"min_value": -1.0, "max_value": 1.0}, [1.0]),
@@ -56,7 +57,6 @@ CASES = [
     ("elu", {"alpha": 0.5}, [0.0, 1e-3]),
     ("linear", {"alpha": 0.5, "beta": -1.5}, [3.0, 1.0]),
     ("linear", {"alpha": 1 / 3, "beta": 1.0}, [-3.0, 3.0]),
-    ("gelu", {}, [0.0, 1e-45]),
     ("softplus", {}, [0.0, 1e-7]),
     ("softsign", {}, [0.0, 1.0]),
     ("neg", {}, [0.0]),

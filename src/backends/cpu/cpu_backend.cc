@@ -52,6 +52,11 @@ std::unique_ptr<Kernel> make_float32_kernel(const Node& node, const CompileConte
       return make_pow_kernel(node, cc, simd);
     case OpKind::kSoftmax:
       return make_softmax_kernel(node, cc, simd);
+    case OpKind::kLstm:
+    case OpKind::kLstmCell:
+    case OpKind::kGru:
+    case OpKind::kGruCell:
+      return make_recurrent_kernel(node, cc, simd);
     case OpKind::kMaxPool2d:
     case OpKind::kAveragePool2d:
     case OpKind::kGlobalMaxPool:

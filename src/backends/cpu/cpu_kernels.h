@@ -54,6 +54,9 @@ std::unique_ptr<Kernel> make_layout_transpose_kernel(const Node& node, const Com
                                                      const SimdKernels& simd);
 std::unique_ptr<Kernel> make_softmax_kernel(const Node& node, const CompileContext& cc,
                                             const SimdKernels& simd);
+// lstm, lstmCell, gru, gruCell (recurrent.cc): bit-identical to the reference.
+std::unique_ptr<Kernel> make_recurrent_kernel(const Node& node, const CompileContext& cc,
+                                              const SimdKernels& simd);
 std::unique_ptr<Kernel> make_pool_kernel(const Node& node, const CompileContext& cc,
                                          const SimdKernels& simd);
 

@@ -1,7 +1,8 @@
 // Element-wise float32 kernels: binary arithmetic with broadcasting, unary math and
-// activations. Vectorised ops run on the SIMD table; the transcendental ones without a vector
-// form here (sin, erf, gelu, ...) evaluate in double per element, as the reference does, but
-// in parallel.
+// activations. Vectorised ops run on the SIMD table (exp, tanh, sigmoid, erf and gelu in
+// float32, within the bounds of docs/performance.md); the transcendental ones without a vector
+// form here (sin, log, ...) evaluate in double per element, as the reference does, but in
+// parallel.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -169,12 +170,8 @@ class ScalarUnaryKernel final : public Kernel {
         return std::tan(x);
       case OpKind::kLog:
         return std::log(x);
-      case OpKind::kErf:
-        return std::erf(x);
       case OpKind::kSign:
         return (x > 0) - (x < 0);  // NaN gives 0, as in the reference (spec emulation)
-      case OpKind::kGelu:
-        return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
       case OpKind::kSoftplus:
         return softplus(x);
       case OpKind::kSoftsign:
@@ -264,6 +261,12 @@ bool unary_args(const Node& node, UnaryArgs* args) {
     case OpKind::kTanh:
       a.op = UnaryOpF::kTanh;
       return true;
+    case OpKind::kErf:
+      a.op = UnaryOpF::kErf;
+      return true;
+    case OpKind::kGelu:
+      a.op = UnaryOpF::kGelu;
+      return true;
     case OpKind::kClamp: {
       const auto& p = node.as<ClampParams>();
       a.op = UnaryOpF::kClamp;
@@ -338,8 +341,7 @@ std::unique_ptr<Kernel> make_elementwise_kernel(const Node& node, const CompileC
   const bool vector = unary_args(node, &args);
   const bool scalar = node.kind == OpKind::kCos || node.kind == OpKind::kSin ||
                       node.kind == OpKind::kTan || node.kind == OpKind::kLog ||
-                      node.kind == OpKind::kErf || node.kind == OpKind::kSign ||
-                      node.kind == OpKind::kGelu || node.kind == OpKind::kSoftplus ||
+                      node.kind == OpKind::kSign || node.kind == OpKind::kSoftplus ||
                       node.kind == OpKind::kSoftsign || node.kind == OpKind::kElu;
   if (!vector && !scalar) return nullptr;
   OperandRef input;

@@ -10,6 +10,8 @@ namespace avx512 {
 constexpr const char* kIsaName = "avx512";
 #include "backends/cpu/simd.inc"
 //
+#include "backends/cpu/transcendental.inc"
+//
 #include "backends/cpu/gemm_ukernel.inc"
 //
 #include "backends/cpu/elementwise.inc"
@@ -21,6 +23,8 @@ constexpr const char* kIsaName = "avx512";
 #include "backends/cpu/resample.inc"
 //
 #include "backends/cpu/normalization.inc"
+//
+#include "backends/cpu/recurrent.inc"
 //
 #include "backends/cpu/kernels_table.inc"
 }  // namespace avx512

@@ -11,6 +11,8 @@ namespace generic {
 constexpr const char* kIsaName = "generic";
 #include "backends/cpu/simd.inc"
 //
+#include "backends/cpu/transcendental.inc"
+//
 #include "backends/cpu/gemm_ukernel.inc"
 //
 #include "backends/cpu/elementwise.inc"
@@ -22,6 +24,8 @@ constexpr const char* kIsaName = "generic";
 #include "backends/cpu/resample.inc"
 //
 #include "backends/cpu/normalization.inc"
+//
+#include "backends/cpu/recurrent.inc"
 //
 #include "backends/cpu/kernels_table.inc"
 }  // namespace generic

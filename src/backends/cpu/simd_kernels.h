@@ -58,6 +58,8 @@ enum class UnaryOpF : uint8_t {
   kExp,
   kSigmoid,
   kTanh,
+  kErf,   // float32 (transcendental.inc)
+  kGelu,  // erf form, float32
 };
 
 struct UnaryArgs {
@@ -158,6 +160,9 @@ struct SimdKernels {
   double (*sum_sq_dev_d)(const float* x, int64_t n, double mean);
   // sum[i] += x[i], or with mean: sum[i] += (x[i] - mean[i])^2.
   void (*acc_row_d)(const float* x, int64_t n, const double* mean, double* sum);
+  // Recurrent ops (recurrent.inc), in double: columns [0, n) of y += x^T W, W being k rows of
+  // floats spaced ld apart, each column summed over rows in order (the reference's dot).
+  void (*gemv_acc_d)(const float* w, int64_t ld, int64_t k, int64_t n, const double* x, double* y);
 };
 
 // Kernels compiled for each ISA (null when this build has none for it).

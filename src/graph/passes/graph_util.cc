@@ -109,6 +109,8 @@ bool is_cpu_vector_unary(OpKind k) {
     case OpKind::kExp:
     case OpKind::kSigmoid:
     case OpKind::kTanh:
+    case OpKind::kErf:  // float32 on the cpu unary table (cpu/transcendental.inc)
+    case OpKind::kGelu:
     case OpKind::kClamp:
     case OpKind::kLinear:
     case OpKind::kLeakyRelu:
