@@ -299,7 +299,9 @@ def test_unknown_pass_name_is_a_clear_error():
 
 
 @pytest.mark.parametrize("perm", [[0, 2, 3, 1], [0, 3, 1, 2]])
-@pytest.mark.parametrize("shape", [[1, 3, 48, 19], [2, 17, 5, 33], [1, 1, 1, 7], [3, 64, 9, 1]])
+@pytest.mark.parametrize(
+    "shape", [[1, 3, 48, 19], [2, 17, 5, 33], [1, 1, 1, 7], [3, 64, 9, 1], [2, 5, 40, 417]]
+)
 def test_layout_transposes_match_numpy(perm, shape):
     """The cpu kernel of the NCHW <-> NHWC transposes that layout assignment leaves."""
     x = np.random.default_rng(len(shape) + shape[1]).standard_normal(shape).astype(np.float32)
