@@ -346,6 +346,45 @@ TEST(PassesTest, ChainsNeedingMoreScratchBlocksThanThereAreStayCorrect) {
   }
 }
 
+TEST(PassesTest, CanonicalizationWritesDefaultOptionsIntoTheNodes) {
+  GraphBuilder b;
+  OperandId x = *b.input("x", {1, 3, 7, 9}, DataType::kFloat32);
+  Conv2dParams c;
+  c.input = {x};
+  c.filter = {constant(b, {4, 3, 3, 3}, random_floats(108, 61))};
+  OperandId y = op(b, OpKind::kConv2d, c);
+  ConvTranspose2dParams t;
+  t.input = {y};
+  t.filter = {constant(b, {4, 2, 2, 2}, random_floats(32, 62))};
+  y = op(b, OpKind::kConvTranspose2d, t);
+  Pool2dParams mp;
+  mp.input = {y};
+  mp.window_dimensions = IntList{2, 2};
+  y = op(b, OpKind::kMaxPool2d, mp);
+  Pool2dParams ap;
+  ap.input = {y};
+  y = op(b, OpKind::kAveragePool2d, ap);  // the whole plane
+  Graph built = *b.finish({{"y", y}});
+  Graph g = optimized(built, "cpu", "canonicalization");
+  ASSERT_EQ(g.nodes.size(), 4u);
+  const auto& cp = g.nodes[0].as<Conv2dParams>();
+  EXPECT_EQ(*cp.strides, (IntList{1, 1}));
+  EXPECT_EQ(*cp.dilations, (IntList{1, 1}));
+  EXPECT_EQ(*cp.padding, (IntList{0, 0, 0, 0}));
+  const auto& tp = g.nodes[1].as<ConvTranspose2dParams>();
+  EXPECT_EQ(*tp.output_padding, (IntList{0, 0}));
+  EXPECT_EQ(*tp.padding, (IntList{0, 0, 0, 0}));
+  EXPECT_EQ(*g.nodes[2].as<Pool2dParams>().strides, (IntList{1, 1}));
+  // conv 7x9 -> 5x7, convTranspose 2x2 -> 6x8, max pool 2x2 -> 5x7.
+  EXPECT_EQ(*g.nodes[3].as<Pool2dParams>().window_dimensions, (IntList{5, 7}));
+  // The reference backend (the oracle) keeps the graph as built.
+  Graph r = optimized(built, "reference", "canonicalization");
+  EXPECT_FALSE(r.nodes[0].as<Conv2dParams>().strides.has_value());
+  std::vector<float> xv = random_floats(189, 63);
+  EXPECT_EQ(run(built, "cpu", "canonicalization", xv), run(built, "cpu", "none", xv));
+  expect_close(run(built, "cpu", "all", xv), run(built, "reference", "none", xv), 1e-5f);
+}
+
 TEST(PassesTest, LayoutAssignmentKeepsConvolutionsInNhwc) {
   // NCHW: conv -> batchNorm (not folded: variable mean) -> relu -> mul [C,1,1] -> conv -> add
   // with the first conv's output -> max pool -> y.
