@@ -158,8 +158,17 @@ class FusedKernel final : public Kernel, public OutputSink {
         steps_(std::move(steps)),
         count_(count),
         a_ptr_(steps_.size(), nullptr),
-        b_ptr_(steps_.size(), nullptr) {
+        b_ptr_(steps_.size(), nullptr),
+        tile_(steps_.size()) {
     in_head_ = head_ && head_->set_output_sink(this);
+    // A short period repeated along the chain (NHWC per-channel operands): one contiguous
+    // copy of it repeated over a block length, so each block is one SIMD call, not one per C.
+    for (size_t k = 0; k < steps_.size(); ++k) {
+      const ChainArg* arg = broadcast_arg(steps_[k]);
+      if (arg && arg->repeat == 1 && arg->period > 1 && arg->period < kBlock) {
+        tile_[k].resize(static_cast<size_t>(arg->period + kBlock));
+      }
+    }
   }
 
   Status run(KernelContext& ctx) override {
@@ -170,6 +179,11 @@ class FusedKernel final : public Kernel, public OutputSink {
       a_ptr_[k] = s.a.kind == ChainArg::kBroadcast ? ctx.in(s.a.other).as<float>() : nullptr;
       b_ptr_[k] =
           !s.unary && s.b.kind == ChainArg::kBroadcast ? ctx.in(s.b.other).as<float>() : nullptr;
+      if (!tile_[k].empty()) {
+        const float* o = a_ptr_[k] ? a_ptr_[k] : b_ptr_[k];
+        const int64_t period = broadcast_arg(s)->period;
+        for (size_t i = 0; i < tile_[k].size(); ++i) tile_[k][i] = o[i % period];
+      }
     }
     if (head_) WEBNN_RETURN_IF_ERROR(head_->run(ctx));
     if (in_head_) return Status::ok();
@@ -195,6 +209,13 @@ class FusedKernel final : public Kernel, public OutputSink {
         float* out = s.out == 0 ? y + b : scratch[s.out - 1];
         if (s.unary) {
           simd_.unary(s.args, block(s.a), out, len);
+        } else if (!tile_[k].empty()) {
+          const float* o = tile_[k].data() + b % broadcast_arg(s)->period;
+          if (s.a.kind == ChainArg::kBroadcast) {
+            simd_.binary(s.op, o, 1, block(s.b), 1, out, len);
+          } else {
+            simd_.binary(s.op, block(s.a), 1, o, 1, out, len);
+          }
         } else if (s.a.kind == ChainArg::kBroadcast) {
           apply_broadcast(s, s.a, a_ptr_[k], block(s.b), false, out, b, len);
         } else if (s.b.kind == ChainArg::kBroadcast) {
@@ -207,6 +228,13 @@ class FusedKernel final : public Kernel, public OutputSink {
   }
 
  private:
+  static const ChainArg* broadcast_arg(const ChainStep& s) {
+    if (s.unary) return nullptr;
+    if (s.a.kind == ChainArg::kBroadcast) return &s.a;
+    if (s.b.kind == ChainArg::kBroadcast) return &s.b;
+    return nullptr;
+  }
+
   // out = in op other (in_is_a) or other op in, over chain elements [pos, pos + n), as runs
   // over which `other` is one repeated value (step 0) or contiguous (step 1).
   void apply_broadcast(const ChainStep& s, const ChainArg& arg, const float* other, const float* in,
@@ -242,6 +270,7 @@ class FusedKernel final : public Kernel, public OutputSink {
   // Per run (one run at a time per plan).
   const float* src_ = nullptr;
   std::vector<const float*> a_ptr_, b_ptr_;
+  std::vector<std::vector<float>> tile_;  // per step: its short-period operand, repeated
 };
 
 }  // namespace
