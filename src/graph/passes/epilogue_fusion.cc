@@ -1,8 +1,9 @@
 // Epilogue and element-wise chain fusion, for the cpu backend: a group of float32 element-wise
 // nodes (unary activations, binary arithmetic whose operands are earlier values of the group or
 // tensors that broadcast into it, e.g. a residual add or a per-channel constant) with one
-// value read outside it is moved into the node that produces the group's first value — a conv2d, convTranspose2d, gemm, matmul or another element-wise node —
-// as its epilogue (Node::epilogue). The cpu backend applies the steps with the same SIMD
+// value read outside it is moved into the node that produces the group's first value — a
+// conv2d, convTranspose2d, gemm, matmul or another element-wise node — as its epilogue
+// (Node::epilogue). The cpu backend applies the steps with the same SIMD
 // functions as the stand-alone kernels, in the same order, so results are bit-identical to
 // the unfused graph; intermediate buffers and passes over memory disappear.
 #include <algorithm>
