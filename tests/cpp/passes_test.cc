@@ -8,6 +8,7 @@
 
 #include "float_bytes.h"
 #include "graph/passes/pass.h"
+#include "ops/fused_chain.h"
 #include "runtime/memory_plan.h"
 #include "webnn/builder.h"
 #include "webnn/context.h"
@@ -245,6 +246,142 @@ TEST(PassesTest, ElementwiseChainWithBroadcastConstantsFuses) {
   EXPECT_EQ(g.nodes[0].epilogue.size(), 5u);
   std::vector<float> xv = random_floats(120, 14, -4, 4);
   EXPECT_EQ(run(built, "cpu", "all", xv), run(built, "cpu", "none", xv, "none"));
+  expect_close(run(built, "cpu", "all", xv), run(built, "reference", "none", xv), 1e-5f);
+}
+
+// NHWC conv x -> x * clamp(x + 3, 0, 6) / 6 (ONNX's decomposed hardSwish: x is read twice)
+// -> per-channel mul and add -> y.
+Graph conv_decomposed_hard_swish(int64_t c, int64_t hw) {
+  GraphBuilder b;
+  OperandId in = *b.input("x", {1, hw, hw, c}, DataType::kFloat32);
+  Conv2dParams p;
+  p.input = {in};
+  p.filter = {constant(b, {c, c, 3, 3}, random_floats(c * c * 9, 41, -0.3f, 0.3f))};
+  p.padding = std::vector<int64_t>{1, 1, 1, 1};
+  p.input_layout = "nhwc";
+  OperandId x = op(b, OpKind::kConv2d, p);
+  OperandId t = op(b, OpKind::kAdd, BinaryParams{{x}, {constant(b, {}, {3.0f})}});
+  t = op(b, OpKind::kClamp, ClampParams{{t}, Scalar::from_double(0), Scalar::from_double(6)});
+  t = op(b, OpKind::kMul, BinaryParams{{x}, {t}});
+  t = op(b, OpKind::kDiv, BinaryParams{{t}, {constant(b, {}, {6.0f})}});
+  t = op(b, OpKind::kMul, BinaryParams{{t}, {constant(b, {c}, random_floats(c, 42))}});
+  t = op(b, OpKind::kAdd, BinaryParams{{constant(b, {c}, random_floats(c, 43))}, {t}});
+  return *b.finish({{"y", t}});
+}
+
+TEST(PassesTest, StepsReadingAnEarlierChainValueFuseIntoTheConvolution) {
+  for (int64_t c : {5, 40}) {
+    Graph built = conv_decomposed_hard_swish(c, c == 5 ? 6 : 23);
+    Graph g = optimized(built, "cpu");
+    ASSERT_EQ(g.nodes.size(), 1u);
+    EXPECT_EQ(g.nodes[0].kind, OpKind::kConv2d);
+    ASSERT_EQ(g.nodes[0].epilogue.size(), 6u);
+    EXPECT_EQ(g.nodes[0].outputs[0], built.outputs[0].id);
+    std::vector<int> reg;
+    ASSERT_TRUE(assign_chain_registers(g.nodes[0], &reg));
+    EXPECT_EQ(reg, (std::vector<int>{0, 1, 1, 0, 0, 0, 0}));  // x stays in the output block
+    const Shape& xs = built.desc(built.inputs[0]).shape;
+    std::vector<float> xv = random_floats(xs[1].value * xs[2].value * c, 44, -4, 4);
+    const char* unfused = "constant_folding,batch_norm_folding,layout_assignment";
+    std::vector<float> want = run(built, "cpu", unfused, xv, "none");
+    EXPECT_EQ(run(built, "cpu", "all", xv), want);
+    EXPECT_EQ(run(built, "cpu", "all", xv, "none"), want);
+    expect_close(want, run(built, "reference", "none", xv), 1e-5f);
+  }
+}
+
+TEST(PassesTest, ChainValueReadOutsideTheChainEndsTheGroup) {
+  // x = conv; a = x + 1; r = reduceMean(x) (not element-wise); y = a * r. x has a reader that
+  // cannot join, so x must stay a buffer: conv + add cannot fuse (a's chain would need x).
+  GraphBuilder b;
+  OperandId in = *b.input("x", {1, 4, 4, 3}, DataType::kFloat32);
+  Conv2dParams p;
+  p.input = {in};
+  p.filter = {constant(b, {3, 1, 1, 3}, random_floats(9, 51))};
+  p.input_layout = "nhwc";
+  p.filter_layout = "ohwi";
+  OperandId x = op(b, OpKind::kConv2d, p);
+  OperandId a = op(b, OpKind::kAdd, BinaryParams{{x}, {constant(b, {1}, {1.0f})}});
+  ReduceParams rp;
+  rp.input = {x};
+  rp.axes = IntList{1, 2};
+  rp.keep_dimensions = true;
+  OperandId r = op(b, OpKind::kReduceMean, rp);
+  OperandId y = op(b, OpKind::kMul, BinaryParams{{a}, {r}});
+  Graph built = *b.finish({{"y", y}});
+  Graph g = optimized(built, "cpu");
+  for (const Node& n : g.nodes) {
+    if (n.kind == OpKind::kConv2d) EXPECT_TRUE(n.epilogue.empty());
+  }
+  std::vector<float> xv = random_floats(48, 52);
+  EXPECT_EQ(run(built, "cpu", "all", xv), run(built, "cpu", "none", xv, "none"));
+  expect_close(run(built, "cpu", "all", xv), run(built, "reference", "none", xv), 1e-5f);
+}
+
+TEST(PassesTest, ChainsNeedingMoreScratchBlocksThanThereAreStayCorrect) {
+  // y = (x+1)*(x+2)*...: k values live at once; beyond kMaxChainSlots the group is cut.
+  for (int k : {3, kMaxChainSlots + 3}) {
+    GraphBuilder b;
+    OperandId x = *b.input("x", {3, 700}, DataType::kFloat32);
+    OperandId e = op(b, OpKind::kExp, UnaryParams{{x}});
+    std::vector<OperandId> terms;
+    for (int i = 0; i < k; ++i) {
+      terms.push_back(op(b, OpKind::kAdd, BinaryParams{{e}, {constant(b, {1}, {float(i)})}}));
+    }
+    OperandId y = terms[0];
+    for (int i = 1; i < k; ++i) y = op(b, OpKind::kMul, BinaryParams{{y}, {terms[i]}});
+    y = op(b, OpKind::kSub, BinaryParams{{y}, {e}});
+    Graph built = *b.finish({{"y", y}});
+    Graph g = optimized(built, "cpu");
+    for (const Node& n : g.nodes) {
+      std::vector<int> reg;
+      if (!n.epilogue.empty()) EXPECT_TRUE(assign_chain_registers(n, &reg));
+    }
+    if (k == 3) EXPECT_EQ(g.nodes.size(), 1u);
+    std::vector<float> xv = random_floats(2100, 53, -2, 2);
+    std::vector<float> want = run(built, "cpu", "none", xv, "none");
+    EXPECT_EQ(run(built, "cpu", "all", xv), want);
+    EXPECT_EQ(run(built, "cpu", "all", xv, "none"), want);
+    expect_close(want, run(built, "reference", "none", xv), 1e-5f);
+  }
+}
+
+TEST(PassesTest, CanonicalizationWritesDefaultOptionsIntoTheNodes) {
+  GraphBuilder b;
+  OperandId x = *b.input("x", {1, 3, 7, 9}, DataType::kFloat32);
+  Conv2dParams c;
+  c.input = {x};
+  c.filter = {constant(b, {4, 3, 3, 3}, random_floats(108, 61))};
+  OperandId y = op(b, OpKind::kConv2d, c);
+  ConvTranspose2dParams t;
+  t.input = {y};
+  t.filter = {constant(b, {4, 2, 2, 2}, random_floats(32, 62))};
+  y = op(b, OpKind::kConvTranspose2d, t);
+  Pool2dParams mp;
+  mp.input = {y};
+  mp.window_dimensions = IntList{2, 2};
+  y = op(b, OpKind::kMaxPool2d, mp);
+  Pool2dParams ap;
+  ap.input = {y};
+  y = op(b, OpKind::kAveragePool2d, ap);  // the whole plane
+  Graph built = *b.finish({{"y", y}});
+  Graph g = optimized(built, "cpu", "canonicalization");
+  ASSERT_EQ(g.nodes.size(), 4u);
+  const auto& cp = g.nodes[0].as<Conv2dParams>();
+  EXPECT_EQ(*cp.strides, (IntList{1, 1}));
+  EXPECT_EQ(*cp.dilations, (IntList{1, 1}));
+  EXPECT_EQ(*cp.padding, (IntList{0, 0, 0, 0}));
+  const auto& tp = g.nodes[1].as<ConvTranspose2dParams>();
+  EXPECT_EQ(*tp.output_padding, (IntList{0, 0}));
+  EXPECT_EQ(*tp.padding, (IntList{0, 0, 0, 0}));
+  EXPECT_EQ(*g.nodes[2].as<Pool2dParams>().strides, (IntList{1, 1}));
+  // conv 7x9 -> 5x7, convTranspose 2x2 -> 6x8, max pool 2x2 -> 5x7.
+  EXPECT_EQ(*g.nodes[3].as<Pool2dParams>().window_dimensions, (IntList{5, 7}));
+  // The reference backend (the oracle) keeps the graph as built.
+  Graph r = optimized(built, "reference", "canonicalization");
+  EXPECT_FALSE(r.nodes[0].as<Conv2dParams>().strides.has_value());
+  std::vector<float> xv = random_floats(189, 63);
+  EXPECT_EQ(run(built, "cpu", "canonicalization", xv), run(built, "cpu", "none", xv));
   expect_close(run(built, "cpu", "all", xv), run(built, "reference", "none", xv), 1e-5f);
 }
 

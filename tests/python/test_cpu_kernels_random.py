@@ -382,6 +382,27 @@ def test_concat_random(seed):
     np.testing.assert_array_equal(got, np.concatenate(parts, axis))
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_concat_of_many_short_slabs(seed):
+    """NHWC channel concat (det's FPN: 4 x [1,160,160,24]): one short slab per pixel and input,
+    copied by ranges of pixels."""
+    rng = np.random.default_rng(8900 + seed)
+    dtype = ["float32", "float16", "int8", "float32"][seed]
+    hw = [int(rng.integers(40, 90)), int(rng.integers(40, 90))]
+    axis = 3 if seed < 3 else 2  # the last case: slabs of whole rows
+    shapes = [[1, *hw, int(rng.integers(1, 30))] for _ in range(4)]
+    if axis == 2:
+        shapes = [[1, hw[0] * 20, int(rng.integers(1, 30)), 7] for _ in range(4)]
+    parts = [_typed_data(rng, shape, dtype) for shape in shapes]
+    from test_cpu_backend import _context
+
+    builder = _context("cpu").create_graph_builder()
+    ops = [builder.input(f"x{i}", list(v.shape), dtype) for i, v in enumerate(parts)]
+    graph = builder.build({"y": builder.concat(ops, axis)})
+    got = _context("cpu").compute(graph, {f"x{i}": v for i, v in enumerate(parts)})["y"]
+    np.testing.assert_array_equal(got, np.concatenate(parts, axis))
+
+
 # ---- reductions ------------------------------------------------------------------------------
 
 REDUCTIONS = [

@@ -138,6 +138,128 @@ def test_random_cnn(seed, nhwc):
     np.testing.assert_array_equal(got, no_plan)
 
 
+class RandomDag:
+    """A head (conv2d NCHW/NHWC, convTranspose2d, matmul, gemm, or an element-wise op on the
+    input) followed by a random DAG of element-wise ops whose operands are earlier values of the
+    group (read several times, like x * clamp(x + 3, 0, 6) / 6), the input, or broadcast
+    constants; sometimes a value is also read by a node that cannot join (reduceMean)."""
+
+    HEADS = ("conv_nchw", "conv_nhwc", "conv_transpose", "matmul", "gemm", "elementwise")
+
+    def __init__(self, seed):
+        self.rng = np.random.default_rng(seed)
+        self.head = self.HEADS[seed % len(self.HEADS)]
+        big = seed % 4 == 0  # several GEMM blocks, chunks and threads
+        c = int(self.rng.integers(17, 70)) if big else int(self.rng.integers(2, 9))
+        hw = int(self.rng.integers(9, 24)) if big else int(self.rng.integers(3, 8))
+        if self.head in ("matmul", "gemm"):
+            self.input_shape = [hw * 3, c]
+        elif self.head == "conv_nhwc":
+            self.input_shape = [1, hw, hw, c]
+        else:
+            self.input_shape = [1, c, hw, hw]
+        self.n_steps = int(self.rng.integers(2, 14))
+        self.seed = seed
+
+    def build(self, b, x):
+        r = np.random.default_rng(self.seed + 1)
+
+        def const(*shape, lo=-1.0, hi=1.0):
+            return b.constant(r.uniform(lo, hi, shape).astype(np.float32))
+
+        s = self.input_shape
+        if self.head == "conv_nchw":
+            v = b.conv2d(x, const(s[1] + 3, s[1], 3, 3, lo=-0.4, hi=0.4), padding=[1, 1, 1, 1])
+            shape, caxis = [1, s[1] + 3, s[2], s[3]], 1
+        elif self.head == "conv_nhwc":
+            w = const(s[3] + 2, 3, 3, s[3], lo=-0.4, hi=0.4)
+            v = b.conv2d(x, w, padding=[1, 1, 1, 1], input_layout="nhwc", filter_layout="ohwi")
+            shape, caxis = [1, s[1], s[2], s[3] + 2], 3
+        elif self.head == "conv_transpose":
+            v = b.conv_transpose2d(x, const(s[1], 3, 2, 2, lo=-0.4, hi=0.4), strides=[2, 2])
+            shape, caxis = [1, 3, 2 * s[2], 2 * s[3]], 1
+        elif self.head == "matmul":
+            v = b.matmul(x, const(s[1], 11, lo=-0.4, hi=0.4))
+            shape, caxis = [s[0], 11], 1
+        elif self.head == "gemm":
+            v = b.gemm(x, const(s[1], 13, lo=-0.4, hi=0.4), c=const(13), alpha=0.5)
+            shape, caxis = [s[0], 13], 1
+        else:
+            v = b.mul(x, const(1))
+            shape, caxis = list(s), 1
+        values = [v]
+        same_as_x = shape == s
+        for _ in range(self.n_steps):
+            kind = str(r.choice(["unary", "unary", "binary", "binary", "binary", "broadcast"]))
+            a = values[int(r.integers(len(values)))]
+            if kind == "unary":
+                act = str(r.choice(["relu", "clamp", "hard_swish", "sigmoid", "neg", "abs"]))
+                if act == "clamp":
+                    v = b.clamp(a, min_value=0.0, max_value=6.0)
+                else:
+                    v = getattr(b, act)(a)
+            elif kind == "binary":
+                other = values[int(r.integers(len(values)))]
+                if same_as_x and r.random() < 0.2:
+                    other = x
+                op = str(r.choice(["add", "sub", "mul", "max", "min"]))
+                v = getattr(b, op)(*((a, other) if r.random() < 0.5 else (other, a)))
+            else:
+                cshape = [1] * len(shape)
+                cshape[caxis] = shape[caxis]
+                if r.random() < 0.3:
+                    cshape = [1]
+                k = const(*cshape, lo=0.5, hi=1.5)
+                op = str(r.choice(["add", "mul", "div", "sub"]))
+                v = getattr(b, op)(*((a, k) if r.random() < 0.5 else (k, a)))
+            values.append(v)
+        if r.random() < 0.3:
+            # A value also read outside the group: the group must end before it.
+            side = values[int(r.integers(len(values)))]
+            m = b.reduce_mean(side, axes=[caxis], keep_dimensions=True)
+            values.append(b.add(values[-1], m))
+        return b.add(values[-1], values[int(r.integers(len(values)))])
+
+
+@pytest.mark.parametrize("seed", range(36))
+def test_random_elementwise_dag_after_head(seed):
+    spec = RandomDag(seed)
+    x = np.random.default_rng(seed + 200).uniform(-3, 3, spec.input_shape).astype(np.float32)
+    want, _ = _run(spec, "reference", "all", "all", x)
+    got, stats = _run(spec, "cpu", "all", "all", x)
+    assert stats["passes"]["epilogue_fusion"] > 0
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * (1 + np.abs(want).max()))
+    unfused, _ = _run(spec, "cpu", UNFUSED, "none", x)
+    np.testing.assert_array_equal(got, unfused)
+    no_plan, _ = _run(spec, "cpu", "all", "none", x)
+    np.testing.assert_array_equal(got, no_plan)
+
+
+def test_decomposed_hard_swish_fuses_into_the_conv():
+    """ONNX's hardSwish, x * clip(x + 3, 0, 6) / 6, then a per-channel mul and add: x is read
+    twice, and the whole group runs in the conv's epilogue."""
+    rng = np.random.default_rng(5)
+    w = rng.uniform(-0.3, 0.3, [16, 8, 3, 3]).astype(np.float32)
+    s = rng.uniform(0.5, 1.5, [1, 16, 1, 1]).astype(np.float32)
+    o = rng.uniform(-1, 1, [1, 16, 1, 1]).astype(np.float32)
+
+    def fn(b, x):
+        y = b.conv2d(x, b.constant(w), padding=[1, 1, 1, 1])
+        three, six = b.constant(np.float32(3)), b.constant(np.float32(6))
+        t = b.div(b.mul(y, b.clamp(b.add(y, three), min_value=0.0, max_value=6.0)), six)
+        return b.add(b.mul(t, b.constant(s)), b.constant(o))
+
+    spec = _spec_from([1, 8, 20, 20], fn)
+    x = rng.uniform(-3, 3, spec.input_shape).astype(np.float32)
+    want, _ = _run(spec, "reference", "all", "all", x)
+    got, stats = _run(spec, "cpu", "all", "all", x)
+    assert stats["ops_after"].get("add", 0) == 0 and stats["ops_after"].get("mul", 0) == 0
+    assert stats["fused_steps"] == 6
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    unfused, _ = _run(spec, "cpu", UNFUSED, "none", x)
+    np.testing.assert_array_equal(got, unfused)
+
+
 def test_conv_bn_act_block_is_fused_and_planned():
     b = _context("cpu").create_graph_builder()
     rng = np.random.default_rng(0)
@@ -177,7 +299,9 @@ def test_unknown_pass_name_is_a_clear_error():
 
 
 @pytest.mark.parametrize("perm", [[0, 2, 3, 1], [0, 3, 1, 2]])
-@pytest.mark.parametrize("shape", [[1, 3, 48, 19], [2, 17, 5, 33], [1, 1, 1, 7], [3, 64, 9, 1]])
+@pytest.mark.parametrize(
+    "shape", [[1, 3, 48, 19], [2, 17, 5, 33], [1, 1, 1, 7], [3, 64, 9, 1], [2, 5, 40, 417]]
+)
 def test_layout_transposes_match_numpy(perm, shape):
     """The cpu kernel of the NCHW <-> NHWC transposes that layout assignment leaves."""
     x = np.random.default_rng(len(shape) + shape[1]).standard_normal(shape).astype(np.float32)

@@ -326,6 +326,7 @@ class Conv2dKernel final : public Kernel {
     if (sink_ && s.nhwc) {
       ep.post = [](const void* ctx, float* c, int64_t ldc, int64_t rows, int64_t cols) {
         const auto& k = *static_cast<const SinkCtx*>(ctx);
+        if (cols == ldc) return k.sink->apply(k.y, c - k.y, rows * cols);  // one run of rows
         for (int64_t r = 0; r < rows; ++r) k.sink->apply(k.y, (c - k.y) + r * ldc, cols);
       };
       ep.post_ctx = &sc;

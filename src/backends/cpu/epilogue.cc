@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "backends/cpu/cpu_kernels.h"
+#include "ops/fused_chain.h"
 
 namespace webnn {
 
@@ -17,14 +18,23 @@ namespace {
 constexpr int64_t kGrain = 16384;
 constexpr int64_t kBlock = 2048;
 
+// One operand of a step: a chain value in a register (ops/fused_chain.h
+// assign_chain_registers), the element-wise head's source input (contiguous, same shape), or
+// another tensor broadcast into the chain as one block.
+struct ChainArg {
+  enum Kind : uint8_t { kRegister, kSource, kBroadcast } kind = kRegister;
+  int reg = 0;
+  OperandRef other;  // kBroadcast
+  // Element i of the chain meets element (i / repeat) % period of `other`.
+  int64_t repeat = 1, period = 1;
+};
+
 struct ChainStep {
   bool unary = true;
   UnaryArgs args;
   BinaryOpF op = BinaryOpF::kAdd;
-  bool a_chain = true, b_chain = false;  // which binary operands carry the chain value
-  OperandRef other;                      // the operand that does not (binary)
-  // Element i of the chain meets element (i / repeat) % period of `other`.
-  int64_t repeat = 1, period = 1;
+  ChainArg a, b;  // unary: a
+  int out = 0;    // register of the result
 };
 
 // How `other` (right-aligned) broadcasts into `out`: one block of equal axes, else false.
@@ -51,22 +61,58 @@ bool block_broadcast(const std::vector<int64_t>& other, const std::vector<int64_
   return true;
 }
 
-bool build_step(const Node& op, OperandId chain, const CompileContext& cc, const TensorView& out,
-                ChainStep* s) {
+// Register of each chain value (by operand id), -1 for operands outside the chain.
+struct ChainRegs {
+  std::vector<OperandId> values;
+  std::vector<int> reg;
+  int find(OperandId id) const {
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (values[i] == id) return reg[i];
+    }
+    return -1;
+  }
+};
+
+bool build_arg(OperandRef r, OperandRef source, const ChainRegs& regs, const CompileContext& cc,
+               const TensorView& out, ChainArg* a) {
+  if (const int reg = regs.find(r.id); reg >= 0) {
+    a->kind = ChainArg::kRegister;
+    a->reg = reg;
+    return true;
+  }
+  if (source.present() && r.id == source.id) {
+    a->kind = ChainArg::kSource;
+    return true;
+  }
+  const TensorView& o = cc.view(r);
+  if (o.data_type != DataType::kFloat32) return false;
+  a->kind = ChainArg::kBroadcast;
+  a->other = r;
+  return block_broadcast(o.shape, out.shape, &a->repeat, &a->period);
+}
+
+// `op` as a step whose operands are chain values (`regs`), the source input or broadcast
+// tensors, writing register `out_reg`. At most one operand may be a broadcast.
+bool build_step(const Node& op, OperandRef source, const ChainRegs& regs, int out_reg,
+                const CompileContext& cc, const TensorView& out, ChainStep* s) {
+  s->out = out_reg;
   if (cpu_unary_args(op, &s->args)) {
     s->unary = true;
-    return true;
+    OperandRef in;
+    std::visit(
+        [&](const auto& p) {
+          if constexpr (requires { p.input; }) in = p.input;
+        },
+        op.params);
+    return in.present() && build_arg(in, source, regs, cc, out, &s->a) &&
+           s->a.kind != ChainArg::kBroadcast;
   }
   if (!cpu_binary_op(op.kind, &s->op)) return false;
   const auto& p = op.as<BinaryParams>();
   s->unary = false;
-  s->a_chain = p.a.id == chain;
-  s->b_chain = p.b.id == chain;
-  if (s->a_chain && s->b_chain) return true;
-  s->other = s->a_chain ? p.b : p.a;
-  const TensorView& o = cc.view(s->other);
-  if (o.data_type != DataType::kFloat32) return false;
-  return block_broadcast(o.shape, out.shape, &s->repeat, &s->period);
+  if (!build_arg(p.a, source, regs, cc, out, &s->a)) return false;
+  if (!build_arg(p.b, source, regs, cc, out, &s->b)) return false;
+  return !(s->a.kind == ChainArg::kBroadcast && s->b.kind == ChainArg::kBroadcast);
 }
 
 bool same_shape(const TensorView& a, const TensorView& b) {
@@ -94,7 +140,9 @@ OperandRef chain_source(const Node& node, const CompileContext& cc) {
     const auto& p = node.as<BinaryParams>();
     for (const OperandRef& in : {p.a, p.b}) {
       ChainStep s;
-      if (same_shape(cc.view(in), out) && build_step(node, in.id, cc, out, &s)) return in;
+      if (same_shape(cc.view(in), out) && build_step(node, in, ChainRegs{}, 0, cc, out, &s)) {
+        return in;
+      }
     }
   }
   return OperandRef{};
@@ -109,17 +157,33 @@ class FusedKernel final : public Kernel, public OutputSink {
         source_(source),
         steps_(std::move(steps)),
         count_(count),
-        others_(steps_.size(), nullptr) {
+        a_ptr_(steps_.size(), nullptr),
+        b_ptr_(steps_.size(), nullptr),
+        tile_(steps_.size()) {
     in_head_ = head_ && head_->set_output_sink(this);
+    // A short period repeated along the chain (NHWC per-channel operands): one contiguous
+    // copy of it repeated over a block length, so each block is one SIMD call, not one per C.
+    for (size_t k = 0; k < steps_.size(); ++k) {
+      const ChainArg* arg = broadcast_arg(steps_[k]);
+      if (arg && arg->repeat == 1 && arg->period > 1 && arg->period < kBlock) {
+        tile_[k].resize(static_cast<size_t>(arg->period + kBlock));
+      }
+    }
   }
 
   Status run(KernelContext& ctx) override {
     // Operand pointers are read per run: dispatch binds user tensors in place.
     src_ = source_.present() ? ctx.in(source_).as<float>() : nullptr;
     for (size_t k = 0; k < steps_.size(); ++k) {
-      others_[k] = steps_[k].unary || !steps_[k].other.present()
-                       ? nullptr
-                       : ctx.in(steps_[k].other).as<float>();
+      const ChainStep& s = steps_[k];
+      a_ptr_[k] = s.a.kind == ChainArg::kBroadcast ? ctx.in(s.a.other).as<float>() : nullptr;
+      b_ptr_[k] =
+          !s.unary && s.b.kind == ChainArg::kBroadcast ? ctx.in(s.b.other).as<float>() : nullptr;
+      if (!tile_[k].empty()) {
+        const float* o = a_ptr_[k] ? a_ptr_[k] : b_ptr_[k];
+        const int64_t period = broadcast_arg(s)->period;
+        for (size_t i = 0; i < tile_[k].size(); ++i) tile_[k][i] = o[i % period];
+      }
     }
     if (head_) WEBNN_RETURN_IF_ERROR(head_->run(ctx));
     if (in_head_) return Status::ok();
@@ -130,43 +194,65 @@ class FusedKernel final : public Kernel, public OutputSink {
     return Status::ok();
   }
 
-  // Every step over y[begin, begin + n) (the chain starts from the source input, if any).
+  // Every step over y[begin, begin + n), block by block; chain values that must outlive the
+  // next step live in scratch blocks on this thread's stack.
   void apply(float* y, int64_t begin, int64_t n) const override {
+    alignas(64) float scratch[kMaxChainSlots][kBlock];
     for (int64_t b = begin; b < begin + n; b += kBlock) {
       const int64_t len = std::min(kBlock, begin + n - b);
+      auto block = [&](const ChainArg& a) -> const float* {
+        if (a.kind == ChainArg::kSource) return src_ + b;
+        return a.reg == 0 ? y + b : scratch[a.reg - 1];
+      };
       for (size_t k = 0; k < steps_.size(); ++k) {
-        const float* in = (k == 0 && src_ ? src_ : y) + b;
-        apply_step(steps_[k], others_[k], in, y + b, b, len);
+        const ChainStep& s = steps_[k];
+        float* out = s.out == 0 ? y + b : scratch[s.out - 1];
+        if (s.unary) {
+          simd_.unary(s.args, block(s.a), out, len);
+        } else if (!tile_[k].empty()) {
+          const float* o = tile_[k].data() + b % broadcast_arg(s)->period;
+          if (s.a.kind == ChainArg::kBroadcast) {
+            simd_.binary(s.op, o, 1, block(s.b), 1, out, len);
+          } else {
+            simd_.binary(s.op, block(s.a), 1, o, 1, out, len);
+          }
+        } else if (s.a.kind == ChainArg::kBroadcast) {
+          apply_broadcast(s, s.a, a_ptr_[k], block(s.b), false, out, b, len);
+        } else if (s.b.kind == ChainArg::kBroadcast) {
+          apply_broadcast(s, s.b, b_ptr_[k], block(s.a), true, out, b, len);
+        } else {
+          simd_.binary(s.op, block(s.a), 1, block(s.b), 1, out, len);
+        }
       }
     }
   }
 
  private:
-  void apply_step(const ChainStep& s, const float* other, const float* in, float* out, int64_t pos,
-                  int64_t n) const {
-    if (s.unary) {
-      simd_.unary(s.args, in, out, n);
-      return;
-    }
-    if (s.a_chain && s.b_chain) {
-      simd_.binary(s.op, in, 1, in, 1, out, n);
-      return;
-    }
-    // Runs over which `other` is one repeated value (step 0) or contiguous (step 1).
+  static const ChainArg* broadcast_arg(const ChainStep& s) {
+    if (s.unary) return nullptr;
+    if (s.a.kind == ChainArg::kBroadcast) return &s.a;
+    if (s.b.kind == ChainArg::kBroadcast) return &s.b;
+    return nullptr;
+  }
+
+  // out = in op other (in_is_a) or other op in, over chain elements [pos, pos + n), as runs
+  // over which `other` is one repeated value (step 0) or contiguous (step 1).
+  void apply_broadcast(const ChainStep& s, const ChainArg& arg, const float* other, const float* in,
+                       bool in_is_a, float* out, int64_t pos, int64_t n) const {
     for (int64_t i = 0; i < n;) {
       const int64_t g = pos + i;
       int64_t len, step;
       const float* o;
-      if (s.period == 1) {
+      if (arg.period == 1) {
         len = n - i, step = 0, o = other;
-      } else if (s.repeat == 1) {
-        const int64_t off = g % s.period;
-        len = std::min(n - i, s.period - off), step = 1, o = other + off;
+      } else if (arg.repeat == 1) {
+        const int64_t off = g % arg.period;
+        len = std::min(n - i, arg.period - off), step = 1, o = other + off;
       } else {
-        len = std::min(n - i, s.repeat - g % s.repeat), step = 0;
-        o = other + (g / s.repeat) % s.period;
+        len = std::min(n - i, arg.repeat - g % arg.repeat), step = 0;
+        o = other + (g / arg.repeat) % arg.period;
       }
-      if (s.a_chain) {
+      if (in_is_a) {
         simd_.binary(s.op, in + i, 1, o, step, out + i, len);
       } else {
         simd_.binary(s.op, o, step, in + i, 1, out + i, len);
@@ -183,7 +269,8 @@ class FusedKernel final : public Kernel, public OutputSink {
   bool in_head_ = false;  // the head applies the steps as its output parts finish
   // Per run (one run at a time per plan).
   const float* src_ = nullptr;
-  std::vector<const float*> others_;
+  std::vector<const float*> a_ptr_, b_ptr_;
+  std::vector<std::vector<float>> tile_;  // per step: its short-period operand, repeated
 };
 
 }  // namespace
@@ -196,18 +283,24 @@ std::unique_ptr<Kernel> make_fused_kernel(const Node& node, const CompileContext
                                           const SimdKernels& simd, std::unique_ptr<Kernel> head) {
   const TensorView& out = cc.view(OperandRef{node.outputs[0]});
   if (out.data_type != DataType::kFloat32) return nullptr;
+  ChainRegs regs;
+  regs.values = chain_values(node);
+  if (!assign_chain_registers(node, &regs.reg)) return nullptr;
   std::vector<ChainStep> steps;
   OperandRef source;
   if (!head) {
+    // The head is the chain's first step: it reads its source input and writes register 0.
     source = chain_source(node, cc);
     if (!source.present()) return nullptr;
     ChainStep s;
-    if (!build_step(node, source.id, cc, out, &s)) return nullptr;
+    if (!build_step(node, source, ChainRegs{}, 0, cc, out, &s)) return nullptr;
     steps.push_back(s);
   }
-  for (const Node::Step& e : node.epilogue) {
+  for (size_t k = 0; k < node.epilogue.size(); ++k) {
     ChainStep s;
-    if (!build_step(e.op, e.chain, cc, out, &s)) return nullptr;
+    if (!build_step(node.epilogue[k].op, source, regs, regs.reg[k + 1], cc, out, &s)) {
+      return nullptr;
+    }
     steps.push_back(s);
   }
   return std::make_unique<FusedKernel>(simd, std::move(head), source, std::move(steps),

@@ -279,6 +279,41 @@ class ConcatKernel final : public Kernel {
   std::vector<const uint8_t*> src_;
 };
 
+// concat of many short slabs (e.g. NHWC channel concat: one slab per pixel and input): tasks
+// are ranges of outer indices, each copying its slabs input after input.
+class ConcatRowsKernel final : public Kernel {
+ public:
+  ConcatRowsKernel(std::vector<OperandRef> inputs, std::vector<int64_t> row_bytes, int64_t outer)
+      : inputs_(std::move(inputs)), row_(std::move(row_bytes)), outer_(outer) {
+    for (int64_t r : row_) out_row_ += r;
+  }
+
+  Status run(KernelContext& ctx) override {
+    const size_t n = inputs_.size();
+    if (src_.size() < n) src_.resize(n);
+    for (size_t i = 0; i < n; ++i) src_[i] = ctx.in(inputs_[i]).data;
+    uint8_t* dst = ctx.out().data;
+    // At least ~64 KB of output per task.
+    const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(out_row_, 1));
+    parallel_chunks(ctx.pool(), outer_, grain, [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) {
+        uint8_t* d = dst + o * out_row_;
+        for (size_t i = 0; i < n; ++i) {
+          std::memcpy(d, src_[i] + o * row_[i], static_cast<size_t>(row_[i]));
+          d += row_[i];
+        }
+      }
+    });
+    return Status::ok();
+  }
+
+ private:
+  std::vector<OperandRef> inputs_;
+  std::vector<int64_t> row_;
+  int64_t outer_, out_row_ = 0;
+  std::vector<const uint8_t*> src_;
+};
+
 }  // namespace
 
 // Defined in src/ops/movement.cc: the one place pad's compat list forms are resolved.
@@ -319,8 +354,13 @@ std::unique_ptr<Kernel> make_movement_kernel(const Node& node, const CompileCont
     int64_t outer = 1, inner = 1;
     for (int64_t i = 0; i < p.axis; ++i) outer *= y.shape[i];
     for (size_t i = p.axis + 1; i < y.rank(); ++i) inner *= y.shape[i];
-    // Past ~64K slabs the per-piece table would cost more than it saves.
-    if (outer * static_cast<int64_t>(p.inputs.size()) > 65536) return nullptr;
+    std::vector<OperandRef> inputs(p.inputs.begin(), p.inputs.end());
+    // Past ~4K slabs a per-piece table would cost more than it saves: copy by outer index.
+    if (outer * static_cast<int64_t>(p.inputs.size()) > 4096) {
+      std::vector<int64_t> rows;
+      for (const OperandRef& in : p.inputs) rows.push_back(cc.view(in).shape[p.axis] * inner * es);
+      return std::make_unique<ConcatRowsKernel>(std::move(inputs), std::move(rows), outer);
+    }
     constexpr int64_t kPiece = 64 * 1024;
     std::vector<ConcatKernel::Piece> pieces;
     const int64_t out_row = y.shape[p.axis] * inner * es;
@@ -335,8 +375,7 @@ std::unique_ptr<Kernel> make_movement_kernel(const Node& node, const CompileCont
         offset += row;
       }
     }
-    return std::make_unique<ConcatKernel>(std::vector<OperandRef>(p.inputs.begin(), p.inputs.end()),
-                                          std::move(pieces));
+    return std::make_unique<ConcatKernel>(std::move(inputs), std::move(pieces));
   }
   OperandRef input;
   if (node.kind == OpKind::kTranspose) {

@@ -7,9 +7,11 @@ namespace webnn {
 std::vector<OperandId> node_reads(const Graph& graph, const Node& node) {
   (void)graph;
   std::vector<OperandId> ids = node.inputs();
+  if (node.epilogue.empty()) return ids;
+  const std::vector<OperandId> chain = chain_values(node);
   for (const Node::Step& step : node.epilogue) {
     for (OperandId id : step.op.inputs()) {
-      if (id != step.chain) ids.push_back(id);
+      if (std::find(chain.begin(), chain.end(), id) == chain.end()) ids.push_back(id);
     }
   }
   return ids;

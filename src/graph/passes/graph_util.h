@@ -3,12 +3,13 @@
 
 #include <vector>
 
+#include "ops/fused_chain.h"
 #include "webnn/graph.h"
 
 namespace webnn {
 
-// Every operand a node reads, including those of its fused epilogue steps (except the value
-// passed along the chain).
+// Every operand a node reads, including those of its fused epilogue steps (except the values
+// of the chain itself, which live only inside the node).
 std::vector<OperandId> node_reads(const Graph& graph, const Node& node);
 
 // How many times each operand is read by a node, plus one per graph output naming it.

@@ -1,5 +1,6 @@
-// The fixed order of the passes: folding first (so fusion sees the folded convolutions), then
-// layouts, then fusion; dead code between and last (rewrites leave producers of unused values).
+// The fixed order of the passes: options made explicit, then folding (so fusion sees the folded
+// convolutions), then layouts, then fusion; dead code between and last (rewrites leave producers of
+// unused values).
 #include <sstream>
 
 #include "graph/passes/pass.h"
@@ -13,6 +14,7 @@ bool cpu_only(std::string_view backend) { return backend == "cpu"; }
 const std::vector<Pass>& all_passes() {
   static const std::vector<Pass> passes = {
       {"dead_code", every_backend, remove_dead_code},
+      {"canonicalization", fast_backends, canonicalize},
       {"constant_folding", fast_backends, fold_constants},
       {"batch_norm_folding", fast_backends, fold_batch_norm},
       {"layout_assignment", cpu_only, assign_layouts},
