@@ -14,6 +14,7 @@ int main(void) {
   struct timespec t0, t1;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
   for (long k = 0; k < n; k++) {
+#pragma GCC unroll 12
     for (int i = 0; i < 12; i++) a[i] = _mm256_fmadd_ps(a[i], b, c);
     __asm__ volatile("" : "+x"(a[0]), "+x"(a[1]), "+x"(a[2]), "+x"(a[3]), "+x"(a[4]), "+x"(a[5]),
                      "+x"(a[6]), "+x"(a[7]), "+x"(a[8]), "+x"(a[9]), "+x"(a[10]), "+x"(a[11]));
