@@ -27,6 +27,8 @@ namespace webnn {
 
 namespace {
 
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
 // The non-negative remainder of a by b (b > 0).
 int64_t mod(int64_t a, int64_t b) { return ((a % b) + b) % b; }
 
@@ -336,9 +338,17 @@ class ConvTranspose2dPlanarKernel final : public Kernel, private ConvTransposeSh
             }
           });
     }
+    // Bands of at most band_rows_, at least 4 per thread when the image has the rows (a
+    // single image split 7 ways leaves a second thread idle a quarter of the time).
+    int64_t bands = bands_, band_rows = band_rows_;
+    if (threads > 1 && batch_ * groups_ * bands < 4 * threads) {
+      bands = std::min(in_h_, ceil_div(4 * threads, batch_ * groups_));
+      band_rows = std::min(band_rows_, ceil_div(in_h_, bands));
+      bands = ceil_div(in_h_, band_rows);
+    }
     auto task = [&](int64_t t, int thread) {
-      const int64_t n = t / (groups_ * bands_), g = (t / bands_) % groups_;
-      const int64_t ih0 = (t % bands_) * band_rows_, ih1 = std::min(in_h_, ih0 + band_rows_);
+      const int64_t n = t / (groups_ * bands), g = (t / bands) % groups_;
+      const int64_t ih0 = (t % bands) * band_rows, ih1 = std::min(in_h_, ih0 + band_rows);
       const int64_t px = (ih1 - ih0) * in_w_;
       PerThread& pt = per_thread_[thread];
       GemmJob& job = pt.jobs[0];
@@ -396,7 +406,7 @@ class ConvTranspose2dPlanarKernel final : public Kernel, private ConvTransposeSh
         }
       }
     };
-    const int64_t tasks = batch_ * groups_ * bands_;
+    const int64_t tasks = batch_ * groups_ * bands;
     if (pool) {
       pool->parallel_for(tasks, task);
     } else {
