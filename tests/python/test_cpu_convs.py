@@ -47,13 +47,14 @@ def test_depthwise_random(k, seed):
     _check_conv(x, filt, bias, options, taps, constant_filter=seed != 2)
 
 
+@pytest.mark.parametrize("rows", [11, 2])
 @pytest.mark.parametrize("k,stride", [(3, 1), (3, 2), (5, 1), (5, 2), (7, 1), (7, 2)])
-def test_depthwise_register_reuse_rows(k, stride):
+def test_depthwise_register_reuse_rows(k, stride, rows):
     # Rows wide enough for several 8-pixel blocks plus 4- and 1-pixel tails, channels one full
     # vector and a partial one past it; the det / rec padding (k // 2).
     rng = np.random.default_rng(k * 10 + stride)
     c, w = 21, 8 * 5 + 4 + 3
-    x = _data(rng, [2, 11, w * stride, c])
+    x = _data(rng, [1 if rows < 4 else 2, rows, w * stride, c])  # few rows: row segments
     filt = _data(rng, [c, 1, k, k])
     options = {
         "strides": [stride, stride],
@@ -110,7 +111,7 @@ def test_conv_transpose2d_nhwc_one_channel(h, w, cin):
     _check_conv(x, filt, _data(rng, [1]), options, cin, op="conv_transpose2d")
 
 
-@pytest.mark.parametrize("kind", ["depthwise5", "stem", "convT"])
+@pytest.mark.parametrize("kind", ["depthwise5", "depthwise_short", "stem", "convT"])
 @pytest.mark.parametrize("act", ["relu", "clamp", "hard_swish"])
 def test_fused_epilogue_bit_identical(kind, act):
     # conv -> activation in one graph (the activation runs in the conv's epilogue) against the
@@ -118,6 +119,10 @@ def test_fused_epilogue_bit_identical(kind, act):
     rng = np.random.default_rng(len(kind) * 10 + len(act))
     if kind == "depthwise5":
         x, filt = _data(rng, [1, 12, 20, 24]), _data(rng, [24, 1, 5, 5])
+        options = {"padding": [2] * 4, "groups": 24, "input_layout": "nhwc"}
+        op = "conv2d"
+    elif kind == "depthwise_short":  # 3 rows: with several threads they go in row segments
+        x, filt = _data(rng, [1, 3, 61, 24]), _data(rng, [24, 1, 5, 5])
         options = {"padding": [2] * 4, "groups": 24, "input_layout": "nhwc"}
         op = "conv2d"
     elif kind == "stem":

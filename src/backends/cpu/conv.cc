@@ -229,17 +229,34 @@ class Conv2dKernel final : public Kernel {
     a.pad_top = s.pad_top;
     a.pad_left = s.pad_left;
     a.out_w = s.out_w;
-    const int64_t row_work = std::max<int64_t>(1, s.out_w * s.in_c * s.taps());
-    parallel_chunks(pool, s.batch * s.out_h, std::max<int64_t>(1, 32768 / row_work),
+    // Work units are rows, or segments of rows when there are too few rows to keep every
+    // thread busy (rec's 3 x 80 maps): results do not depend on the split.
+    const int threads = pool ? pool->num_threads() : 1;
+    const int64_t rows = s.batch * s.out_h;
+    int64_t segments = 1;
+    if (threads > 1 && rows < 4 * threads) {
+      segments = std::min<int64_t>((4 * threads + rows - 1) / rows, (s.out_w + 7) / 8);
+      segments = std::max<int64_t>(segments, 1);
+    }
+    const int64_t seg_w = (s.out_w + segments - 1) / segments;
+    const int64_t unit_work = std::max<int64_t>(1, seg_w * s.in_c * s.taps());
+    parallel_chunks(pool, rows * segments, std::max<int64_t>(1, 32768 / unit_work),
                     [&](int64_t begin, int64_t end) {
                       DepthwiseRowArgs r = a;
-                      for (int64_t i = begin; i < end; ++i) {
+                      for (int64_t u = begin; u < end; ++u) {
+                        const int64_t i = u / segments;
                         const int64_t n = i / s.out_h;
                         r.x = x + n * s.in_h * s.in_w * s.in_c;
                         r.oh = i % s.out_h;
                         r.y = y + i * s.out_w * s.in_c;
+                        r.ow_begin = std::min(s.out_w, (u % segments) * seg_w);
+                        r.ow_end = std::min(s.out_w, r.ow_begin + seg_w);
+                        if (r.ow_begin == r.ow_end) continue;
                         simd_.depthwise_nhwc_row(r);
-                        if (sink_) sink_->apply(y, i * s.out_w * s.in_c, s.out_w * s.in_c);
+                        if (sink_) {
+                          sink_->apply(y, (i * s.out_w + r.ow_begin) * s.in_c,
+                                       (r.ow_end - r.ow_begin) * s.in_c);
+                        }
                       }
                     });
   }

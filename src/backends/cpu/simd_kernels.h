@@ -66,8 +66,8 @@ struct UnaryArgs {
   float lo = 0, hi = 0;        // kClamp: a NaN bound clamps nothing, as in the reference
 };
 
-// One output row of a depthwise conv2d on NHWC data: y[ow][c] for ow in [0, out_w).
-// The filter is [kh][kw][channels]; taps that fall into the padding are skipped.
+// Output pixels [ow_begin, ow_end) of one row of a depthwise conv2d on NHWC data: y[ow][c]
+// (y is the whole row). The filter is [kh][kw][channels]; taps in the padding are skipped.
 struct DepthwiseRowArgs {
   const float* x = nullptr;  // the image (in_h x in_w x channels)
   int64_t in_h = 0, in_w = 0, channels = 0;
@@ -76,6 +76,7 @@ struct DepthwiseRowArgs {
   int64_t k_h = 0, k_w = 0, stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1;
   int64_t pad_top = 0, pad_left = 0;
   int64_t oh = 0, out_w = 0;
+  int64_t ow_begin = 0, ow_end = 0;
   float* y = nullptr;  // the output row (out_w x channels)
 };
 
