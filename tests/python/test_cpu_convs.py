@@ -1,7 +1,7 @@
 """The cpu backend's convolution paths against the reference backend: register-blocked NHWC
 depthwise rows (every filter size, strides 1 and 2 reusing inputs in registers, others
-generic), the zero-padded few-channel implicit GEMM, and the NHWC one-output-channel
-convTranspose2d. Shapes are chosen so every path meets full and partial channel vectors,
+generic), the zero-padded few-channel implicit GEMM, the 3-vector GEMM tile for few output
+channels, and the NHWC one-output-channel convTranspose2d. Shapes are chosen so every path meets full and partial channel vectors,
 blocks of 8 / 4 / 1 pixels and border rows and columns. Tolerances as in test_cpu_backend.py
 (the K * eps * sum(|x| * |w|) bound). Fused epilogues must give the same bits as the
 unfused graph. The last test reruns this file with the AVX2 and generic kernels and with 1 and
@@ -98,6 +98,19 @@ def test_conv2d_few_channels_runtime_filter_and_rerun():
     options = {"padding": [1, 1, 1, 1], "input_layout": "nhwc"}
     _check_conv(x, filt, None, options, 27, constant_filter=False)
     _check_conv(x * -2.0, filt, None, options, 27, constant_filter=False)
+
+
+@pytest.mark.parametrize("cout", [18, 24, 70])
+@pytest.mark.parametrize("k,groups,cin", [(1, 1, 40), (3, 1, 96), (3, 2, 20), (3, 1, 3)])
+def test_conv2d_three_vector_tile(cout, k, groups, cin):
+    # Output channels (per group) that pad to fewer columns on the 3-vector micro-kernel (24 on
+    # AVX2) than on the main one: 18 and 24 take it, 70 on AVX2 too (72 < 80); pixel counts
+    # that leave partial row tiles; the padded few-channel path with it (cin 3).
+    rng = np.random.default_rng(cout * 10 + k + cin)
+    x = _data(rng, [2, 9, 11, cin])
+    filt = _data(rng, [cout * groups, cin // groups, k, k])
+    options = {"padding": [k // 2] * 4, "groups": groups, "input_layout": "nhwc"}
+    _check_conv(x, filt, _data(rng, [cout * groups]), options, cin // groups * k * k)
 
 
 @pytest.mark.parametrize("h,w,cin", [(17, 13, 24), (40, 37, 5), (3, 300, 24)])

@@ -72,7 +72,8 @@ class Conv2dKernel final : public Kernel {
         plane_ = PaddedPlane(window());
       }
     } else {
-      if (!packed_b_floats(s.taps() * s.group_in, s.group_out, simd_.gemm_nr, &group_floats_)) {
+      tile_ = gemm_tile_for_columns(simd_, s.group_out);
+      if (!packed_b_floats(s.taps() * s.group_in, s.group_out, tile_.nr, &group_floats_)) {
         return false;
       }
       weights_.reserve(std::max<size_t>(1, group_floats_ * s.groups));
@@ -98,9 +99,9 @@ class Conv2dKernel final : public Kernel {
       // The pointer table is kept between runs unless it would outgrow the input itself
       // (few input channels, e.g. a first RGB layer): then tiles fill it as they go.
       uint64_t table_bytes = 0;
-      const uint64_t tiles = static_cast<uint64_t>((m_ + simd_.gemm_mr - 1) / simd_.gemm_mr);
+      const uint64_t tiles = static_cast<uint64_t>((m_ + tile_.mr - 1) / tile_.mr);
       precompute_table_ =
-          !__builtin_mul_overflow(tiles, static_cast<uint64_t>(a_taps_ * simd_.gemm_mr * 8),
+          !__builtin_mul_overflow(tiles, static_cast<uint64_t>(a_taps_ * tile_.mr * 8),
                                   &table_bytes) &&
           table_bytes <= std::max<uint64_t>(uint64_t{4} << 20, x.count * sizeof(float));
       if (!s.nhwc) {
@@ -110,8 +111,9 @@ class Conv2dKernel final : public Kernel {
     }
     if (filter_constant_) {
       // Packed once per compiled graph: every plan of it (one per input shape) shares it.
-      const std::string key = str_cat("conv2d/", p.filter.id, depthwise_ ? "/dw/" : "/gemm/",
-                                      s.nhwc ? "nhwc/" : "nchw/", simd_.name);
+      const std::string key =
+          str_cat("conv2d/", p.filter.id, depthwise_ ? "/dw/" : str_cat("/gemm", tile_.nr, "/"),
+                  s.nhwc ? "nhwc/" : "nchw/", simd_.name);
       if (cc.cache()) shared_ = std::static_pointer_cast<const AlignedFloats>(cc.cache()->get(key));
       if (shared_) {
         weights_ = AlignedFloats();
@@ -206,8 +208,7 @@ class Conv2dKernel final : public Kernel {
             }
           }
         }
-        pack_b(dense.data(), s.group_out, 1, k, s.group_out, simd_.gemm_nr,
-               out + g * group_floats_);
+        pack_b(dense.data(), s.group_out, 1, k, s.group_out, tile_.nr, out + g * group_floats_);
       }
     });
   }
@@ -285,12 +286,12 @@ class Conv2dKernel final : public Kernel {
     }
   }
 
-  // Pointers to the input pixel of each (output pixel, tap) of tile t (gemm_mr pixels):
-  // dst[tap * gemm_mr + r]; taps in the padding and pixels past the end point at zeros.
+  // Pointers to the input pixel of each (output pixel, tap) of tile t (tile_.mr pixels):
+  // dst[tap * tile_.mr + r]; taps in the padding and pixels past the end point at zeros.
   // Padded rows: one pointer per filter row, into padded_x_ (x is then padded_x_).
   void fill_tile(const float* x, int64_t t, const float** dst) const {
     const ConvShape& s = s_;
-    const int mr = simd_.gemm_mr;
+    const int mr = tile_.mr;
     if (padded_) {
       for (int r = 0; r < mr; ++r) {
         const int64_t m = t * mr + r;
@@ -319,8 +320,8 @@ class Conv2dKernel final : public Kernel {
   }
 
   void build_table(const float* x) {
-    const int64_t tiles = (m_ + simd_.gemm_mr - 1) / simd_.gemm_mr;
-    const int64_t per_tile = a_taps_ * simd_.gemm_mr;
+    const int64_t tiles = (m_ + tile_.mr - 1) / tile_.mr;
+    const int64_t per_tile = a_taps_ * tile_.mr;
     table_.resize(static_cast<size_t>(tiles * per_tile));
     for (int64_t t = 0; t < tiles; ++t) fill_tile(x, t, table_.data() + t * per_tile);
     table_input_ = x;
@@ -374,7 +375,7 @@ class Conv2dKernel final : public Kernel {
     } tc{this, x};
     GemmAFn a_fn{[](const void* ctx, int64_t, int64_t m0, const float** scratch) {
                    const auto& c = *static_cast<const TableCtx*>(ctx);
-                   const int mr = c.self->simd_.gemm_mr;
+                   const int mr = c.self->tile_.mr;
                    if (c.self->precompute_table_) {
                      return static_cast<const float* const*>(c.self->table_.data() +
                                                              (m0 / mr) * c.self->a_taps_ * mr);
@@ -395,7 +396,7 @@ class Conv2dKernel final : public Kernel {
       };
       ep.post_ctx = &sc;
     }
-    run_gemm(simd_, jobs_, ep, a_fn, GemmBFn{}, scratch_, pool);
+    run_gemm(simd_, jobs_, ep, a_fn, GemmBFn{}, scratch_, pool, &tile_);
     if (!s.nhwc) transpose_batch(simd_, out, s.batch, s.pixels(), s.out_c, y, pool);
   }
 
@@ -421,6 +422,7 @@ class Conv2dKernel final : public Kernel {
   const float* table_input_ = nullptr;
   std::vector<GemmJob> jobs_;
   GemmScratch scratch_;
+  GemmTile tile_{0, 0, nullptr};
   // Planar depthwise.
   PaddedPlane plane_{WindowGeometry{}};
   std::vector<AlignedFloats> plane_scratch_;

@@ -128,6 +128,10 @@ struct SimdKernels {
   int lanes;  // floats per vector register
   int gemm_mr, gemm_nr;
   void (*gemm_ukernel)(const GemmUkernelArgs& args);
+  // The same contract for a gemm3_mr x gemm3_nr tile (three vectors of columns; the pointer
+  // table and B panels then use gemm3_mr and gemm3_nr): see GemmTile in gemm.h.
+  int gemm3_mr, gemm3_nr;
+  void (*gemm3_ukernel)(const GemmUkernelArgs& args);
   // out[i] = a[i * a_step] op b[i * b_step], steps 0 (broadcast scalar) or 1.
   void (*binary)(BinaryOpF op, const float* a, int64_t a_step, const float* b, int64_t b_step,
                  float* out, int64_t n);
