@@ -24,10 +24,10 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import onnx
 import statistics
 import time
 
+import onnx
 from bench_ops import Case, Ort
 from bench_ops import Ours as OursGraph
 from models import model_cases
