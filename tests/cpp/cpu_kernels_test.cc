@@ -167,64 +167,74 @@ TEST(GemmTest, PackBRowMajorAndTransposedAgree) {
   EXPECT_FALSE(packed_b_floats(int64_t{1} << 40, int64_t{1} << 40, 64, &floats));
 }
 
-// One micro-tile with two taps (the second tap's row 1 is padding), an A offset,
-// accumulate, both biases and a clamp, against a direct evaluation.
+// One micro-tile with two taps (the second tap's row 1 is padding), an A offset, against a
+// direct evaluation: with accumulate, both biases and a clamp (the general epilogue), and
+// without them (the plain store of full tiles), on both tiles (main and three-vector).
 TEST(GemmTest, MicroKernelAllTileSizes) {
   for (const SimdKernels* simd : usable_kernels()) {
-    const int mr_max = simd->gemm_mr, nr_max = simd->gemm_nr;
-    const int64_t kc = 13, offset = 3, taps = 2, row_len = kc + offset;
-    std::vector<float> a = random_floats(taps * mr_max * row_len, 2);
-    std::vector<float> zero(kc + offset, 0.0f);
-    std::vector<const float*> table(taps * mr_max);
-    for (int t = 0; t < taps; ++t) {
-      for (int r = 0; r < mr_max; ++r) {
-        table[t * mr_max + r] = (t == 1 && r == 1) ? zero.data() : &a[(t * mr_max + r) * row_len];
+    for (int variant = 0; variant < 4; ++variant) {
+      const bool three = variant & 1, plain = variant & 2;
+      const int mr_max = three ? simd->gemm3_mr : simd->gemm_mr;
+      const int nr_max = three ? simd->gemm3_nr : simd->gemm_nr;
+      auto* ukernel = three ? simd->gemm3_ukernel : simd->gemm_ukernel;
+      const int64_t kc = 13, offset = 3, taps = 2, row_len = kc + offset;
+      std::vector<float> a = random_floats(taps * mr_max * row_len, 2);
+      std::vector<float> zero(kc + offset, 0.0f);
+      std::vector<const float*> table(taps * mr_max);
+      for (int t = 0; t < taps; ++t) {
+        for (int r = 0; r < mr_max; ++r) {
+          table[t * mr_max + r] = (t == 1 && r == 1) ? zero.data() : &a[(t * mr_max + r) * row_len];
+        }
       }
-    }
-    std::vector<float> b = random_floats(taps * kc * nr_max, 3);
-    std::vector<float> col_bias = random_floats(nr_max, 4), row_bias = random_floats(mr_max, 5);
-    for (int mr = 1; mr <= mr_max; ++mr) {
-      for (int nr = 1; nr <= nr_max; ++nr) {
-        const int64_t ldc = nr_max + 3;
-        std::vector<float> c = random_floats(mr_max * ldc, 6), before = c;
-        GemmUkernelArgs args;
-        args.taps = taps;
-        args.kc = kc;
-        args.a = table.data();
-        args.zero = zero.data();
-        args.a_offset = offset;
-        args.b = b.data();
-        args.b_tap_stride = kc;
-        args.c = c.data();
-        args.ldc = ldc;
-        args.mr = mr;
-        args.nr = nr;
-        args.accumulate = true;
-        args.alpha = 0.5f;
-        args.col_bias = col_bias.data();
-        args.row_bias = row_bias.data();
-        args.clamp = true;
-        args.lo = -3.0f;
-        args.hi = 3.0f;
-        simd->gemm_ukernel(args);
-        for (int i = 0; i < mr_max; ++i) {
-          for (int64_t j = 0; j < ldc; ++j) {
-            const float got = c[i * ldc + j];
-            if (i >= mr || j >= nr) {
-              EXPECT_EQ(got, before[i * ldc + j]) << simd->name << " wrote outside the tile";
-              continue;
-            }
-            double acc = 0;
-            for (int t = 0; t < taps; ++t) {
-              for (int64_t k = 0; k < kc; ++k) {
-                const double av =
-                    (t == 1 && i == 1) ? 0.0 : a[(t * mr_max + i) * row_len + offset + k];
-                acc += av * b[(t * kc + k) * nr_max + j];
+      std::vector<float> b = random_floats(taps * kc * nr_max, 3);
+      std::vector<float> col_bias = random_floats(nr_max, 4), row_bias = random_floats(mr_max, 5);
+      for (int mr = 1; mr <= mr_max; ++mr) {
+        for (int nr = 1; nr <= nr_max; ++nr) {
+          const int64_t ldc = nr_max + 3;
+          std::vector<float> c = random_floats(mr_max * ldc, 6), before = c;
+          GemmUkernelArgs args;
+          args.taps = taps;
+          args.kc = kc;
+          args.a = table.data();
+          args.zero = zero.data();
+          args.a_offset = offset;
+          args.b = b.data();
+          args.b_tap_stride = kc;
+          args.c = c.data();
+          args.ldc = ldc;
+          args.mr = mr;
+          args.nr = nr;
+          args.accumulate = !plain;
+          args.alpha = plain ? 1.0f : 0.5f;
+          args.col_bias = col_bias.data();
+          args.row_bias = plain ? nullptr : row_bias.data();
+          args.clamp = !plain;
+          args.lo = -3.0f;
+          args.hi = 3.0f;
+          ukernel(args);
+          for (int i = 0; i < mr_max; ++i) {
+            for (int64_t j = 0; j < ldc; ++j) {
+              const float got = c[i * ldc + j];
+              if (i >= mr || j >= nr) {
+                EXPECT_EQ(got, before[i * ldc + j]) << simd->name << " wrote outside the tile";
+                continue;
               }
+              double acc = 0;
+              for (int t = 0; t < taps; ++t) {
+                for (int64_t k = 0; k < kc; ++k) {
+                  const double av =
+                      (t == 1 && i == 1) ? 0.0 : a[(t * mr_max + i) * row_len + offset + k];
+                  acc += av * b[(t * kc + k) * nr_max + j];
+                }
+              }
+              double want = acc + col_bias[j];
+              if (!plain) {
+                want = 0.5 * acc + before[i * ldc + j] + col_bias[j] + row_bias[i];
+                want = std::min(3.0, std::max(-3.0, want));
+              }
+              EXPECT_NEAR(got, want, 1e-4)
+                  << simd->name << " mr=" << mr << " nr=" << nr << " variant=" << variant;
             }
-            double want = 0.5 * acc + before[i * ldc + j] + col_bias[j] + row_bias[i];
-            want = std::min(3.0, std::max(-3.0, want));
-            EXPECT_NEAR(got, want, 1e-4) << simd->name << " mr=" << mr << " nr=" << nr;
           }
         }
       }

@@ -5,7 +5,12 @@
 //  - everything else: an implicit GEMM on NHWC data (gemm.h): A rows are output pixels read
 //    in place through a table of per-tap pointers (padding taps point at zeros), B the packed
 //    filter. NCHW tensors are transposed to NHWC around it.
+//    With few input channels (a first RGB layer: 3 per tap) the micro-kernel would spend more
+//    time starting taps than multiplying, so the input is first copied into a zero-padded
+//    NHWC image: then the k_w taps of one filter row are k_w * in_c consecutive floats, and
+//    A has k_h taps of that length. B's rows (kh, kw, i) are the same either way.
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "backends/cpu/conv_filter.h"
@@ -67,19 +72,36 @@ class Conv2dKernel final : public Kernel {
         plane_ = PaddedPlane(window());
       }
     } else {
-      if (!packed_b_floats(s.taps() * s.group_in, s.group_out, simd_.gemm_nr, &group_floats_)) {
+      tile_ = gemm_tile_for_columns(simd_, s.group_out);
+      if (!packed_b_floats(s.taps() * s.group_in, s.group_out, tile_.nr, &group_floats_)) {
         return false;
       }
       weights_.reserve(std::max<size_t>(1, group_floats_ * s.groups));
-      zero_.reserve(static_cast<size_t>(s.group_in + 16));
+      // Padded rows: one group, few channels, filter taps along a row adjacent in memory.
+      padded_ = s.groups == 1 && s.in_c < 16 && s.k_w > 1 && s.dil_w == 1 && s.pixels() > 0;
+      a_taps_ = padded_ ? s.k_h : s.taps();
+      a_k_ = padded_ ? s.k_w * s.in_c : s.group_in;
+      if (padded_) {
+        pad_rows_ = (s.out_h - 1) * s.stride_h + (s.k_h - 1) * s.dil_h + 1;
+        pad_cols_ = (s.out_w - 1) * s.stride_w + s.k_w;
+        uint64_t floats = 0;
+        if (__builtin_mul_overflow(static_cast<uint64_t>(s.batch * pad_rows_),
+                                   static_cast<uint64_t>(pad_cols_ * s.in_c), &floats)) {
+          return false;
+        }
+        // Zero once: runs write only the image's pixels, the padding stays zero.
+        padded_x_.reserve(static_cast<size_t>(std::max<uint64_t>(1, floats)));
+        padded_x_.zero();
+      }
+      zero_.reserve(static_cast<size_t>(a_k_ + 16));
       zero_.zero();
       m_ = s.batch * s.pixels();
       // The pointer table is kept between runs unless it would outgrow the input itself
       // (few input channels, e.g. a first RGB layer): then tiles fill it as they go.
       uint64_t table_bytes = 0;
-      const uint64_t tiles = static_cast<uint64_t>((m_ + simd_.gemm_mr - 1) / simd_.gemm_mr);
+      const uint64_t tiles = static_cast<uint64_t>((m_ + tile_.mr - 1) / tile_.mr);
       precompute_table_ =
-          !__builtin_mul_overflow(tiles, static_cast<uint64_t>(s.taps() * simd_.gemm_mr * 8),
+          !__builtin_mul_overflow(tiles, static_cast<uint64_t>(a_taps_ * tile_.mr * 8),
                                   &table_bytes) &&
           table_bytes <= std::max<uint64_t>(uint64_t{4} << 20, x.count * sizeof(float));
       if (!s.nhwc) {
@@ -92,9 +114,10 @@ class Conv2dKernel final : public Kernel {
       // graph of the context built from the same weights share it. The packing depends on the
       // filter's shape and layout besides its bytes.
       const auto filter = cc.constant_data(p.filter);
-      const std::string key = str_cat("conv2d/", s.groups, "/", s.out_c, "x", s.group_in, "x",
-                                      s.k_h, "x", s.k_w, depthwise_ ? "/dw/" : "/gemm/",
-                                      s.nhwc ? "nhwc/" : "nchw/", p.filter_layout, "/", simd_.name);
+      const std::string key = str_cat(
+          "conv2d/", s.groups, "/", s.out_c, "x", s.group_in, "x", s.k_h, "x", s.k_w,
+          depthwise_ ? std::string("/dw/") : str_cat("/gemm", tile_.nr, padded_ ? "p/" : "/"),
+          s.nhwc ? "nhwc/" : "nchw/", p.filter_layout, "/", simd_.name);
       if (cc.cache()) {
         shared_ = std::static_pointer_cast<const AlignedFloats>(cc.cache()->get(filter, key));
       }
@@ -191,8 +214,7 @@ class Conv2dKernel final : public Kernel {
             }
           }
         }
-        pack_b(dense.data(), s.group_out, 1, k, s.group_out, simd_.gemm_nr,
-               out + g * group_floats_);
+        pack_b(dense.data(), s.group_out, 1, k, s.group_out, tile_.nr, out + g * group_floats_);
       }
     });
   }
@@ -214,17 +236,34 @@ class Conv2dKernel final : public Kernel {
     a.pad_top = s.pad_top;
     a.pad_left = s.pad_left;
     a.out_w = s.out_w;
-    const int64_t row_work = std::max<int64_t>(1, s.out_w * s.in_c * s.taps());
-    parallel_chunks(pool, s.batch * s.out_h, std::max<int64_t>(1, 32768 / row_work),
+    // Work units are rows, or segments of rows when there are too few rows to keep every
+    // thread busy (rec's 3 x 80 maps): results do not depend on the split.
+    const int threads = pool ? pool->num_threads() : 1;
+    const int64_t rows = s.batch * s.out_h;
+    int64_t segments = 1;
+    if (threads > 1 && rows < 4 * threads) {
+      segments = std::min<int64_t>((4 * threads + rows - 1) / rows, (s.out_w + 7) / 8);
+      segments = std::max<int64_t>(segments, 1);
+    }
+    const int64_t seg_w = (s.out_w + segments - 1) / segments;
+    const int64_t unit_work = std::max<int64_t>(1, seg_w * s.in_c * s.taps());
+    parallel_chunks(pool, rows * segments, std::max<int64_t>(1, 32768 / unit_work),
                     [&](int64_t begin, int64_t end) {
                       DepthwiseRowArgs r = a;
-                      for (int64_t i = begin; i < end; ++i) {
+                      for (int64_t u = begin; u < end; ++u) {
+                        const int64_t i = u / segments;
                         const int64_t n = i / s.out_h;
                         r.x = x + n * s.in_h * s.in_w * s.in_c;
                         r.oh = i % s.out_h;
                         r.y = y + i * s.out_w * s.in_c;
+                        r.ow_begin = std::min(s.out_w, (u % segments) * seg_w);
+                        r.ow_end = std::min(s.out_w, r.ow_begin + seg_w);
+                        if (r.ow_begin == r.ow_end) continue;
                         simd_.depthwise_nhwc_row(r);
-                        if (sink_) sink_->apply(y, i * s.out_w * s.in_c, s.out_w * s.in_c);
+                        if (sink_) {
+                          sink_->apply(y, (i * s.out_w + r.ow_begin) * s.in_c,
+                                       (r.ow_end - r.ow_begin) * s.in_c);
+                        }
                       }
                     });
   }
@@ -253,11 +292,24 @@ class Conv2dKernel final : public Kernel {
     }
   }
 
-  // Pointers to the input pixel of each (output pixel, tap) of tile t (gemm_mr pixels):
-  // dst[tap * gemm_mr + r]; taps in the padding and pixels past the end point at zeros.
+  // Pointers to the input pixel of each (output pixel, tap) of tile t (tile_.mr pixels):
+  // dst[tap * tile_.mr + r]; taps in the padding and pixels past the end point at zeros.
+  // Padded rows: one pointer per filter row, into padded_x_ (x is then padded_x_).
   void fill_tile(const float* x, int64_t t, const float** dst) const {
     const ConvShape& s = s_;
-    const int mr = simd_.gemm_mr;
+    const int mr = tile_.mr;
+    if (padded_) {
+      for (int r = 0; r < mr; ++r) {
+        const int64_t m = t * mr + r;
+        const int64_t n = m / s.pixels(), oh = (m % s.pixels()) / s.out_w, ow = m % s.out_w;
+        const float* base =
+            x + ((n * pad_rows_ + oh * s.stride_h) * pad_cols_ + ow * s.stride_w) * s.in_c;
+        for (int64_t kh = 0; kh < s.k_h; ++kh) {
+          dst[kh * mr + r] = m < m_ ? base + kh * s.dil_h * pad_cols_ * s.in_c : zero_.data();
+        }
+      }
+      return;
+    }
     for (int r = 0; r < mr; ++r) {
       const int64_t m = t * mr + r;
       const int64_t n = m / s.pixels(), oh = (m % s.pixels()) / s.out_w, ow = m % s.out_w;
@@ -274,11 +326,27 @@ class Conv2dKernel final : public Kernel {
   }
 
   void build_table(const float* x) {
-    const int64_t tiles = (m_ + simd_.gemm_mr - 1) / simd_.gemm_mr;
-    const int64_t per_tile = s_.taps() * simd_.gemm_mr;
+    const int64_t tiles = (m_ + tile_.mr - 1) / tile_.mr;
+    const int64_t per_tile = a_taps_ * tile_.mr;
     table_.resize(static_cast<size_t>(tiles * per_tile));
     for (int64_t t = 0; t < tiles; ++t) fill_tile(x, t, table_.data() + t * per_tile);
     table_input_ = x;
+  }
+
+  // The image's pixels that the windows reach, into padded_x_ (its padding stays zero).
+  void pad_input(const float* x, ThreadPool* pool) {
+    const ConvShape& s = s_;
+    const int64_t c_lo = std::clamp<int64_t>(s.pad_left, 0, pad_cols_);
+    const int64_t c_hi = std::clamp<int64_t>(s.pad_left + s.in_w, c_lo, pad_cols_);
+    const size_t row_bytes = static_cast<size_t>((c_hi - c_lo) * s.in_c) * sizeof(float);
+    parallel_chunks(pool, s.batch * pad_rows_, 64, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        const int64_t n = i / pad_rows_, ih = i % pad_rows_ - s.pad_top;
+        if (ih < 0 || ih >= s.in_h || row_bytes == 0) continue;
+        std::memcpy(padded_x_.data() + (i * pad_cols_ + c_lo) * s.in_c,
+                    x + ((n * s.in_h + ih) * s.in_w + (c_lo - s.pad_left)) * s.in_c, row_bytes);
+      }
+    });
   }
 
   void implicit_gemm(const float* x, const float* bias, float* y, ThreadPool* pool) {
@@ -287,6 +355,10 @@ class Conv2dKernel final : public Kernel {
       transpose_batch(simd_, x, s.batch, s.in_c, s.in_h * s.in_w, in_nhwc_.data(), pool);
       x = in_nhwc_.data();
     }
+    if (padded_) {
+      pad_input(x, pool);
+      x = padded_x_.data();
+    }
     if (precompute_table_ && x != table_input_) build_table(x);
     float* out = s.nhwc ? y : out_nhwc_.data();
     jobs_.resize(static_cast<size_t>(s.groups));
@@ -294,8 +366,8 @@ class Conv2dKernel final : public Kernel {
       GemmJob& job = jobs_[g];
       job.m = m_;
       job.n = s.group_out;
-      job.taps = s.taps();
-      job.k_per_tap = s.group_in;
+      job.taps = a_taps_;
+      job.k_per_tap = a_k_;
       job.a_offset = g * s.group_in;
       job.zero = zero_.data();
       job.b_packed = weights() + g * group_floats_;
@@ -309,10 +381,10 @@ class Conv2dKernel final : public Kernel {
     } tc{this, x};
     GemmAFn a_fn{[](const void* ctx, int64_t, int64_t m0, const float** scratch) {
                    const auto& c = *static_cast<const TableCtx*>(ctx);
-                   const int mr = c.self->simd_.gemm_mr;
+                   const int mr = c.self->tile_.mr;
                    if (c.self->precompute_table_) {
                      return static_cast<const float* const*>(c.self->table_.data() +
-                                                             (m0 / mr) * c.self->s_.taps() * mr);
+                                                             (m0 / mr) * c.self->a_taps_ * mr);
                    }
                    c.self->fill_tile(c.x, m0 / mr, scratch);
                    return static_cast<const float* const*>(scratch);
@@ -331,7 +403,7 @@ class Conv2dKernel final : public Kernel {
       };
       ep.post_ctx = &sc;
     }
-    run_gemm(simd_, jobs_, ep, a_fn, GemmBFn{}, scratch_, pool);
+    run_gemm(simd_, jobs_, ep, a_fn, GemmBFn{}, scratch_, pool, &tile_);
     if (!s.nhwc) transpose_batch(simd_, out, s.batch, s.pixels(), s.out_c, y, pool);
   }
 
@@ -349,10 +421,15 @@ class Conv2dKernel final : public Kernel {
   int64_t m_ = 0;
   AlignedFloats zero_, in_nhwc_, out_nhwc_;
   bool precompute_table_ = true;
+  bool padded_ = false;           // A read from a zero-padded copy of the input (few channels)
+  int64_t a_taps_ = 0, a_k_ = 0;  // A's taps and floats per tap
+  int64_t pad_rows_ = 0, pad_cols_ = 0;
+  AlignedFloats padded_x_;
   std::vector<const float*> table_;
   const float* table_input_ = nullptr;
   std::vector<GemmJob> jobs_;
   GemmScratch scratch_;
+  GemmTile tile_{0, 0, nullptr};
   // Planar depthwise.
   PaddedPlane plane_{WindowGeometry{}};
   std::vector<AlignedFloats> plane_scratch_;

@@ -27,6 +27,8 @@ namespace webnn {
 
 namespace {
 
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
 // The non-negative remainder of a by b (b > 0).
 int64_t mod(int64_t a, int64_t b) { return ((a % b) + b) % b; }
 
@@ -269,6 +271,9 @@ class ConvTranspose2dKernel final : public Kernel, private ConvTransposeShape {
 // pixels that no tap reaches hold the bias. The work goes in bands of input rows whose product
 // fits in L2 (one task each: GEMM, then the band's copies), so the product never travels to
 // memory. Every output is a single dot product + bias, as in the NHWC path.
+// An NHWC input whose output has one channel (det's last 24 -> 1 layer) takes the same path:
+// its output plane is laid out alike in both layouts, and B's panels (channels x nr pixels) are
+// packed by SIMD transposes of nr pixels' channels.
 class ConvTranspose2dPlanarKernel final : public Kernel, private ConvTransposeShape {
  public:
   explicit ConvTranspose2dPlanarKernel(const SimdKernels& simd) : simd_(simd) {}
@@ -276,7 +281,8 @@ class ConvTranspose2dPlanarKernel final : public Kernel, private ConvTransposeSh
   bool init(const Node& node, const CompileContext& cc) {
     const auto& p = node.as<ConvTranspose2dParams>();
     const TensorView& w = cc.view(p.filter);
-    if (p.input_layout != "nchw" || !read_shape(node, cc)) return false;
+    if (!read_shape(node, cc)) return false;
+    if (nhwc_ && (out_c_ != 1 || groups_ != 1)) return false;
     if ((k_h_ - 1) * dil_h_ >= stride_h_ || (k_w_ - 1) * dil_w_ >= stride_w_) return false;
     // Every output pixel is reached by exactly one tap only in the exact tiling case.
     covered_ = k_h_ == stride_h_ && k_w_ == stride_w_ && dil_h_ == 1 && dil_w_ == 1 &&
@@ -332,9 +338,17 @@ class ConvTranspose2dPlanarKernel final : public Kernel, private ConvTransposeSh
             }
           });
     }
+    // Bands of at most band_rows_, at least 4 per thread when the image has the rows (a
+    // single image split 7 ways leaves a second thread idle a quarter of the time).
+    int64_t bands = bands_, band_rows = band_rows_;
+    if (threads > 1 && batch_ * groups_ * bands < 4 * threads) {
+      bands = std::min(in_h_, ceil_div(4 * threads, batch_ * groups_));
+      band_rows = std::min(band_rows_, ceil_div(in_h_, bands));
+      bands = ceil_div(in_h_, band_rows);
+    }
     auto task = [&](int64_t t, int thread) {
-      const int64_t n = t / (groups_ * bands_), g = (t / bands_) % groups_;
-      const int64_t ih0 = (t % bands_) * band_rows_, ih1 = std::min(in_h_, ih0 + band_rows_);
+      const int64_t n = t / (groups_ * bands), g = (t / bands) % groups_;
+      const int64_t ih0 = (t % bands) * band_rows, ih1 = std::min(in_h_, ih0 + band_rows);
       const int64_t px = (ih1 - ih0) * in_w_;
       PerThread& pt = per_thread_[thread];
       GemmJob& job = pt.jobs[0];
@@ -345,16 +359,36 @@ class ConvTranspose2dPlanarKernel final : public Kernel, private ConvTransposeSh
       job.c = pt.col.data();
       job.ldc = px;
       job.row_bias = bias ? row_bias_.data() + g * rows_ : nullptr;
+      // B: element (input channel k, band pixel j) at base[k * stride + j] (NCHW), or at
+      // base[j * in_c + k] (NHWC).
       struct Band {
+        const ConvTranspose2dPlanarKernel* self;
         const float* base;
         int64_t stride;
-        int nr;
-      } band{x + (n * in_c_ + g * group_in_) * in_h_ * in_w_ + ih0 * in_w_, in_h_ * in_w_,
-             simd_.gemm_nr};
+      } band{this,
+             nhwc_ ? x + (n * in_h_ + ih0) * in_w_ * in_c_
+                   : x + (n * in_c_ + g * group_in_) * in_h_ * in_w_ + ih0 * in_w_,
+             in_h_ * in_w_};
       GemmBFn b{
           [](const void* ctx, int64_t, int64_t n0, int64_t nc, int64_t k0, int64_t kc, float* dst) {
             const auto& c = *static_cast<const Band*>(ctx);
-            pack_b(c.base + k0 * c.stride + n0, c.stride, 1, kc, nc, c.nr, dst);
+            const int nr = c.self->simd_.gemm_nr;
+            if (!c.self->nhwc_) {
+              pack_b(c.base + k0 * c.stride + n0, c.stride, 1, kc, nc, nr, dst);
+              return;
+            }
+            const int64_t in_c = c.self->in_c_;
+            int64_t full = 0;
+            if (k0 == 0 && kc == in_c) {  // whole pixels: a panel is a transposed nr x in_c block
+              for (; full + nr <= nc; full += nr) {
+                c.self->simd_.transpose(c.base + (n0 + full) * in_c, nr, in_c, 0, nr,
+                                        dst + (full / nr) * kc * nr);
+              }
+            }
+            if (full < nc) {
+              pack_b(c.base + (n0 + full) * in_c + k0, 1, in_c, kc, nc - full, nr,
+                     dst + (full / nr) * kc * nr);
+            }
           },
           &band};
       run_gemm(simd_, pt.jobs, GemmEpilogue{}, tables_[g].fn(), b, pt.scratch, nullptr);
@@ -372,7 +406,7 @@ class ConvTranspose2dPlanarKernel final : public Kernel, private ConvTransposeSh
         }
       }
     };
-    const int64_t tasks = batch_ * groups_ * bands_;
+    const int64_t tasks = batch_ * groups_ * bands;
     if (pool) {
       pool->parallel_for(tasks, task);
     } else {

@@ -98,14 +98,27 @@ GemmAFn RowMajorA::fn() const {
   return {table, this};
 }
 
+GemmTile main_gemm_tile(const SimdKernels& simd) {
+  return {simd.gemm_mr, simd.gemm_nr, simd.gemm_ukernel};
+}
+
+GemmTile gemm_tile_for_columns(const SimdKernels& simd, int64_t n) {
+  if (round_up(n, simd.gemm3_nr) < round_up(n, simd.gemm_nr)) {
+    return {simd.gemm3_mr, simd.gemm3_nr, simd.gemm3_ukernel};
+  }
+  return main_gemm_tile(simd);
+}
+
 void run_gemm(const SimdKernels& simd, const std::vector<GemmJob>& jobs, const GemmEpilogue& ep,
-              GemmAFn a_fn, GemmBFn b_fn, GemmScratch& scratch, ThreadPool* pool) {
+              GemmAFn a_fn, GemmBFn b_fn, GemmScratch& scratch, ThreadPool* pool,
+              const GemmTile* tile) {
+  const GemmTile micro = tile ? *tile : main_gemm_tile(simd);
   if (jobs.empty()) return;
   // Every job has the same shape (batches of a matmul, groups of a convolution).
   const GemmJob& shape = jobs[0];
   const int64_t m = shape.m, n = shape.n, taps = shape.taps, k_per_tap = shape.k_per_tap;
   if (m == 0 || n == 0) return;
-  const int mr = simd.gemm_mr, nr = simd.gemm_nr;
+  const int mr = micro.mr, nr = micro.nr;
   const int threads = pool ? pool->num_threads() : 1;
   const bool pack_per_task = shape.b_packed == nullptr;
   const KBlocking kb = k_blocking(taps, k_per_tap);
@@ -190,7 +203,7 @@ void run_gemm(const SimdKernels& simd, const std::vector<GemmJob>& jobs, const G
             args.c = job.c + i * job.ldc + jj;
             args.nr = static_cast<int>(std::min<int64_t>(nr, n1 - jj));
             args.col_bias = first && job.col_bias ? job.col_bias + jj : nullptr;
-            simd.gemm_ukernel(args);
+            micro.ukernel(args);
           }
         }
       }

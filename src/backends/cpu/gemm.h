@@ -71,9 +71,25 @@ struct GemmScratch {
   std::vector<std::vector<const float*>> tables;
 };
 
-// Runs the jobs on the pool (null: on this thread).
+// The micro-kernel a product runs on: rows per tile (and per tap in the A pointer tables),
+// columns per packed B panel.
+struct GemmTile {
+  int mr, nr;
+  void (*ukernel)(const GemmUkernelArgs& args);
+};
+
+// The ISA's main tile.
+GemmTile main_gemm_tile(const SimdKernels& simd);
+
+// The tile for products of n columns: the three-vector tile when it pads n to fewer columns
+// (24 on AVX2: 24 rather than 32), else the main one.
+GemmTile gemm_tile_for_columns(const SimdKernels& simd, int64_t n);
+
+// Runs the jobs on the pool (null: on this thread), on `tile` (null: the main tile); B panels,
+// A tables and the callbacks follow its mr and nr.
 void run_gemm(const SimdKernels& simd, const std::vector<GemmJob>& jobs, const GemmEpilogue& ep,
-              GemmAFn a_fn, GemmBFn b_fn, GemmScratch& scratch, ThreadPool* pool);
+              GemmAFn a_fn, GemmBFn b_fn, GemmScratch& scratch, ThreadPool* pool,
+              const GemmTile* tile = nullptr);
 
 // Pointer table callback for plain row-major A matrices: job j reads `rows` rows of a[j]
 // (row stride lda[j]).

@@ -20,6 +20,8 @@ constexpr const char* kIsaName = "avx512";
 //
 #include "backends/cpu/window.inc"
 //
+#include "backends/cpu/conv_depthwise.inc"
+//
 #include "backends/cpu/resample.inc"
 //
 #include "backends/cpu/normalization.inc"

@@ -21,6 +21,8 @@ constexpr const char* kIsaName = "generic";
 //
 #include "backends/cpu/window.inc"
 //
+#include "backends/cpu/conv_depthwise.inc"
+//
 #include "backends/cpu/resample.inc"
 //
 #include "backends/cpu/normalization.inc"

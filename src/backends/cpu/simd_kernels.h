@@ -68,8 +68,8 @@ struct UnaryArgs {
   float lo = 0, hi = 0;        // kClamp: a NaN bound clamps nothing, as in the reference
 };
 
-// One output row of a depthwise conv2d on NHWC data: y[ow][c] for ow in [0, out_w).
-// The filter is [kh][kw][channels]; taps that fall into the padding are skipped.
+// Output pixels [ow_begin, ow_end) of one row of a depthwise conv2d on NHWC data: y[ow][c]
+// (y is the whole row). The filter is [kh][kw][channels]; taps in the padding are skipped.
 struct DepthwiseRowArgs {
   const float* x = nullptr;  // the image (in_h x in_w x channels)
   int64_t in_h = 0, in_w = 0, channels = 0;
@@ -78,6 +78,7 @@ struct DepthwiseRowArgs {
   int64_t k_h = 0, k_w = 0, stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1;
   int64_t pad_top = 0, pad_left = 0;
   int64_t oh = 0, out_w = 0;
+  int64_t ow_begin = 0, ow_end = 0;
   float* y = nullptr;  // the output row (out_w x channels)
 };
 
@@ -129,6 +130,10 @@ struct SimdKernels {
   int lanes;  // floats per vector register
   int gemm_mr, gemm_nr;
   void (*gemm_ukernel)(const GemmUkernelArgs& args);
+  // The same contract for a gemm3_mr x gemm3_nr tile (three vectors of columns; the pointer
+  // table and B panels then use gemm3_mr and gemm3_nr): see GemmTile in gemm.h.
+  int gemm3_mr, gemm3_nr;
+  void (*gemm3_ukernel)(const GemmUkernelArgs& args);
   // out[i] = a[i * a_step] op b[i * b_step], steps 0 (broadcast scalar) or 1.
   void (*binary)(BinaryOpF op, const float* a, int64_t a_step, const float* b, int64_t b_step,
                  float* out, int64_t n);

@@ -1,0 +1,169 @@
+"""The cpu backend's convolution paths against the reference backend: register-blocked NHWC
+depthwise rows (every filter size, strides 1 and 2 reusing inputs in registers, others
+generic), the zero-padded few-channel implicit GEMM, the 3-vector GEMM tile for few output
+channels, and the NHWC one-output-channel convTranspose2d. Shapes are chosen so every path meets full and partial channel vectors,
+blocks of 8 / 4 / 1 pixels and border rows and columns. Tolerances as in test_cpu_backend.py
+(the K * eps * sum(|x| * |w|) bound). Fused epilogues must give the same bits as the
+unfused graph. The last test reruns this file with the AVX2 and generic kernels and with 1 and
+3 threads.
+"""
+
+import numpy as np
+import pytest
+import rerun
+from test_cpu_backend import _check_conv, _data, _run
+
+
+def _depthwise_case(rng, k, nhwc):
+    c = int(rng.choice([1, 5, 8, 13, 16, 24, 37]))
+    n = int(rng.integers(1, 3))
+    kh, kw = k, int(rng.choice([k, max(1, k - 2), k + 1]))
+    stride = [int(rng.integers(1, 3)), int(rng.integers(1, 3))]
+    dilation = [int(rng.choice([1, 1, 2])), int(rng.choice([1, 1, 2]))]
+    pads = [int(v) for v in rng.integers(0, k, size=4)]
+    h = int(rng.integers((kh - 1) * dilation[0] + 1, 30))
+    w = int(rng.integers((kw - 1) * dilation[1] + 1, 45))
+    filt_layout = str(rng.choice(["oihw", "hwio", "ohwi", "ihwo"]))
+    sizes = {"o": c, "i": 1, "h": kh, "w": kw}
+    filt = _data(rng, [sizes[ch] for ch in filt_layout])
+    x = _data(rng, [n, h, w, c] if nhwc else [n, c, h, w])
+    bias = _data(rng, [c]) if rng.integers(2) else None
+    options = {
+        "strides": stride,
+        "dilations": dilation,
+        "padding": pads,
+        "groups": c,
+        "input_layout": "nhwc" if nhwc else "nchw",
+        "filter_layout": filt_layout,
+    }
+    return x, filt, bias, options, kh * kw
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 5, 6, 7])
+@pytest.mark.parametrize("seed", range(4))
+def test_depthwise_random(k, seed):
+    rng = np.random.default_rng(k * 100 + seed)
+    x, filt, bias, options, taps = _depthwise_case(rng, k, nhwc=seed != 3)
+    _check_conv(x, filt, bias, options, taps, constant_filter=seed != 2)
+
+
+@pytest.mark.parametrize("rows", [11, 2])
+@pytest.mark.parametrize("k,stride", [(3, 1), (3, 2), (5, 1), (5, 2), (7, 1), (7, 2)])
+def test_depthwise_register_reuse_rows(k, stride, rows):
+    # Rows wide enough for several 8-pixel blocks plus 4- and 1-pixel tails, channels one full
+    # vector and a partial one past it; the det / rec padding (k // 2).
+    rng = np.random.default_rng(k * 10 + stride)
+    c, w = 21, 8 * 5 + 4 + 3
+    x = _data(rng, [1 if rows < 4 else 2, rows, w * stride, c])  # few rows: row segments
+    filt = _data(rng, [c, 1, k, k])
+    options = {
+        "strides": [stride, stride],
+        "padding": [k // 2] * 4,
+        "groups": c,
+        "input_layout": "nhwc",
+    }
+    _check_conv(x, filt, _data(rng, [c]), options, k * k)
+
+
+@pytest.mark.parametrize(
+    "cin,k,stride,pads,dilation",
+    [
+        (3, 3, 2, [1, 1, 1, 1], 1),  # the det / rec stem
+        (1, 5, 1, [2, 2, 2, 2], 1),
+        (4, 3, 1, [0, 2, 1, 0], 2),  # dilated rows: filter rows apart, taps along a row adjacent
+        (7, 2, 3, [1, 0, 0, 1], 1),
+        (15, 7, 2, [3, 3, 3, 3], 1),
+    ],
+)
+@pytest.mark.parametrize("nhwc", [False, True])
+def test_conv2d_few_channels_padded_rows(cin, k, stride, pads, dilation, nhwc):
+    rng = np.random.default_rng(cin * 7 + k)
+    x = _data(rng, [2, 19, 23, cin] if nhwc else [2, cin, 19, 23])
+    filt = _data(rng, [k, k, cin, 17])
+    options = {
+        "strides": [stride, stride],
+        "dilations": [dilation, 1],
+        "padding": pads,
+        "input_layout": "nhwc" if nhwc else "nchw",
+        "filter_layout": "hwio",
+    }
+    _check_conv(x, filt, _data(rng, [17]), options, cin * k * k)
+
+
+def test_conv2d_few_channels_runtime_filter_and_rerun():
+    # The padded copy is zeroed once: a second run with other data must not see the first's.
+    rng = np.random.default_rng(3)
+    x = _data(rng, [1, 9, 10, 3])
+    filt = _data(rng, [5, 3, 3, 3])
+    options = {"padding": [1, 1, 1, 1], "input_layout": "nhwc"}
+    _check_conv(x, filt, None, options, 27, constant_filter=False)
+    _check_conv(x * -2.0, filt, None, options, 27, constant_filter=False)
+
+
+@pytest.mark.parametrize("cout", [18, 24, 70])
+@pytest.mark.parametrize("k,groups,cin", [(1, 1, 40), (3, 1, 96), (3, 2, 20), (3, 1, 3)])
+def test_conv2d_three_vector_tile(cout, k, groups, cin):
+    # Output channels (per group) that pad to fewer columns on the 3-vector micro-kernel (24 on
+    # AVX2) than on the main one: 18 and 24 take it, 70 on AVX2 too (72 < 80); pixel counts
+    # that leave partial row tiles; the padded few-channel path with it (cin 3).
+    rng = np.random.default_rng(cout * 10 + k + cin)
+    x = _data(rng, [2, 9, 11, cin])
+    filt = _data(rng, [cout * groups, cin // groups, k, k])
+    options = {"padding": [k // 2] * 4, "groups": groups, "input_layout": "nhwc"}
+    _check_conv(x, filt, _data(rng, [cout * groups]), options, cin // groups * k * k)
+
+
+@pytest.mark.parametrize("h,w,cin", [(17, 13, 24), (40, 37, 5), (3, 300, 24)])
+def test_conv_transpose2d_nhwc_one_channel(h, w, cin):
+    # det's last layer: 2x2 stride 2 to one channel; pixel counts that are not multiples of the
+    # GEMM panel, and rows long enough for several bands.
+    rng = np.random.default_rng(h + w)
+    x = _data(rng, [2, h, w, cin])
+    filt = _data(rng, [cin, 1, 2, 2])
+    options = {"strides": [2, 2], "input_layout": "nhwc"}
+    _check_conv(x, filt, _data(rng, [1]), options, cin, op="conv_transpose2d")
+
+
+@pytest.mark.parametrize("kind", ["depthwise5", "depthwise_short", "stem", "convT"])
+@pytest.mark.parametrize("act", ["relu", "clamp", "hard_swish"])
+def test_fused_epilogue_bit_identical(kind, act):
+    # conv -> activation in one graph (the activation runs in the conv's epilogue) against the
+    # same conv and the activation as two cpu graphs.
+    rng = np.random.default_rng(len(kind) * 10 + len(act))
+    if kind == "depthwise5":
+        x, filt = _data(rng, [1, 12, 20, 24]), _data(rng, [24, 1, 5, 5])
+        options = {"padding": [2] * 4, "groups": 24, "input_layout": "nhwc"}
+        op = "conv2d"
+    elif kind == "depthwise_short":  # 3 rows: with several threads they go in row segments
+        x, filt = _data(rng, [1, 3, 61, 24]), _data(rng, [24, 1, 5, 5])
+        options = {"padding": [2] * 4, "groups": 24, "input_layout": "nhwc"}
+        op = "conv2d"
+    elif kind == "stem":
+        x, filt = _data(rng, [1, 20, 22, 3]), _data(rng, [16, 3, 3, 3])
+        options = {"strides": [2, 2], "padding": [1] * 4, "input_layout": "nhwc"}
+        op = "conv2d"
+    else:
+        x, filt = _data(rng, [1, 9, 11, 24]), _data(rng, [24, 1, 2, 2])
+        options = {"strides": [2, 2], "input_layout": "nhwc"}
+        op = "conv_transpose2d"
+    bias = _data(rng, [filt.shape[0] if op == "conv2d" else 1])
+
+    def activation(g, v):
+        if act == "clamp":
+            return g.clamp(v, min_value=-0.5, max_value=0.5)
+        return getattr(g, act)(v)
+
+    def conv(g, o):
+        return getattr(g, op)(o["x"], o["w"], bias=o["b"], **options)
+
+    constants = {"w": filt, "b": bias}
+    fused = _run("cpu", lambda g, o: activation(g, conv(g, o)), {"x": x}, constants)
+    plain = _run("cpu", conv, {"x": x}, constants)
+    unfused = _run("cpu", lambda g, o: activation(g, o["y"]), {"y": plain})
+    np.testing.assert_array_equal(fused, unfused)
+
+
+@pytest.mark.skipif(rerun.nested(), reason="nested")
+@rerun.each_cpu_setting
+def test_other_isas_and_thread_counts(env):
+    rerun.assert_file_passes(__file__, env)
