@@ -81,6 +81,16 @@ class CpuBackend final : public Backend {
                                             const CompileContext& cc) const override {
     // Fast kernels are specialised to concrete shapes; without them (a dynamic graph checked at
     // build time) the reference kernel answers whether the node compiles.
+    if (node.quantized) {
+      // An integer conv2d (graph/passes/qdq_fusion.cc): only the int8 kernel computes it.
+      std::unique_ptr<Kernel> k;
+      if (cc.has_views()) k = make_quantized_conv2d_kernel(node, cc);
+      if (!k) {
+        return make_error(ErrorKind::kInternal, op_spec_name(node.kind),
+                          ": quantized form without an int8 kernel");
+      }
+      return k;
+    }
     if (!node.epilogue.empty() && cc.has_views()) return compile_fused(node, cc);
     if (cc.has_views()) {
       if (std::unique_ptr<Kernel> k = make_fast_kernel(node, cc)) return k;

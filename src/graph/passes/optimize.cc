@@ -13,6 +13,7 @@ bool cpu_only(std::string_view backend) { return backend == "cpu"; }
 const std::vector<Pass>& all_passes() {
   static const std::vector<Pass> passes = {
       {"dead_code", every_backend, remove_dead_code},
+      {"qdq_fusion", cpu_only, fuse_qdq},  // before folding turns quantized weights to float
       {"constant_folding", fast_backends, fold_constants},
       {"batch_norm_folding", fast_backends, fold_batch_norm},
       {"layout_assignment", cpu_only, assign_layouts},

@@ -1,0 +1,195 @@
+// The quantized conv2d (a conv2d node with Node::Quantized, made by graph/passes/qdq_fusion.cc):
+// reads the (u)int8 input, sums (x - x_zp) * w in int32 and writes the requantized (u)int8
+// output (qgemm.h Requant). Two routes, weights prepared once at compile time:
+//  - depthwise (one input and one output channel per group): a direct loop per channel plane;
+//  - everything else, per group: im2col rows of int16 (x - x_zp, zero where the window leaves
+//    the image, which is what padding the dequantized float input with 0 means) times the
+//    packed int8 filter on the integer GEMM, requantized as each tile finishes.
+// Tasks are blocks of output pixels (or channel planes) of one image and group, run on the
+// context's pool; each thread keeps its own im2col buffer between runs.
+#include <algorithm>
+#include <cstring>
+
+#include "backends/cpu/conv_filter.h"
+#include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/qgemm.h"
+
+namespace webnn {
+
+namespace {
+
+constexpr int64_t kRowsPerTask = 64;  // multiple of kQGemmMr
+
+class QConv2dKernel final : public Kernel {
+ public:
+  bool init(const Node& node, const CompileContext& cc) {
+    const auto& p = node.as<Conv2dParams>();
+    const TensorView& x = cc.view(p.input);
+    const TensorView& w = cc.view(p.filter);
+    const TensorView& y = cc.view(OperandRef{node.outputs[0]});
+    const Node::Quantized& q = *node.quantized;
+    if (x.rank() != 4 || w.rank() != 4 || y.rank() != 4 || !cc.is_constant(p.filter)) return false;
+    if (w.data_type != DataType::kFloat32) return false;
+    x_signed_ = x.data_type == DataType::kInt8;
+    rq_.is_signed = y.data_type == DataType::kInt8;
+    nhwc_ = p.input_layout == "nhwc";
+    const int c_axis = nhwc_ ? 3 : 1, h_axis = nhwc_ ? 1 : 2, w_axis = nhwc_ ? 2 : 3;
+    n_ = x.shape[0], c_ = x.shape[c_axis], h_ = x.shape[h_axis], w_ = x.shape[w_axis];
+    oc_ = y.shape[c_axis], oh_ = y.shape[h_axis], ow_ = y.shape[w_axis];
+    const FilterLayout f(p.filter_layout, w.shape);
+    kh_ = f.size('h'), kw_ = f.size('w');
+    g_ = p.groups;
+    gi_ = f.size('i');
+    if (g_ < 1 || oc_ % g_ != 0 || gi_ * g_ != c_) return false;
+    go_ = oc_ / g_;
+    if (p.strides) sh_ = (*p.strides)[0], sw_ = (*p.strides)[1];
+    if (p.dilations) dh_ = (*p.dilations)[0], dw_ = (*p.dilations)[1];
+    if (p.padding) pt_ = (*p.padding)[0], pl_ = (*p.padding)[2];
+    x_zp_ = q.input_zero_point;
+    multiplier_ = q.multiplier;
+    if (multiplier_.size() != 1 && static_cast<int64_t>(multiplier_.size()) != oc_) return false;
+    rq_.per_column = multiplier_.size() != 1;
+    rq_.zero_point = q.output_zero_point;
+    if (p.bias.present()) {
+      const float* b = cc.view(p.bias).as<float>();
+      bias_.assign(b, b + oc_);
+    }
+    depthwise_ = gi_ == 1 && go_ == 1;
+    const float* wf = w.as<float>();
+    const int64_t taps = kh_ * kw_;
+    k_ = gi_ * taps;
+    if (depthwise_) {
+      dw_weights_.resize(static_cast<size_t>(c_ * taps));
+      for (int64_t c = 0; c < c_; ++c) {
+        for (int64_t t = 0; t < taps; ++t) {
+          dw_weights_[c * taps + t] = static_cast<int32_t>(wf[f.at(c, 0, t / kw_, t % kw_)]);
+        }
+      }
+      return true;
+    }
+    std::vector<int8_t> b(static_cast<size_t>(k_ * go_));
+    for (int64_t g = 0; g < g_; ++g) {
+      for (int64_t o = 0; o < go_; ++o) {
+        for (int64_t i = 0; i < gi_; ++i) {
+          for (int64_t t = 0; t < taps; ++t) {
+            const float v = wf[f.at(g * go_ + o, i, t / kw_, t % kw_)];
+            b[(i * taps + t) * go_ + o] = static_cast<int8_t>(v);
+          }
+        }
+      }
+      packed_.push_back(qgemm_pack_b(b.data(), go_, 1, k_, go_));
+    }
+    return true;
+  }
+
+  Status run(KernelContext& ctx) override {
+    const auto& p = ctx.params<Conv2dParams>();
+    const uint8_t* x = ctx.in(p.input).data;
+    uint8_t* y = ctx.out().data;
+    ThreadPool* pool = ctx.pool();
+    const int threads = pool ? pool->num_threads() : 1;
+    if (static_cast<int>(scratch_.size()) < threads) scratch_.resize(threads);
+    const int64_t pixels = oh_ * ow_;
+    if (depthwise_) {
+      run_tasks(pool, n_ * c_, [&](int64_t t, int) { depthwise_plane(x, y, t / c_, t % c_); });
+      return Status::ok();
+    }
+    const int64_t blocks = (pixels + kRowsPerTask - 1) / kRowsPerTask;
+    const QGemmUkernel uk = qgemm_ukernel();
+    const int64_t kp = qgemm_kp(k_);
+    run_tasks(pool, n_ * g_ * blocks, [&](int64_t t, int thread) {
+      const int64_t block = t % blocks, g = t / blocks % g_, n = t / blocks / g_;
+      const int64_t p0 = block * kRowsPerTask, rows = std::min(kRowsPerTask, pixels - p0);
+      std::vector<int16_t>& a = scratch_[thread];
+      a.resize(static_cast<size_t>(kRowsPerTask * kp));
+      for (int64_t r = 0; r < rows; ++r) im2col_row(x, n, g, p0 + r, a.data() + r * kp);
+      Requant rq = rq_;
+      rq.bias = bias_.empty() ? nullptr : bias_.data() + g * go_;
+      rq.multiplier = multiplier_.data() + (rq.per_column ? g * go_ : 0);
+      // Output (n, g * go_ + o, pixel): NCHW rows are pixels (stride 1), columns planes.
+      uint8_t* out =
+          nhwc_ ? y + (n * pixels + p0) * oc_ + g * go_ : y + (n * oc_ + g * go_) * pixels + p0;
+      qgemm_rows(uk, a.data(), kp, rows, packed_[g].data(), k_, go_, rq, out, nhwc_ ? oc_ : 1,
+                 nhwc_ ? 1 : pixels);
+    });
+    return Status::ok();
+  }
+
+ private:
+  template <class F>
+  static void run_tasks(ThreadPool* pool, int64_t tasks, F&& fn) {
+    if (!pool || pool->num_threads() == 1 || tasks == 1) {
+      for (int64_t t = 0; t < tasks; ++t) fn(t, 0);
+      return;
+    }
+    pool->parallel_for(tasks, fn);
+  }
+
+  int32_t x_at(const uint8_t* x, int64_t n, int64_t c, int64_t h, int64_t w) const {
+    const int64_t i = nhwc_ ? ((n * h_ + h) * w_ + w) * c_ + c : ((n * c_ + c) * h_ + h) * w_ + w;
+    return x_signed_ ? int32_t{static_cast<int8_t>(x[i])} : int32_t{x[i]};
+  }
+
+  // Row `pixel` of group g's im2col matrix: (x - x_zp) at k = (i * kh + h) * kw + w.
+  void im2col_row(const uint8_t* x, int64_t n, int64_t g, int64_t pixel, int16_t* row) const {
+    const int64_t oh = pixel / ow_, ow = pixel % ow_;
+    int16_t* out = row;
+    for (int64_t i = 0; i < gi_; ++i) {
+      const int64_t c = g * gi_ + i;
+      for (int64_t kh = 0; kh < kh_; ++kh) {
+        const int64_t ih = oh * sh_ - pt_ + kh * dh_;
+        for (int64_t kw = 0; kw < kw_; ++kw) {
+          const int64_t iw = ow * sw_ - pl_ + kw * dw_;
+          const bool inside = ih >= 0 && ih < h_ && iw >= 0 && iw < w_;
+          *out++ = inside ? static_cast<int16_t>(x_at(x, n, c, ih, iw) - x_zp_) : int16_t{0};
+        }
+      }
+    }
+    if (k_ % 2) *out = 0;
+  }
+
+  void depthwise_plane(const uint8_t* x, uint8_t* y, int64_t n, int64_t c) const {
+    const int32_t* w = dw_weights_.data() + c * kh_ * kw_;
+    const int32_t bias = bias_.empty() ? 0 : bias_[c];
+    const float mult = multiplier_[rq_.per_column ? c : 0];
+    for (int64_t oh = 0; oh < oh_; ++oh) {
+      for (int64_t ow = 0; ow < ow_; ++ow) {
+        int32_t acc = bias;
+        for (int64_t kh = 0; kh < kh_; ++kh) {
+          const int64_t ih = oh * sh_ - pt_ + kh * dh_;
+          if (ih < 0 || ih >= h_) continue;
+          for (int64_t kw = 0; kw < kw_; ++kw) {
+            const int64_t iw = ow * sw_ - pl_ + kw * dw_;
+            if (iw < 0 || iw >= w_) continue;
+            acc += (x_at(x, n, c, ih, iw) - x_zp_) * w[kh * kw_ + kw];
+          }
+        }
+        const int64_t at =
+            nhwc_ ? ((n * oh_ + oh) * ow_ + ow) * oc_ + c : ((n * oc_ + c) * oh_ + oh) * ow_ + ow;
+        y[at] = requantize(acc, mult, rq_.zero_point, rq_.is_signed);
+      }
+    }
+  }
+
+  bool nhwc_ = false, x_signed_ = false, depthwise_ = false;
+  int64_t n_ = 0, c_ = 0, h_ = 0, w_ = 0, oc_ = 0, oh_ = 0, ow_ = 0, kh_ = 0, kw_ = 0;
+  int64_t g_ = 1, gi_ = 0, go_ = 0, k_ = 0;
+  int64_t sh_ = 1, sw_ = 1, dh_ = 1, dw_ = 1, pt_ = 0, pl_ = 0;
+  int32_t x_zp_ = 0;
+  std::vector<float> multiplier_;
+  std::vector<int32_t> bias_, dw_weights_;
+  std::vector<std::vector<int16_t>> packed_;  // per group
+  Requant rq_;
+  std::vector<std::vector<int16_t>> scratch_;  // per thread im2col rows
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> make_quantized_conv2d_kernel(const Node& node, const CompileContext& cc) {
+  if (node.kind != OpKind::kConv2d || !node.quantized) return nullptr;
+  auto k = std::make_unique<QConv2dKernel>();
+  if (!k->init(node, cc)) return nullptr;
+  return k;
+}
+
+}  // namespace webnn
