@@ -32,14 +32,14 @@ TEST(QGemm, TilesMatchExactIntegerSums) {
     for (int trial = 0; trial < 40; ++trial) {
       const int64_t k = 1 + rng() % 300, n = 1 + rng() % 40, kp = qgemm_kp(k);
       const int mr = 1 + static_cast<int>(rng() % kQGemmMr);
-      // Extremes first: -255 * -128 in every product of trial 0.
-      std::uniform_int_distribution<int> av(-255, 255), bv(-128, 127);
+      // Extremes first: -255 * -255 in every product of trial 0.
+      std::uniform_int_distribution<int> av(-255, 255), bv(-255, 255);
       std::vector<int16_t> a(static_cast<size_t>(mr * kp), 0);
-      std::vector<int8_t> b(static_cast<size_t>(k * n));
+      std::vector<int16_t> b(static_cast<size_t>(k * n));
       for (int r = 0; r < mr; ++r) {
         for (int64_t i = 0; i < k; ++i) a[r * kp + i] = trial == 0 ? -255 : av(rng);
       }
-      for (auto& v : b) v = trial == 0 ? -128 : static_cast<int8_t>(bv(rng));
+      for (auto& v : b) v = static_cast<int16_t>(trial == 0 ? -255 : bv(rng));
       const std::vector<int16_t> packed = qgemm_pack_b(b.data(), n, 1, k, n);
       for (int64_t panel = 0; panel < qgemm_panels(n); ++panel) {
         std::vector<int32_t> c(kQGemmMr * kQGemmNr, -1);
@@ -65,13 +65,13 @@ TEST(QGemm, RowsRequantizeLikeQuantizeLinear) {
     for (bool is_signed : {false, true}) {
       const int64_t m = 1 + rng() % 37, k = 1 + rng() % 77, n = 1 + rng() % 35, kp = qgemm_kp(k);
       std::vector<int16_t> a(static_cast<size_t>(m * kp), 0);
-      std::vector<int8_t> b(static_cast<size_t>(k * n));
+      std::vector<int16_t> b(static_cast<size_t>(k * n));
       std::vector<int32_t> bias(static_cast<size_t>(n));
       std::vector<float> mult(static_cast<size_t>(n));
       for (int64_t r = 0; r < m; ++r) {
         for (int64_t i = 0; i < k; ++i) a[r * kp + i] = static_cast<int16_t>(rng() % 511) - 255;
       }
-      for (auto& v : b) v = static_cast<int8_t>(rng() % 256 - 128);
+      for (auto& v : b) v = static_cast<int16_t>(static_cast<int>(rng() % 511) - 255);
       for (auto& v : bias) v = static_cast<int32_t>(rng() % 20001) - 10000;
       for (auto& v : mult) v = 1.0f / static_cast<float>(200 + rng() % 3000);
       Requant rq{bias.data(), mult.data(), true, is_signed ? 3 : 120, is_signed};

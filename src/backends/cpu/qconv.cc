@@ -4,7 +4,7 @@
 //  - depthwise (one input and one output channel per group): a direct loop per channel plane;
 //  - everything else, per group: im2col rows of int16 (x - x_zp, zero where the window leaves
 //    the image, which is what padding the dequantized float input with 0 means) times the
-//    packed int8 filter on the integer GEMM, requantized as each tile finishes.
+//    packed integer filter on the integer GEMM, requantized as each tile finishes.
 // Tasks are blocks of output pixels (or channel planes) of one image and group, run on the
 // context's pool; each thread keeps its own im2col buffer between runs.
 #include <algorithm>
@@ -67,13 +67,13 @@ class QConv2dKernel final : public Kernel {
       }
       return true;
     }
-    std::vector<int8_t> b(static_cast<size_t>(k_ * go_));
+    std::vector<int16_t> b(static_cast<size_t>(k_ * go_));
     for (int64_t g = 0; g < g_; ++g) {
       for (int64_t o = 0; o < go_; ++o) {
         for (int64_t i = 0; i < gi_; ++i) {
           for (int64_t t = 0; t < taps; ++t) {
             const float v = wf[f.at(g * go_ + o, i, t / kw_, t % kw_)];
-            b[(i * taps + t) * go_ + o] = static_cast<int8_t>(v);
+            b[(i * taps + t) * go_ + o] = static_cast<int16_t>(v);
           }
         }
       }

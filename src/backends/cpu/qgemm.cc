@@ -64,7 +64,7 @@ const char* qgemm_isa_name() {
   return "generic";
 }
 
-std::vector<int16_t> qgemm_pack_b(const int8_t* b, int64_t row_stride, int64_t col_stride,
+std::vector<int16_t> qgemm_pack_b(const int16_t* b, int64_t row_stride, int64_t col_stride,
                                   int64_t k, int64_t n) {
   const int64_t pairs = qgemm_kp(k) / 2;
   std::vector<int16_t> out(static_cast<size_t>(qgemm_panels(n) * pairs * kQGemmNr * 2), 0);

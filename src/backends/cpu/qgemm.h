@@ -1,11 +1,12 @@
 // Integer GEMM for the quantized conv2d (qconv.cc): C (int32) = A * B, exact, where
 //  - A is int16 rows holding x - x_zp (|value| <= 255: any uint8/int8 minus its zero point),
 //    each row padded with zeros to an even length kp;
-//  - B is int8 weights packed once at compile time into panels of kQGemmNr columns, each
+//  - B is the weights minus their zero point (|value| <= 255 likewise), packed once at compile
+//    time into int16 panels of kQGemmNr columns, each
 //    panel kp / 2 pairs of rows, a pair holding the two int16 values of column j at
 //    [(pair * kQGemmNr + j) * 2 + {0, 1}] (zeros past k and past n).
 // Every ISA reads the same packing: AVX2 multiplies pairs with vpmaddwd (int16 x int16 summed
-// in pairs into int32: |2 * 255 * 128| never saturates), AVX-512 VNNI with vpdpwssd (the same
+// in pairs into int32: 2 * 255 * 255 is far from overflow), AVX-512 VNNI with vpdpwssd (the same
 // products, accumulated in one instruction), the generic path in plain int32 arithmetic.
 // Results are exact integers, so every path gives the same bits.
 #pragma once
@@ -43,9 +44,9 @@ QGemmUkernel qgemm_ukernel_generic();
 QGemmUkernel qgemm_ukernel_avx2();
 QGemmUkernel qgemm_ukernel_avx512_vnni();
 
-// Packs B (k x n, element (i, j) = b[i * row_stride + j * col_stride], int8 values) into
+// Packs B (k x n, element (i, j) = b[i * row_stride + j * col_stride], |values| <= 255) into
 // ceil(n / kQGemmNr) panels; returns the int16 buffer.
-std::vector<int16_t> qgemm_pack_b(const int8_t* b, int64_t row_stride, int64_t col_stride,
+std::vector<int16_t> qgemm_pack_b(const int16_t* b, int64_t row_stride, int64_t col_stride,
                                   int64_t k, int64_t n);
 inline int64_t qgemm_kp(int64_t k) { return (k + 1) & ~int64_t{1}; }
 inline int64_t qgemm_panels(int64_t n) { return (n + kQGemmNr - 1) / kQGemmNr; }

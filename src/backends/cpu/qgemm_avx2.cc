@@ -1,6 +1,6 @@
 // The AVX2 integer GEMM micro-kernel (qgemm.h); CMakeLists.txt builds this file with -mavx2.
 // vpmaddwd multiplies the int16 pairs of A and B and adds each pair into an int32 lane: with
-// |a| <= 255 and |b| <= 128 a pair sums to at most 65280, far from saturation, so every
+// |a|, |b| <= 255 a pair sums to at most 130050, far from overflow, so every
 // accumulator holds the exact integer.
 #include "backends/cpu/qgemm.h"
 

@@ -130,7 +130,8 @@ bool match(const Graph& g, const std::vector<int>& uses, const Node& q, Node* fu
   if (!quantized_type(xt) || cast->as<CastParams>().data_type != DataType::kFloat32) return false;
   const double max_dx = std::max(std::fabs(type_lo(xt) - x_zp), std::fabs(type_hi(xt) - x_zp));
 
-  // Filter and bias: integers the int8 kernels hold, within the exactness bound.
+  // Filter and bias: integers (weights minus their zero point: int8, or uint8 weights the
+  // quantizer treated as activations) within the exactness bound.
   if (!static_const(g, cp.filter.id, DataType::kFloat32) ||
       g.desc(cp.filter.id).shape.size() != 4) {
     return false;
@@ -150,7 +151,7 @@ bool match(const Graph& g, const std::vector<int>& uses, const Node& q, Node* fu
   for (size_t a = o_axis + 1; a < 4; ++a) o_stride *= fs[a];
   std::vector<double> abs_sum(static_cast<size_t>(out_c), 0.0);
   for (size_t i = 0; i < w.size(); ++i) {
-    if (!integral(w[i], -128, 127)) return false;
+    if (!integral(w[i], -255, 255)) return false;
     abs_sum[static_cast<size_t>(i / o_stride % out_c)] += std::fabs(w[i]);
   }
   for (int64_t o = 0; o < out_c; ++o) {
