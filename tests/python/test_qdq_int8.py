@@ -163,3 +163,31 @@ def test_qdq_direction_classifier(tmp_path, monkeypatch, per_channel):
     dst = str(tmp_path / "cls_qdq.onnx")
     _quantize(src, dst, feeds, per_channel)
     _check(dst, feeds, monkeypatch, min_fused=20)
+
+
+def _qdq_graph(backend, x, scale, zp, quantize):
+    context = webnn.ML().create_context(accelerated=False, backend=backend)
+    b = context.create_graph_builder()
+    xt = "float32" if quantize else str(zp.dtype)
+    inp = b.input("x", list(x.shape), xt)
+    s = b.constant(np.full([1] * x.ndim, scale, np.float32))
+    z = b.constant(np.full([1] * x.ndim, zp, zp.dtype))
+    y = b.quantize_linear(inp, s, z) if quantize else b.dequantize_linear(inp, s, z)
+    return context.compute(b.build({"y": y}), {"x": x})["y"]
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+@pytest.mark.parametrize("scale", [1.0, 0.0173, 3.0])
+def test_per_tensor_quantize_dequantize_match_reference(dtype, scale):
+    """The cpu kernels of per-tensor quantizeLinear / dequantizeLinear (cpu/quantize_linear.cc)
+    give the reference backend's bits: ties, saturation, infinities and NaN included."""
+    rng = np.random.default_rng(8)
+    x = (rng.standard_normal(70007) * 120 * scale).astype(np.float32)
+    specials = [0.5, 1.5, 2.5, -0.5, -1.5, 127.5, -128.5, 255.5, 1e9, -1e9, np.inf, -np.inf, np.nan]
+    x[: len(specials)] = np.asarray(specials, np.float32) * np.float32(scale)
+    x = x.reshape(7, 10001)
+    zp = np.array(3 if dtype == np.int8 else 121, dtype)
+    q_cpu, q_ref = (_qdq_graph(be, x, scale, zp, True) for be in ("cpu", "reference"))
+    np.testing.assert_array_equal(q_cpu, q_ref)
+    dq_cpu, dq_ref = (_qdq_graph(be, q_ref, scale, zp, False) for be in ("cpu", "reference"))
+    np.testing.assert_array_equal(dq_cpu.view(np.int32), dq_ref.view(np.int32))

@@ -50,6 +50,9 @@ std::unique_ptr<Kernel> make_float32_kernel(const Node& node, const CompileConte
       return make_prelu_kernel(node, cc, simd);
     case OpKind::kPow:
       return make_pow_kernel(node, cc, simd);
+    case OpKind::kQuantizeLinear:
+    case OpKind::kDequantizeLinear:
+      return make_quantize_linear_kernel(node, cc);
     case OpKind::kSoftmax:
       return make_softmax_kernel(node, cc, simd);
     case OpKind::kMaxPool2d:

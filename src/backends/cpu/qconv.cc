@@ -102,7 +102,7 @@ class QConv2dKernel final : public Kernel {
       const int64_t p0 = block * kRowsPerTask, rows = std::min(kRowsPerTask, pixels - p0);
       std::vector<int16_t>& a = scratch_[thread];
       a.resize(static_cast<size_t>(kRowsPerTask * kp));
-      for (int64_t r = 0; r < rows; ++r) im2col_row(x, n, g, p0 + r, a.data() + r * kp);
+      im2col_block(x, n, g, p0, rows, a.data(), kp);
       Requant rq = rq_;
       rq.bias = bias_.empty() ? nullptr : bias_.data() + g * go_;
       rq.multiplier = multiplier_.data() + (rq.per_column ? g * go_ : 0);
@@ -130,22 +130,29 @@ class QConv2dKernel final : public Kernel {
     return x_signed_ ? int32_t{static_cast<int8_t>(x[i])} : int32_t{x[i]};
   }
 
-  // Row `pixel` of group g's im2col matrix: (x - x_zp) at k = (i * kh + h) * kw + w.
-  void im2col_row(const uint8_t* x, int64_t n, int64_t g, int64_t pixel, int16_t* row) const {
-    const int64_t oh = pixel / ow_, ow = pixel % ow_;
-    int16_t* out = row;
+  // Rows [p0, p0 + rows) of group g's im2col matrix (row r at a + r * kp): x - x_zp at
+  // k = (i * kh + h) * kw + w, zero where the window leaves the image. Filled one k at a time
+  // so that NCHW reads run along the image rows.
+  void im2col_block(const uint8_t* x, int64_t n, int64_t g, int64_t p0, int64_t rows, int16_t* a,
+                    int64_t kp) const {
+    if (k_ % 2) {
+      for (int64_t r = 0; r < rows; ++r) a[r * kp + k_] = 0;
+    }
     for (int64_t i = 0; i < gi_; ++i) {
       const int64_t c = g * gi_ + i;
       for (int64_t kh = 0; kh < kh_; ++kh) {
-        const int64_t ih = oh * sh_ - pt_ + kh * dh_;
         for (int64_t kw = 0; kw < kw_; ++kw) {
-          const int64_t iw = ow * sw_ - pl_ + kw * dw_;
-          const bool inside = ih >= 0 && ih < h_ && iw >= 0 && iw < w_;
-          *out++ = inside ? static_cast<int16_t>(x_at(x, n, c, ih, iw) - x_zp_) : int16_t{0};
+          int16_t* col = a + (i * kh_ + kh) * kw_ + kw;
+          int64_t oh = p0 / ow_, ow = p0 % ow_;
+          for (int64_t r = 0; r < rows; ++r) {
+            const int64_t ih = oh * sh_ - pt_ + kh * dh_, iw = ow * sw_ - pl_ + kw * dw_;
+            const bool inside = ih >= 0 && ih < h_ && iw >= 0 && iw < w_;
+            col[r * kp] = inside ? static_cast<int16_t>(x_at(x, n, c, ih, iw) - x_zp_) : int16_t{0};
+            if (++ow == ow_) ow = 0, ++oh;
+          }
         }
       }
     }
-    if (k_ % 2) *out = 0;
   }
 
   void depthwise_plane(const uint8_t* x, uint8_t* y, int64_t n, int64_t c) const {
