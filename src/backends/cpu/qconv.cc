@@ -89,9 +89,14 @@ class QConv2dKernel final : public Kernel {
     ThreadPool* pool = ctx.pool();
     const int threads = pool ? pool->num_threads() : 1;
     if (static_cast<int>(scratch_.size()) < threads) scratch_.resize(threads);
+    if (static_cast<int>(row_scratch_.size()) < threads) row_scratch_.resize(threads);
     const int64_t pixels = oh_ * ow_;
     if (depthwise_) {
-      run_tasks(pool, n_ * c_, [&](int64_t t, int) { depthwise_plane(x, y, t / c_, t % c_); });
+      run_tasks(pool, n_ * c_, [&](int64_t t, int thread) {
+        std::vector<int32_t>& acc = row_scratch_[thread];
+        acc.resize(static_cast<size_t>(ow_));
+        depthwise_plane(x, y, t / c_, t % c_, acc.data());
+      });
       return Status::ok();
     }
     const int64_t blocks = (pixels + kRowsPerTask - 1) / kRowsPerTask;
@@ -155,25 +160,41 @@ class QConv2dKernel final : public Kernel {
     }
   }
 
-  void depthwise_plane(const uint8_t* x, uint8_t* y, int64_t n, int64_t c) const {
+  // One channel plane, a row at a time: each filter tap adds its weight times the valid run
+  // of one input row into an int32 row (unit stride along NCHW rows for stride 1).
+  void depthwise_plane(const uint8_t* x, uint8_t* y, int64_t n, int64_t c, int32_t* acc) const {
     const int32_t* w = dw_weights_.data() + c * kh_ * kw_;
     const int32_t bias = bias_.empty() ? 0 : bias_[c];
     const float mult = multiplier_[rq_.per_column ? c : 0];
+    const int64_t step = nhwc_ ? sw_ * c_ : sw_;  // between the inputs of neighbouring outputs
     for (int64_t oh = 0; oh < oh_; ++oh) {
-      for (int64_t ow = 0; ow < ow_; ++ow) {
-        int32_t acc = bias;
-        for (int64_t kh = 0; kh < kh_; ++kh) {
-          const int64_t ih = oh * sh_ - pt_ + kh * dh_;
-          if (ih < 0 || ih >= h_) continue;
-          for (int64_t kw = 0; kw < kw_; ++kw) {
-            const int64_t iw = ow * sw_ - pl_ + kw * dw_;
-            if (iw < 0 || iw >= w_) continue;
-            acc += (x_at(x, n, c, ih, iw) - x_zp_) * w[kh * kw_ + kw];
+      std::fill(acc, acc + ow_, bias);
+      for (int64_t kh = 0; kh < kh_; ++kh) {
+        const int64_t ih = oh * sh_ - pt_ + kh * dh_;
+        if (ih < 0 || ih >= h_) continue;
+        const uint8_t* row =
+            x + (nhwc_ ? ((n * h_ + ih) * w_) * c_ + c : ((n * c_ + c) * h_ + ih) * w_);
+        for (int64_t kw = 0; kw < kw_; ++kw) {
+          const int64_t off = kw * dw_ - pl_;  // iw = ow * sw + off
+          const int64_t lo = off >= 0 ? 0 : (-off + sw_ - 1) / sw_;
+          const int64_t hi = w_ - 1 - off < 0 ? 0 : std::min(ow_, (w_ - 1 - off) / sw_ + 1);
+          if (lo >= hi) continue;
+          const int32_t wt = w[kh * kw_ + kw];
+          const uint8_t* in = row + (lo * sw_ + off) * (nhwc_ ? c_ : 1);
+          if (x_signed_) {
+            const int8_t* si = reinterpret_cast<const int8_t*>(in);
+            for (int64_t ow = lo; ow < hi; ++ow, si += step) acc[ow] += (*si - x_zp_) * wt;
+          } else if (step == 1) {
+            for (int64_t ow = lo; ow < hi; ++ow) acc[ow] += (in[ow - lo] - x_zp_) * wt;
+          } else {
+            for (int64_t ow = lo; ow < hi; ++ow, in += step) acc[ow] += (*in - x_zp_) * wt;
           }
         }
+      }
+      for (int64_t ow = 0; ow < ow_; ++ow) {
         const int64_t at =
             nhwc_ ? ((n * oh_ + oh) * ow_ + ow) * oc_ + c : ((n * oc_ + c) * oh_ + oh) * ow_ + ow;
-        y[at] = requantize(acc, mult, rq_.zero_point, rq_.is_signed);
+        y[at] = requantize(acc[ow], mult, rq_.zero_point, rq_.is_signed);
       }
     }
   }
@@ -187,7 +208,8 @@ class QConv2dKernel final : public Kernel {
   std::vector<int32_t> bias_, dw_weights_;
   std::vector<std::vector<int16_t>> packed_;  // per group
   Requant rq_;
-  std::vector<std::vector<int16_t>> scratch_;  // per thread im2col rows
+  std::vector<std::vector<int16_t>> scratch_;      // per thread im2col rows
+  std::vector<std::vector<int32_t>> row_scratch_;  // per thread depthwise sums
 };
 
 }  // namespace

@@ -80,11 +80,13 @@ std::vector<int16_t> qgemm_pack_b(const int16_t* b, int64_t row_stride, int64_t 
 
 uint8_t requantize(int32_t acc, float multiplier, int32_t zero_point, bool is_signed) {
   // quantizeLinear with scale 1 (reference/quantization.cc): nearbyint (half to even) of the
-  // float32 product, plus the zero point, clamped; float(acc) is exact below 2^24.
-  const float v = static_cast<float>(acc) * multiplier;
-  double r = std::nearbyint(static_cast<double>(v)) + zero_point;
-  r = is_signed ? std::clamp(r, -128.0, 127.0) : std::clamp(r, 0.0, 255.0);
-  return static_cast<uint8_t>(static_cast<int32_t>(r));
+  // float32 product, plus the zero point, clamped; float(acc) is exact below 2^24. Clamping
+  // to the integer bounds before rounding gives the same result (rounding is monotone) and
+  // keeps |v| <= 511, where round_half_even_small is exact.
+  const float lo = (is_signed ? -128.0f : 0.0f) - static_cast<float>(zero_point);
+  const float hi = (is_signed ? 127.0f : 255.0f) - static_cast<float>(zero_point);
+  const float v = std::clamp(static_cast<float>(acc) * multiplier, lo, hi);
+  return static_cast<uint8_t>(static_cast<int32_t>(round_half_even_small(v)) + zero_point);
 }
 
 void qgemm_rows(QGemmUkernel uk, const int16_t* a, int64_t lda, int64_t m, const int16_t* b_packed,

@@ -66,6 +66,14 @@ struct Requant {
 void qgemm_rows(QGemmUkernel uk, const int16_t* a, int64_t lda, int64_t m, const int16_t* b_packed,
                 int64_t k, int64_t n, const Requant& rq, uint8_t* y, int64_t y_row, int64_t y_col);
 
+// nearbyint(v) in the default rounding mode (half to even) for |v| < 2^22, without a libm
+// call: adding 1.5 * 2^23 leaves no fraction bits, so the sum is rounded to an integer.
+inline float round_half_even_small(float v) {
+  // Without -ffast-math the compiler keeps both operations (they are not an identity).
+  constexpr float kMagic = 12582912.0f;
+  return (v + kMagic) - kMagic;
+}
+
 // One requantized value (shared by the GEMM and the depthwise path).
 uint8_t requantize(int32_t acc, float multiplier, int32_t zero_point, bool is_signed);
 

@@ -6,11 +6,13 @@
 //    float32 (one correctly rounded product) is the same value;
 //  - quantize: nearbyint(x / s) + zp, clamped, NaN to 0; with s == 1 the division is exact and
 //    the rounding runs in float32, otherwise in double like the reference.
+
 // Other forms (per-axis or blockwise parameters, 4-bit and 32-bit types) use the reference.
 #include <algorithm>
 #include <cmath>
 
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/qgemm.h"
 
 namespace webnn {
 
@@ -63,12 +65,25 @@ class QuantizeKernel final : public Kernel {
     uint8_t* out = y.data;
     const int64_t n = static_cast<int64_t>(y.count);
     parallel_chunks(ctx.pool(), n, kGrain, [&](int64_t b, int64_t e) {
+      // Clamped to the integer bounds, then rounded: the same as rounding first (rounding is
+      // monotone), and the rounding then only meets |v| <= 511 (no libm call needed).
+      const float flo = lo - static_cast<float>(zp), fhi = hi - static_cast<float>(zp);
       for (int64_t i = b; i < e; ++i) {
-        // Rounded, plus zp, clamped: exact in float below 2^24, and beyond that clamped anyway.
-        float v = s == 1.0f ? std::nearbyint(in[i])
-                            : static_cast<float>(std::nearbyint(static_cast<double>(in[i]) / s));
-        v = std::clamp(v, lo - static_cast<float>(zp), hi - static_cast<float>(zp));
-        out[i] = std::isnan(v) ? uint8_t{0} : static_cast<uint8_t>(static_cast<int32_t>(v) + zp);
+        // x / s is NaN for a NaN x, and for 0 / 0 or a NaN scale: quantized to 0.
+        const double q = s == 1.0f ? double{in[i]} : static_cast<double>(in[i]) / s;
+        if (std::isnan(q)) {
+          out[i] = 0;
+          continue;
+        }
+        float r;
+        if (s == 1.0f) {
+          r = round_half_even_small(std::clamp(in[i], flo, fhi));
+        } else {
+          constexpr double kMagic = 6755399441055744.0;  // 1.5 * 2^52
+          const double v = std::clamp(q, double{flo}, double{fhi});
+          r = static_cast<float>((v + kMagic) - kMagic);
+        }
+        out[i] = static_cast<uint8_t>(static_cast<int32_t>(r) + zp);
       }
     });
     return Status::ok();
