@@ -149,6 +149,13 @@ class QConv2dKernel final : public Kernel {
         for (int64_t kw = 0; kw < kw_; ++kw) {
           int16_t* col = a + (i * kh_ + kh) * kw_ + kw;
           int64_t oh = p0 / ow_, ow = p0 % ow_;
+          if (!nhwc_ && !x_signed_ && sh_ == 1 && sw_ == 1 && pt_ == 0 && pl_ == 0 && kh_ == 1 &&
+              kw_ == 1) {
+            // 1x1, stride 1, no padding (most NCHW layers): the rows are consecutive pixels.
+            const uint8_t* in = x + (n * c_ + c) * h_ * w_ + p0;
+            for (int64_t r = 0; r < rows; ++r) col[r * kp] = static_cast<int16_t>(in[r] - x_zp_);
+            continue;
+          }
           for (int64_t r = 0; r < rows; ++r) {
             const int64_t ih = oh * sh_ - pt_ + kh * dh_, iw = ow * sw_ - pl_ + kw * dw_;
             const bool inside = ih >= 0 && ih < h_ && iw >= 0 && iw < w_;

@@ -68,6 +68,18 @@ class QuantizeKernel final : public Kernel {
       // Clamped to the integer bounds, then rounded: the same as rounding first (rounding is
       // monotone), and the rounding then only meets |v| <= 511 (no libm call needed).
       const float flo = lo - static_cast<float>(zp), fhi = hi - static_cast<float>(zp);
+      if (s == 1.0f) {
+        // Branch-free so that it vectorizes: NaN fails both comparisons and is then mapped to
+        // -zp, which stores 0.
+        for (int64_t i = b; i < e; ++i) {
+          const float x = in[i];
+          float v = x < flo ? flo : x;
+          v = v > fhi ? fhi : v;
+          v = x == x ? v : -static_cast<float>(zp);
+          out[i] = static_cast<uint8_t>(static_cast<int32_t>(round_half_even_small(v)) + zp);
+        }
+        return;
+      }
       for (int64_t i = b; i < e; ++i) {
         // x / s is NaN for a NaN x, and for 0 / 0 or a NaN scale: quantized to 0.
         const double q = s == 1.0f ? double{in[i]} : static_cast<double>(in[i]) / s;
