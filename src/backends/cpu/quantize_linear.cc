@@ -69,13 +69,12 @@ class QuantizeKernel final : public Kernel {
       // monotone), and the rounding then only meets |v| <= 511 (no libm call needed).
       const float flo = lo - static_cast<float>(zp), fhi = hi - static_cast<float>(zp);
       if (s == 1.0f) {
-        // Branch-free so that it vectorizes: NaN fails both comparisons and is then mapped to
-        // -zp, which stores 0.
+        // std::max / std::min compile to maxss / minss (no data-dependent branch: values past
+        // the range are common); NaN passes through both and is then mapped to -zp, storing 0.
         for (int64_t i = b; i < e; ++i) {
           const float x = in[i];
-          float v = x < flo ? flo : x;
-          v = v > fhi ? fhi : v;
-          v = x == x ? v : -static_cast<float>(zp);
+          float v = std::min(std::max(x, flo), fhi);
+          if (x != x) v = -static_cast<float>(zp);
           out[i] = static_cast<uint8_t>(static_cast<int32_t>(round_half_even_small(v)) + zp);
         }
         return;
