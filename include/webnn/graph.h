@@ -92,9 +92,9 @@ struct Node {
   // never have any.
   struct Step;
   std::vector<Step> epilogue;
-  // Set by the cpu backend's QDQ pass (src/graph/passes/qdq_fusion.cc): this conv2d reads the
-  // quantized input itself and writes the quantized output, computing in integers. Built
-  // graphs never have one.
+  // Set by the cpu backend's QDQ pass (src/graph/passes/qdq_fusion.cc): this conv2d/matmul reads
+  // the quantized input itself and writes the quantized output, computing in integers. Built graphs
+  // never have one.
   struct Quantized;
   std::shared_ptr<const Quantized> quantized = nullptr;
 
@@ -116,11 +116,13 @@ struct Node::Step {
   OperandId chain = -1;
 };
 
-// The integer form of a conv2d between quantize steps: with x the (u)int8 input and w, b the
-// node's filter and bias (float32 constants holding integers),
+// The integer form of a conv2d (or matmul) between quantize steps: with x the (u)int8 input and
+// w, b the node's filter and bias (matmul: its constant b, no bias; float32 constants holding
+// integers),
 //   y = saturate(round_half_even(float(sum (x - input_zero_point) * w + b) * multiplier[c])
 //                + output_zero_point)
-// in the output's (u)int8 type; multiplier has one value per output channel or one in all.
+// in the output's (u)int8 type; multiplier has one value per output channel (matmul: column)
+// or one in all.
 struct Node::Quantized {
   int32_t input_zero_point = 0;
   std::vector<float> multiplier;

@@ -2,7 +2,7 @@
 
 Each model is quantized here from a float model with onnxruntime.quantization.quantize_static
 (QDQ format, per-tensor and per-channel weights): a small CNN built in the test (plain,
-depthwise, grouped, strided, dilated and 1x1 convolutions, relu) and the PP-OCR direction
+depthwise, grouped, strided, dilated and 1x1 convolutions, relu, a final matmul) and the PP-OCR direction
 classifier from the rapidocr_onnxruntime wheel. The integer path must give exactly the output
 of the same graph without the QDQ pass (the pass only rewrites where the float32 convolution
 is exact, see qdq_fusion.cc), be within one quantization step of the float path with no
@@ -53,6 +53,13 @@ def _small_cnn(path):
     y = conv("grp", y, 12, 12, 3, group=3, pad=1)
     y = conv("dil", y, 12, 17, 3, dilation=2, pad=2, relu=False)
     y = conv("s2", y, 17, 5, 2, stride=2, relu=False)
+    nodes.append(helper.make_node("Relu", [y], ["r"]))
+    nodes.append(helper.make_node("GlobalAveragePool", ["r"], ["gap"]))
+    nodes.append(helper.make_node("Flatten", ["gap"], ["flat"]))
+    fc = (rng.standard_normal((5, 7)) / 2).astype(np.float32)
+    inits.append(numpy_helper.from_array(fc, "fc_w"))
+    nodes.append(helper.make_node("MatMul", ["flat", "fc_w"], ["fc"]))
+    y = "fc"
     graph = helper.make_graph(
         nodes,
         "small_cnn",
@@ -152,7 +159,7 @@ def test_small_qdq_cnn(tmp_path, monkeypatch, per_channel):
     feeds = _small_cnn(src)
     dst = str(tmp_path / "cnn_qdq.onnx")
     _quantize(src, dst, feeds, per_channel)
-    _check(dst, feeds, monkeypatch, min_fused=6)
+    _check(dst, feeds, monkeypatch, min_fused=7)  # six conv2d and the matmul
 
 
 @pytest.mark.parametrize("per_channel", [False, True])

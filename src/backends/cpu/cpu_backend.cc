@@ -85,9 +85,9 @@ class CpuBackend final : public Backend {
     // Fast kernels are specialised to concrete shapes; without them (a dynamic graph checked at
     // build time) the reference kernel answers whether the node compiles.
     if (node.quantized) {
-      // An integer conv2d (graph/passes/qdq_fusion.cc): only the int8 kernel computes it.
+      // An integer conv2d / matmul (graph/passes/qdq_fusion.cc): only the int8 kernels compute it.
       std::unique_ptr<Kernel> k;
-      if (cc.has_views()) k = make_quantized_conv2d_kernel(node, cc);
+      if (cc.has_views()) k = make_quantized_kernel(node, cc);
       if (!k) {
         return make_error(ErrorKind::kInternal, op_spec_name(node.kind),
                           ": quantized form without an int8 kernel");

@@ -1,4 +1,4 @@
-// The quantized conv2d (a conv2d node with Node::Quantized, made by graph/passes/qdq_fusion.cc):
+// The quantized conv2d and matmul (nodes with Node::Quantized, made by graph/passes/qdq_fusion.cc):
 // reads the (u)int8 input, sums (x - x_zp) * w in int32 and writes the requantized (u)int8
 // output (qgemm.h Requant). Two routes, weights prepared once at compile time:
 //  - depthwise (one input and one output channel per group): a direct loop per channel plane;
@@ -219,13 +219,86 @@ class QConv2dKernel final : public Kernel {
   std::vector<std::vector<int32_t>> row_scratch_;  // per thread depthwise sums
 };
 
+// matmul of a (u)int8 x (..., K) by a constant (K, N): rows of x - x_zp in blocks of
+// kRowsPerTask times the packed matrix.
+class QMatmulKernel final : public Kernel {
+ public:
+  bool init(const Node& node, const CompileContext& cc) {
+    const auto& p = node.as<BinaryParams>();
+    const TensorView& x = cc.view(p.a);
+    const TensorView& b = cc.view(p.b);
+    if (b.rank() != 2 || x.rank() < 2 || !cc.is_constant(p.b)) return false;
+    if (b.data_type != DataType::kFloat32) return false;
+    k_ = b.shape[0], n_ = b.shape[1];
+    if (x.shape.back() != k_) return false;
+    m_ = static_cast<int64_t>(x.count) / k_;
+    x_signed_ = x.data_type == DataType::kInt8;
+    const Node::Quantized& q = *node.quantized;
+    x_zp_ = q.input_zero_point;
+    multiplier_ = q.multiplier;
+    if (multiplier_.size() != 1 && static_cast<int64_t>(multiplier_.size()) != n_) return false;
+    rq_.per_column = multiplier_.size() != 1;
+    rq_.multiplier = multiplier_.data();
+    rq_.zero_point = q.output_zero_point;
+    rq_.is_signed = cc.view(OperandRef{node.outputs[0]}).data_type == DataType::kInt8;
+    const float* bf = b.as<float>();
+    std::vector<int16_t> b16(static_cast<size_t>(k_ * n_));
+    for (size_t i = 0; i < b16.size(); ++i) b16[i] = static_cast<int16_t>(bf[i]);
+    packed_ = qgemm_pack_b(b16.data(), n_, 1, k_, n_);
+    return true;
+  }
+
+  Status run(KernelContext& ctx) override {
+    const uint8_t* x = ctx.in(ctx.params<BinaryParams>().a).data;
+    uint8_t* y = ctx.out().data;
+    ThreadPool* pool = ctx.pool();
+    const int threads = pool ? pool->num_threads() : 1;
+    if (static_cast<int>(scratch_.size()) < threads) scratch_.resize(threads);
+    const QGemmUkernel uk = qgemm_ukernel();
+    const int64_t kp = qgemm_kp(k_), blocks = (m_ + kRowsPerTask - 1) / kRowsPerTask;
+    auto task = [&](int64_t t, int thread) {
+      const int64_t m0 = t * kRowsPerTask, rows = std::min(kRowsPerTask, m_ - m0);
+      std::vector<int16_t>& a = scratch_[thread];
+      a.assign(static_cast<size_t>(kRowsPerTask * kp), 0);
+      for (int64_t r = 0; r < rows; ++r) {
+        const uint8_t* in = x + (m0 + r) * k_;
+        for (int64_t i = 0; i < k_; ++i) {
+          const int32_t v = x_signed_ ? int32_t{static_cast<int8_t>(in[i])} : int32_t{in[i]};
+          a[r * kp + i] = static_cast<int16_t>(v - x_zp_);
+        }
+      }
+      qgemm_rows(uk, a.data(), kp, rows, packed_.data(), k_, n_, rq_, y + m0 * n_, n_, 1);
+    };
+    if (!pool || threads == 1 || blocks == 1) {
+      for (int64_t t = 0; t < blocks; ++t) task(t, 0);
+    } else {
+      pool->parallel_for(blocks, task);
+    }
+    return Status::ok();
+  }
+
+ private:
+  int64_t m_ = 0, k_ = 0, n_ = 0;
+  bool x_signed_ = false;
+  int32_t x_zp_ = 0;
+  std::vector<float> multiplier_;
+  Requant rq_;
+  std::vector<int16_t> packed_;
+  std::vector<std::vector<int16_t>> scratch_;
+};
+
 }  // namespace
 
-std::unique_ptr<Kernel> make_quantized_conv2d_kernel(const Node& node, const CompileContext& cc) {
-  if (node.kind != OpKind::kConv2d || !node.quantized) return nullptr;
-  auto k = std::make_unique<QConv2dKernel>();
-  if (!k->init(node, cc)) return nullptr;
-  return k;
+std::unique_ptr<Kernel> make_quantized_kernel(const Node& node, const CompileContext& cc) {
+  if (!node.quantized) return nullptr;
+  if (node.kind == OpKind::kConv2d) {
+    auto k = std::make_unique<QConv2dKernel>();
+    if (k->init(node, cc)) return k;
+  } else if (node.kind == OpKind::kMatmul) {
+    auto k = std::make_unique<QMatmulKernel>();
+    if (k->init(node, cc)) return k;
+  }
+  return nullptr;
 }
 
 }  // namespace webnn

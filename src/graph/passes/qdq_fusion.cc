@@ -1,10 +1,11 @@
-// QDQ fusion, for the cpu backend: a conv2d between quantize steps runs in integers.
+// QDQ fusion, for the cpu backend: a conv2d or matmul between quantize steps runs in integers.
 //
 // A quantized ONNX model imports (python/webnn/onnx/ops/quantization.py, QLinearConv) as
 //   cast(x_q -> float32) - x_zp -> conv2d(filter w, bias b) -> mul(multiplier)
 //     -> quantizeLinear(scale 1, y_zp)
 // with w and b float32 constants holding integers (the weights minus their zero point, the
-// int32 bias). This pass rewrites each such chain into one conv2d node that reads x_q and
+// int32 bias), and QLinearMatMul likewise with a matmul by a constant (K, N) matrix and no
+// bias. This pass rewrites each such chain into one conv2d (matmul) node that reads x_q and
 // writes the quantized output itself (Node::Quantized), which the cpu backend runs on its int8
 // kernels (cpu/qconv.cc): exact int32 sums of (x - x_zp) * w plus b, one float32 product with
 // the same multiplier, the same round-half-even and saturation as quantizeLinear.
@@ -89,23 +90,35 @@ bool match(const Graph& g, const std::vector<int>& uses, const Node& q, Node* fu
   const OperandId m_id = m_is_b ? mp.b.id : mp.a.id;
   const OperandId acc = m_is_b ? mp.a.id : mp.b.id;
   if (!static_const(g, m_id, DataType::kFloat32) || acc == m_id) return false;
-  const Node* conv = sole_producer(g, uses, acc, OpKind::kConv2d);
-  if (!conv) return false;
-  const auto& cp = conv->as<Conv2dParams>();
+  const Node* head = sole_producer(g, uses, acc, OpKind::kConv2d);
+  if (!head) head = sole_producer(g, uses, acc, OpKind::kMatmul);
+  if (!head) return false;
+  const bool is_conv = head->kind == OpKind::kConv2d;
+  // matmul: x (..., K) times a constant (K, N); its columns are the output channels.
+  Conv2dParams cp;
+  if (is_conv) {
+    cp = head->as<Conv2dParams>();
+  } else {
+    cp.input = head->as<BinaryParams>().a;
+    cp.filter = head->as<BinaryParams>().b;
+    cp.filter_layout = "io";
+  }
   const OperandDesc& yd = g.desc(acc);
-  if (yd.shape.size() != 4 || !is_static_shape(yd.shape) || yd.data_type != DataType::kFloat32)
+  const size_t rank = yd.shape.size();
+  if ((is_conv ? rank != 4 : rank < 2) || !is_static_shape(yd.shape) ||
+      yd.data_type != DataType::kFloat32)
     return false;
-  if (cp.input_layout != "nchw" && cp.input_layout != "nhwc") return false;
+  if (is_conv && cp.input_layout != "nchw" && cp.input_layout != "nhwc") return false;
   if (!(g.desc(q.outputs[0]).shape == yd.shape)) return false;
-  const int c_axis = cp.input_layout == "nhwc" ? 3 : 1;
+  const size_t c_axis = !is_conv ? rank - 1 : cp.input_layout == "nhwc" ? 3 : 1;
   const int64_t out_c = static_sizes(yd.shape)[c_axis];
 
   // The multiplier: one value, or one per output channel along the channel axis.
   const std::vector<int64_t> ms = static_sizes(g.desc(m_id).shape);
-  if (ms.size() > 4) return false;
+  if (ms.size() > rank) return false;
   std::vector<float> mult = floats(g, m_id);
   if (mult.size() != 1) {
-    if (ms.size() != 4 || static_cast<int64_t>(mult.size()) != out_c || ms[c_axis] != out_c)
+    if (ms.size() != rank || static_cast<int64_t>(mult.size()) != out_c || ms[c_axis] != out_c)
       return false;
   }
   for (float m : mult) {
@@ -133,7 +146,7 @@ bool match(const Graph& g, const std::vector<int>& uses, const Node& q, Node* fu
   // Filter and bias: integers (weights minus their zero point: int8, or uint8 weights the
   // quantizer treated as activations) within the exactness bound.
   if (!static_const(g, cp.filter.id, DataType::kFloat32) ||
-      g.desc(cp.filter.id).shape.size() != 4) {
+      g.desc(cp.filter.id).shape.size() != cp.filter_layout.size()) {
     return false;
   }
   const std::vector<float> w = floats(g, cp.filter.id);
@@ -148,7 +161,7 @@ bool match(const Graph& g, const std::vector<int>& uses, const Node& q, Node* fu
   const std::vector<int64_t> fs = static_sizes(g.desc(cp.filter.id).shape);
   if (fs[o_axis] != out_c) return false;
   int64_t o_stride = 1;
-  for (size_t a = o_axis + 1; a < 4; ++a) o_stride *= fs[a];
+  for (size_t a = o_axis + 1; a < fs.size(); ++a) o_stride *= fs[a];
   std::vector<double> abs_sum(static_cast<size_t>(out_c), 0.0);
   for (size_t i = 0; i < w.size(); ++i) {
     if (!integral(w[i], -255, 255)) return false;
@@ -160,9 +173,12 @@ bool match(const Graph& g, const std::vector<int>& uses, const Node& q, Node* fu
     if (max_dx * abs_sum[o] + std::fabs(bias) >= kExactFloatInt) return false;
   }
 
-  *fused = *conv;
-  auto& fp = std::get<Conv2dParams>(fused->params);
-  fp.input = OperandRef{xq};
+  *fused = *head;
+  if (is_conv) {
+    std::get<Conv2dParams>(fused->params).input = OperandRef{xq};
+  } else {
+    std::get<BinaryParams>(fused->params).a = OperandRef{xq};
+  }
   fused->outputs = q.outputs;
   auto form = std::make_shared<Node::Quantized>();
   form->input_zero_point = x_zp;
