@@ -131,7 +131,7 @@ def main():
         f"QDQ models: webnn int8 vs webnn float path vs ONNX Runtime {ort.__version__}; "
         f"medians of {args.rounds} interleaved samples, {os.cpu_count()} CPUs\n"
     )
-    print("| model | threads | int8 convs | webnn int8 (ms) | webnn float (ms) | ORT (ms) | "
+    print("| model | threads | int8 nodes | webnn int8 (ms) | webnn float (ms) | ORT (ms) | "
           "int8/ORT | int8/float | max err int8 (steps) |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
