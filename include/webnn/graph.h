@@ -92,6 +92,11 @@ struct Node {
   // never have any.
   struct Step;
   std::vector<Step> epilogue;
+  // Set by the cpu backend's QDQ pass (src/graph/passes/qdq_fusion.cc): this conv2d/matmul reads
+  // the quantized input itself and writes the quantized output, computing in integers. Built graphs
+  // never have one.
+  struct Quantized;
+  std::shared_ptr<const Quantized> quantized = nullptr;
 
   std::vector<OperandId> inputs() const {
     std::vector<OperandId> ids;
@@ -109,6 +114,19 @@ struct Node {
 struct Node::Step {
   Node op;
   OperandId chain = -1;
+};
+
+// The integer form of a conv2d (or matmul) between quantize steps: with x the (u)int8 input and
+// w, b the node's filter and bias (matmul: its constant b, no bias; float32 constants holding
+// integers),
+//   y = saturate(round_half_even(float(sum (x - input_zero_point) * w + b) * multiplier[c])
+//                + output_zero_point)
+// in the output's (u)int8 type; multiplier has one value per output channel (matmul: column)
+// or one in all.
+struct Node::Quantized {
+  int32_t input_zero_point = 0;
+  std::vector<float> multiplier;
+  int32_t output_zero_point = 0;
 };
 
 struct NamedOperand {

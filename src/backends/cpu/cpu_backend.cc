@@ -50,6 +50,9 @@ std::unique_ptr<Kernel> make_float32_kernel(const Node& node, const CompileConte
       return make_prelu_kernel(node, cc, simd);
     case OpKind::kPow:
       return make_pow_kernel(node, cc, simd);
+    case OpKind::kQuantizeLinear:
+    case OpKind::kDequantizeLinear:
+      return make_quantize_linear_kernel(node, cc);
     case OpKind::kSoftmax:
       return make_softmax_kernel(node, cc, simd);
     case OpKind::kLstm:
@@ -86,6 +89,16 @@ class CpuBackend final : public Backend {
                                             const CompileContext& cc) const override {
     // Fast kernels are specialised to concrete shapes; without them (a dynamic graph checked at
     // build time) the reference kernel answers whether the node compiles.
+    if (node.quantized) {
+      // An integer conv2d / matmul (graph/passes/qdq_fusion.cc): only the int8 kernels compute it.
+      std::unique_ptr<Kernel> k;
+      if (cc.has_views()) k = make_quantized_kernel(node, cc);
+      if (!k) {
+        return make_error(ErrorKind::kInternal, op_spec_name(node.kind),
+                          ": quantized form without an int8 kernel");
+      }
+      return k;
+    }
     if (!node.epilogue.empty() && cc.has_views()) return compile_fused(node, cc);
     if (cc.has_views()) {
       if (std::unique_ptr<Kernel> k = make_fast_kernel(node, cc)) return k;

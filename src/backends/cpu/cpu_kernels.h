@@ -57,6 +57,10 @@ std::unique_ptr<Kernel> make_softmax_kernel(const Node& node, const CompileConte
 // lstm, lstmCell, gru, gruCell (recurrent.cc): bit-identical to the reference.
 std::unique_ptr<Kernel> make_recurrent_kernel(const Node& node, const CompileContext& cc,
                                               const SimdKernels& simd);
+// Per-tensor quantizeLinear / dequantizeLinear of (u)int8 (quantize_linear.cc).
+std::unique_ptr<Kernel> make_quantize_linear_kernel(const Node& node, const CompileContext& cc);
+// conv2d / matmul with Node::Quantized (qconv.cc), on the int8 kernels.
+std::unique_ptr<Kernel> make_quantized_kernel(const Node& node, const CompileContext& cc);
 std::unique_ptr<Kernel> make_pool_kernel(const Node& node, const CompileContext& cc,
                                          const SimdKernels& simd);
 

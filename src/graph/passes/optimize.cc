@@ -15,6 +15,7 @@ const std::vector<Pass>& all_passes() {
   static const std::vector<Pass> passes = {
       {"dead_code", every_backend, remove_dead_code},
       {"canonicalization", fast_backends, canonicalize},
+      {"qdq_fusion", cpu_only, fuse_qdq},  // before folding turns quantized weights to float
       {"constant_folding", fast_backends, fold_constants},
       {"batch_norm_folding", fast_backends, fold_batch_norm},
       {"layout_assignment", cpu_only, assign_layouts},

@@ -1,0 +1,149 @@
+"""Times QDQ-quantized OCR models: webnn's int8 kernels vs its float path vs ONNX Runtime.
+
+Each float model of bench/models.py named with --models (cls, det, rec) is quantized here with
+onnxruntime.quantization.quantize_static (QDQ format, uint8 activations, int8 per-channel
+weights, reduce_range as ORT advises on CPUs without VNNI), calibrated on its benchmark input
+and two perturbed copies. Three engines then run interleaved on that one QDQ model in one
+process per thread count (WEBNN_NUM_THREADS = ORT intra_op_num_threads = N):
+  - ours: webnn with every pass, the QDQ convolutions on the int8 kernels (qdq_fusion);
+  - ours-float: webnn without the qdq_fusion pass (the same graph on float32 kernels);
+  - ORT: ONNX Runtime's session of the QDQ model (its QDQ fusion to integer kernels).
+Before timing, our output is checked to be within one quantization step (the output
+dequantize's scale, or 1/255 behind a softmax) of ORT's.
+
+    python bench/qdq_models.py --threads 1 2 --models cls det [--rounds 21]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import models as fp
+
+NO_QDQ = "constant_folding,batch_norm_folding,layout_assignment,epilogue_fusion"
+
+
+def quantize(src, dst, feed):
+    from onnxruntime import quantization as q
+
+    rng = np.random.default_rng(1)
+    batches = [feed] + [
+        {k: (v + 0.05 * rng.standard_normal(v.shape)).astype(v.dtype) for k, v in feed.items()}
+        for _ in range(2)
+    ]
+
+    class Reader(q.CalibrationDataReader):
+        def get_next(self):
+            return batches.pop() if batches else None
+
+    q.quantize_static(
+        src,
+        dst,
+        Reader(),
+        quant_format=q.QuantFormat.QDQ,
+        activation_type=q.QuantType.QUInt8,
+        weight_type=q.QuantType.QInt8,
+        per_channel=True,
+        reduce_range=True,
+    )
+
+
+def output_step(path):
+    import onnx
+    from onnx import numpy_helper
+
+    model = onnx.load(path)
+    inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    producer = {o: n for n in model.graph.node for o in n.output}[model.graph.output[0].name]
+    if producer.op_type == "DequantizeLinear":
+        return float(inits[producer.input[1]])
+    return 1.0 / 255
+
+
+def ours(path, feed, passes):
+    os.environ["WEBNN_PASSES"] = passes  # read when the graph compiles
+    try:
+        return fp.Ours(path, feed, {})
+    finally:
+        del os.environ["WEBNN_PASSES"]
+
+
+def child(threads, names, rounds, workdir):
+    os.environ["WEBNN_NUM_THREADS"] = str(threads)
+    for title, (model, feed, _) in fp.model_cases(names).items():
+        row = {"model": title + " QDQ", "threads": threads}
+        try:
+            path = os.path.join(workdir, f"{abs(hash(title))}_qdq.onnx")
+            if not os.path.exists(path):
+                quantize(model, path, feed)
+            ort_engine = fp.Ort(path, feed, threads)
+            reference = ort_engine.result()
+            int8, flt = ours(path, feed, "all"), ours(path, feed, NO_QDQ)
+            fused = int8.graph.compile_stats["passes"].get("qdq_fusion", 0)
+            step = output_step(path)
+            errs = []
+            for e in (int8, flt):
+                got = e.result()
+                errs.append(max(float(np.max(np.abs(got[k] - v))) for k, v in reference.items()))
+            row.update(fused=fused, step=step, err_int8=errs[0], err_float=errs[1])
+            if errs[0] > step * 1.001:
+                row["error"] = f"int8 output {errs[0]:.3g} from ORT's (> one step {step:.3g})"
+            else:
+                t = fp.measure([int8, flt, ort_engine], rounds)
+                row.update(int8_ms=t[0] * 1e3, float_ms=t[1] * 1e3, ort_ms=t[2] * 1e3)
+        except Exception as e:  # noqa: BLE001 - one failing model must not hide the others
+            row["error"] = f"{type(e).__name__}: {e}"[:500]
+        print(json.dumps(row), flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--rounds", type=int, default=21)
+    parser.add_argument("--models", nargs="+", default=["cls"], choices=["cls", "det", "rec"])
+    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--workdir", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child is not None:
+        child(args.child, args.models, args.rounds, args.workdir)
+        return
+    import onnxruntime as ort
+
+    rows = []
+    with tempfile.TemporaryDirectory() as workdir:
+        for threads in args.threads:
+            cmd = [sys.executable, __file__, "--child", str(threads), "--workdir", workdir]
+            cmd += ["--rounds", str(args.rounds), "--models", *args.models]
+            proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            rows += [json.loads(s) for s in proc.stdout.splitlines() if s.startswith("{")]
+            if proc.returncode != 0:
+                sys.stderr.write(proc.stderr[-3000:])
+                raise SystemExit(f"the {threads}-thread run failed (exit {proc.returncode})")
+    print(
+        f"QDQ models: webnn int8 vs webnn float path vs ONNX Runtime {ort.__version__}; "
+        f"medians of {args.rounds} interleaved samples, {os.cpu_count()} CPUs\n"
+    )
+    print("| model | threads | int8 nodes | webnn int8 (ms) | webnn float (ms) | ORT (ms) | "
+          "int8/ORT | int8/float | max err int8 (steps) |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        if "error" in r:
+            print(f"| {r['model']} | {r['threads']} | {r['error']} | | | | | | |")
+            continue
+        print(
+            f"| {r['model']} | {r['threads']} | {r['fused']} | {r['int8_ms']:.3g} | "
+            f"{r['float_ms']:.3g} | {r['ort_ms']:.3g} | {r['int8_ms'] / r['ort_ms']:.2f} | "
+            f"{r['int8_ms'] / r['float_ms']:.2f} | {r['err_int8'] / r['step']:.2f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()

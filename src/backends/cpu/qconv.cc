@@ -1,0 +1,304 @@
+// The quantized conv2d and matmul (nodes with Node::Quantized, made by graph/passes/qdq_fusion.cc):
+// reads the (u)int8 input, sums (x - x_zp) * w in int32 and writes the requantized (u)int8
+// output (qgemm.h Requant). Two routes, weights prepared once at compile time:
+//  - depthwise (one input and one output channel per group): a direct loop per channel plane;
+//  - everything else, per group: im2col rows of int16 (x - x_zp, zero where the window leaves
+//    the image, which is what padding the dequantized float input with 0 means) times the
+//    packed integer filter on the integer GEMM, requantized as each tile finishes.
+// Tasks are blocks of output pixels (or channel planes) of one image and group, run on the
+// context's pool; each thread keeps its own im2col buffer between runs.
+#include <algorithm>
+#include <cstring>
+
+#include "backends/cpu/conv_filter.h"
+#include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/qgemm.h"
+
+namespace webnn {
+
+namespace {
+
+constexpr int64_t kRowsPerTask = 64;  // multiple of kQGemmMr
+
+class QConv2dKernel final : public Kernel {
+ public:
+  bool init(const Node& node, const CompileContext& cc) {
+    const auto& p = node.as<Conv2dParams>();
+    const TensorView& x = cc.view(p.input);
+    const TensorView& w = cc.view(p.filter);
+    const TensorView& y = cc.view(OperandRef{node.outputs[0]});
+    const Node::Quantized& q = *node.quantized;
+    if (x.rank() != 4 || w.rank() != 4 || y.rank() != 4 || !cc.is_constant(p.filter)) return false;
+    if (w.data_type != DataType::kFloat32) return false;
+    x_signed_ = x.data_type == DataType::kInt8;
+    rq_.is_signed = y.data_type == DataType::kInt8;
+    nhwc_ = p.input_layout == "nhwc";
+    const int c_axis = nhwc_ ? 3 : 1, h_axis = nhwc_ ? 1 : 2, w_axis = nhwc_ ? 2 : 3;
+    n_ = x.shape[0], c_ = x.shape[c_axis], h_ = x.shape[h_axis], w_ = x.shape[w_axis];
+    oc_ = y.shape[c_axis], oh_ = y.shape[h_axis], ow_ = y.shape[w_axis];
+    const FilterLayout f(p.filter_layout, w.shape);
+    kh_ = f.size('h'), kw_ = f.size('w');
+    g_ = p.groups;
+    gi_ = f.size('i');
+    if (g_ < 1 || oc_ % g_ != 0 || gi_ * g_ != c_) return false;
+    go_ = oc_ / g_;
+    if (p.strides) sh_ = (*p.strides)[0], sw_ = (*p.strides)[1];
+    if (p.dilations) dh_ = (*p.dilations)[0], dw_ = (*p.dilations)[1];
+    if (p.padding) pt_ = (*p.padding)[0], pl_ = (*p.padding)[2];
+    x_zp_ = q.input_zero_point;
+    multiplier_ = q.multiplier;
+    if (multiplier_.size() != 1 && static_cast<int64_t>(multiplier_.size()) != oc_) return false;
+    rq_.per_column = multiplier_.size() != 1;
+    rq_.zero_point = q.output_zero_point;
+    if (p.bias.present()) {
+      const float* b = cc.view(p.bias).as<float>();
+      bias_.assign(b, b + oc_);
+    }
+    depthwise_ = gi_ == 1 && go_ == 1;
+    const float* wf = w.as<float>();
+    const int64_t taps = kh_ * kw_;
+    k_ = gi_ * taps;
+    if (depthwise_) {
+      dw_weights_.resize(static_cast<size_t>(c_ * taps));
+      for (int64_t c = 0; c < c_; ++c) {
+        for (int64_t t = 0; t < taps; ++t) {
+          dw_weights_[c * taps + t] = static_cast<int32_t>(wf[f.at(c, 0, t / kw_, t % kw_)]);
+        }
+      }
+      return true;
+    }
+    std::vector<int16_t> b(static_cast<size_t>(k_ * go_));
+    for (int64_t g = 0; g < g_; ++g) {
+      for (int64_t o = 0; o < go_; ++o) {
+        for (int64_t i = 0; i < gi_; ++i) {
+          for (int64_t t = 0; t < taps; ++t) {
+            const float v = wf[f.at(g * go_ + o, i, t / kw_, t % kw_)];
+            b[(i * taps + t) * go_ + o] = static_cast<int16_t>(v);
+          }
+        }
+      }
+      packed_.push_back(qgemm_pack_b(b.data(), go_, 1, k_, go_));
+    }
+    return true;
+  }
+
+  Status run(KernelContext& ctx) override {
+    const auto& p = ctx.params<Conv2dParams>();
+    const uint8_t* x = ctx.in(p.input).data;
+    uint8_t* y = ctx.out().data;
+    ThreadPool* pool = ctx.pool();
+    const int threads = pool ? pool->num_threads() : 1;
+    if (static_cast<int>(scratch_.size()) < threads) scratch_.resize(threads);
+    if (static_cast<int>(row_scratch_.size()) < threads) row_scratch_.resize(threads);
+    const int64_t pixels = oh_ * ow_;
+    if (depthwise_) {
+      run_tasks(pool, n_ * c_, [&](int64_t t, int thread) {
+        std::vector<int32_t>& acc = row_scratch_[thread];
+        acc.resize(static_cast<size_t>(ow_));
+        depthwise_plane(x, y, t / c_, t % c_, acc.data());
+      });
+      return Status::ok();
+    }
+    const int64_t blocks = (pixels + kRowsPerTask - 1) / kRowsPerTask;
+    const QGemmUkernel uk = qgemm_ukernel();
+    const int64_t kp = qgemm_kp(k_);
+    run_tasks(pool, n_ * g_ * blocks, [&](int64_t t, int thread) {
+      const int64_t block = t % blocks, g = t / blocks % g_, n = t / blocks / g_;
+      const int64_t p0 = block * kRowsPerTask, rows = std::min(kRowsPerTask, pixels - p0);
+      std::vector<int16_t>& a = scratch_[thread];
+      a.resize(static_cast<size_t>(kRowsPerTask * kp));
+      im2col_block(x, n, g, p0, rows, a.data(), kp);
+      Requant rq = rq_;
+      rq.bias = bias_.empty() ? nullptr : bias_.data() + g * go_;
+      rq.multiplier = multiplier_.data() + (rq.per_column ? g * go_ : 0);
+      // Output (n, g * go_ + o, pixel): NCHW rows are pixels (stride 1), columns planes.
+      uint8_t* out =
+          nhwc_ ? y + (n * pixels + p0) * oc_ + g * go_ : y + (n * oc_ + g * go_) * pixels + p0;
+      qgemm_rows(uk, a.data(), kp, rows, packed_[g].data(), k_, go_, rq, out, nhwc_ ? oc_ : 1,
+                 nhwc_ ? 1 : pixels);
+    });
+    return Status::ok();
+  }
+
+ private:
+  template <class F>
+  static void run_tasks(ThreadPool* pool, int64_t tasks, F&& fn) {
+    if (!pool || pool->num_threads() == 1 || tasks == 1) {
+      for (int64_t t = 0; t < tasks; ++t) fn(t, 0);
+      return;
+    }
+    pool->parallel_for(tasks, fn);
+  }
+
+  int32_t x_at(const uint8_t* x, int64_t n, int64_t c, int64_t h, int64_t w) const {
+    const int64_t i = nhwc_ ? ((n * h_ + h) * w_ + w) * c_ + c : ((n * c_ + c) * h_ + h) * w_ + w;
+    return x_signed_ ? int32_t{static_cast<int8_t>(x[i])} : int32_t{x[i]};
+  }
+
+  // Rows [p0, p0 + rows) of group g's im2col matrix (row r at a + r * kp): x - x_zp at
+  // k = (i * kh + h) * kw + w, zero where the window leaves the image. Filled one k at a time
+  // so that NCHW reads run along the image rows.
+  void im2col_block(const uint8_t* x, int64_t n, int64_t g, int64_t p0, int64_t rows, int16_t* a,
+                    int64_t kp) const {
+    if (k_ % 2) {
+      for (int64_t r = 0; r < rows; ++r) a[r * kp + k_] = 0;
+    }
+    for (int64_t i = 0; i < gi_; ++i) {
+      const int64_t c = g * gi_ + i;
+      for (int64_t kh = 0; kh < kh_; ++kh) {
+        for (int64_t kw = 0; kw < kw_; ++kw) {
+          int16_t* col = a + (i * kh_ + kh) * kw_ + kw;
+          int64_t oh = p0 / ow_, ow = p0 % ow_;
+          if (!nhwc_ && !x_signed_ && sh_ == 1 && sw_ == 1 && pt_ == 0 && pl_ == 0 && kh_ == 1 &&
+              kw_ == 1) {
+            // 1x1, stride 1, no padding (most NCHW layers): the rows are consecutive pixels.
+            const uint8_t* in = x + (n * c_ + c) * h_ * w_ + p0;
+            for (int64_t r = 0; r < rows; ++r) col[r * kp] = static_cast<int16_t>(in[r] - x_zp_);
+            continue;
+          }
+          for (int64_t r = 0; r < rows; ++r) {
+            const int64_t ih = oh * sh_ - pt_ + kh * dh_, iw = ow * sw_ - pl_ + kw * dw_;
+            const bool inside = ih >= 0 && ih < h_ && iw >= 0 && iw < w_;
+            col[r * kp] = inside ? static_cast<int16_t>(x_at(x, n, c, ih, iw) - x_zp_) : int16_t{0};
+            if (++ow == ow_) ow = 0, ++oh;
+          }
+        }
+      }
+    }
+  }
+
+  // One channel plane, a row at a time: each filter tap adds its weight times the valid run
+  // of one input row into an int32 row (unit stride along NCHW rows for stride 1).
+  void depthwise_plane(const uint8_t* x, uint8_t* y, int64_t n, int64_t c, int32_t* acc) const {
+    const int32_t* w = dw_weights_.data() + c * kh_ * kw_;
+    const int32_t bias = bias_.empty() ? 0 : bias_[c];
+    const float mult = multiplier_[rq_.per_column ? c : 0];
+    const int64_t step = nhwc_ ? sw_ * c_ : sw_;  // between the inputs of neighbouring outputs
+    for (int64_t oh = 0; oh < oh_; ++oh) {
+      std::fill(acc, acc + ow_, bias);
+      for (int64_t kh = 0; kh < kh_; ++kh) {
+        const int64_t ih = oh * sh_ - pt_ + kh * dh_;
+        if (ih < 0 || ih >= h_) continue;
+        const uint8_t* row =
+            x + (nhwc_ ? ((n * h_ + ih) * w_) * c_ + c : ((n * c_ + c) * h_ + ih) * w_);
+        for (int64_t kw = 0; kw < kw_; ++kw) {
+          const int64_t off = kw * dw_ - pl_;  // iw = ow * sw + off
+          const int64_t lo = off >= 0 ? 0 : (-off + sw_ - 1) / sw_;
+          const int64_t hi = w_ - 1 - off < 0 ? 0 : std::min(ow_, (w_ - 1 - off) / sw_ + 1);
+          if (lo >= hi) continue;
+          const int32_t wt = w[kh * kw_ + kw];
+          const uint8_t* in = row + (lo * sw_ + off) * (nhwc_ ? c_ : 1);
+          if (x_signed_) {
+            const int8_t* si = reinterpret_cast<const int8_t*>(in);
+            for (int64_t ow = lo; ow < hi; ++ow, si += step) acc[ow] += (*si - x_zp_) * wt;
+          } else if (step == 1) {
+            for (int64_t ow = lo; ow < hi; ++ow) acc[ow] += (in[ow - lo] - x_zp_) * wt;
+          } else {
+            for (int64_t ow = lo; ow < hi; ++ow, in += step) acc[ow] += (*in - x_zp_) * wt;
+          }
+        }
+      }
+      for (int64_t ow = 0; ow < ow_; ++ow) {
+        const int64_t at =
+            nhwc_ ? ((n * oh_ + oh) * ow_ + ow) * oc_ + c : ((n * oc_ + c) * oh_ + oh) * ow_ + ow;
+        y[at] = requantize(acc[ow], mult, rq_.zero_point, rq_.is_signed);
+      }
+    }
+  }
+
+  bool nhwc_ = false, x_signed_ = false, depthwise_ = false;
+  int64_t n_ = 0, c_ = 0, h_ = 0, w_ = 0, oc_ = 0, oh_ = 0, ow_ = 0, kh_ = 0, kw_ = 0;
+  int64_t g_ = 1, gi_ = 0, go_ = 0, k_ = 0;
+  int64_t sh_ = 1, sw_ = 1, dh_ = 1, dw_ = 1, pt_ = 0, pl_ = 0;
+  int32_t x_zp_ = 0;
+  std::vector<float> multiplier_;
+  std::vector<int32_t> bias_, dw_weights_;
+  std::vector<std::vector<int16_t>> packed_;  // per group
+  Requant rq_;
+  std::vector<std::vector<int16_t>> scratch_;      // per thread im2col rows
+  std::vector<std::vector<int32_t>> row_scratch_;  // per thread depthwise sums
+};
+
+// matmul of a (u)int8 x (..., K) by a constant (K, N): rows of x - x_zp in blocks of
+// kRowsPerTask times the packed matrix.
+class QMatmulKernel final : public Kernel {
+ public:
+  bool init(const Node& node, const CompileContext& cc) {
+    const auto& p = node.as<BinaryParams>();
+    const TensorView& x = cc.view(p.a);
+    const TensorView& b = cc.view(p.b);
+    if (b.rank() != 2 || x.rank() < 2 || !cc.is_constant(p.b)) return false;
+    if (b.data_type != DataType::kFloat32) return false;
+    k_ = b.shape[0], n_ = b.shape[1];
+    if (x.shape.back() != k_) return false;
+    m_ = static_cast<int64_t>(x.count) / k_;
+    x_signed_ = x.data_type == DataType::kInt8;
+    const Node::Quantized& q = *node.quantized;
+    x_zp_ = q.input_zero_point;
+    multiplier_ = q.multiplier;
+    if (multiplier_.size() != 1 && static_cast<int64_t>(multiplier_.size()) != n_) return false;
+    rq_.per_column = multiplier_.size() != 1;
+    rq_.multiplier = multiplier_.data();
+    rq_.zero_point = q.output_zero_point;
+    rq_.is_signed = cc.view(OperandRef{node.outputs[0]}).data_type == DataType::kInt8;
+    const float* bf = b.as<float>();
+    std::vector<int16_t> b16(static_cast<size_t>(k_ * n_));
+    for (size_t i = 0; i < b16.size(); ++i) b16[i] = static_cast<int16_t>(bf[i]);
+    packed_ = qgemm_pack_b(b16.data(), n_, 1, k_, n_);
+    return true;
+  }
+
+  Status run(KernelContext& ctx) override {
+    const uint8_t* x = ctx.in(ctx.params<BinaryParams>().a).data;
+    uint8_t* y = ctx.out().data;
+    ThreadPool* pool = ctx.pool();
+    const int threads = pool ? pool->num_threads() : 1;
+    if (static_cast<int>(scratch_.size()) < threads) scratch_.resize(threads);
+    const QGemmUkernel uk = qgemm_ukernel();
+    const int64_t kp = qgemm_kp(k_), blocks = (m_ + kRowsPerTask - 1) / kRowsPerTask;
+    auto task = [&](int64_t t, int thread) {
+      const int64_t m0 = t * kRowsPerTask, rows = std::min(kRowsPerTask, m_ - m0);
+      std::vector<int16_t>& a = scratch_[thread];
+      a.assign(static_cast<size_t>(kRowsPerTask * kp), 0);
+      for (int64_t r = 0; r < rows; ++r) {
+        const uint8_t* in = x + (m0 + r) * k_;
+        for (int64_t i = 0; i < k_; ++i) {
+          const int32_t v = x_signed_ ? int32_t{static_cast<int8_t>(in[i])} : int32_t{in[i]};
+          a[r * kp + i] = static_cast<int16_t>(v - x_zp_);
+        }
+      }
+      qgemm_rows(uk, a.data(), kp, rows, packed_.data(), k_, n_, rq_, y + m0 * n_, n_, 1);
+    };
+    if (!pool || threads == 1 || blocks == 1) {
+      for (int64_t t = 0; t < blocks; ++t) task(t, 0);
+    } else {
+      pool->parallel_for(blocks, task);
+    }
+    return Status::ok();
+  }
+
+ private:
+  int64_t m_ = 0, k_ = 0, n_ = 0;
+  bool x_signed_ = false;
+  int32_t x_zp_ = 0;
+  std::vector<float> multiplier_;
+  Requant rq_;
+  std::vector<int16_t> packed_;
+  std::vector<std::vector<int16_t>> scratch_;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> make_quantized_kernel(const Node& node, const CompileContext& cc) {
+  if (!node.quantized) return nullptr;
+  if (node.kind == OpKind::kConv2d) {
+    auto k = std::make_unique<QConv2dKernel>();
+    if (k->init(node, cc)) return k;
+  } else if (node.kind == OpKind::kMatmul) {
+    auto k = std::make_unique<QMatmulKernel>();
+    if (k->init(node, cc)) return k;
+  }
+  return nullptr;
+}
+
+}  // namespace webnn

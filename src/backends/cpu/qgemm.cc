@@ -1,0 +1,134 @@
+// The integer GEMM driver, packing, requantization and micro-kernel selection (qgemm.h).
+#include "backends/cpu/qgemm.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "backends/cpu/isa.h"
+
+namespace webnn {
+
+namespace {
+
+bool machine_has_vnni() {
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+  return __builtin_cpu_supports("avx512vnni");
+#else
+  return false;
+#endif
+}
+
+}  // namespace
+
+QGemmUkernel qgemm_ukernel_for(QGemmIsa isa) {
+  switch (isa) {
+    case QGemmIsa::kAvx512Vnni:
+      // cpu_isa_usable checks AVX-512 F/DQ/BW/VL and the OS state; VNNI is one more bit.
+      return cpu_isa_usable(CpuIsa::kAvx512) && machine_has_vnni() ? qgemm_ukernel_avx512_vnni()
+                                                                   : nullptr;
+    case QGemmIsa::kAvx2:
+      return cpu_isa_usable(CpuIsa::kAvx2) ? qgemm_ukernel_avx2() : nullptr;
+    case QGemmIsa::kGeneric:
+      return qgemm_ukernel_generic();
+  }
+  return nullptr;
+}
+
+namespace {
+
+QGemmIsa best_isa() {
+  const CpuIsa cap = cpu_isa();
+  if (cap == CpuIsa::kAvx512 && qgemm_ukernel_for(QGemmIsa::kAvx512Vnni)) {
+    return QGemmIsa::kAvx512Vnni;
+  }
+  if (cap != CpuIsa::kGeneric && qgemm_ukernel_for(QGemmIsa::kAvx2)) return QGemmIsa::kAvx2;
+  return QGemmIsa::kGeneric;
+}
+
+}  // namespace
+
+QGemmUkernel qgemm_ukernel() {
+  static const QGemmUkernel uk = qgemm_ukernel_for(best_isa());
+  return uk;
+}
+
+const char* qgemm_isa_name() {
+  switch (best_isa()) {
+    case QGemmIsa::kAvx512Vnni:
+      return "avx512vnni";
+    case QGemmIsa::kAvx2:
+      return "avx2";
+    case QGemmIsa::kGeneric:
+      return "generic";
+  }
+  return "generic";
+}
+
+std::vector<int16_t> qgemm_pack_b(const int16_t* b, int64_t row_stride, int64_t col_stride,
+                                  int64_t k, int64_t n) {
+  const int64_t pairs = qgemm_kp(k) / 2;
+  std::vector<int16_t> out(static_cast<size_t>(qgemm_panels(n) * pairs * kQGemmNr * 2), 0);
+  for (int64_t i = 0; i < k; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t panel = j / kQGemmNr, col = j % kQGemmNr;
+      const int64_t at = ((panel * pairs + i / 2) * kQGemmNr + col) * 2 + i % 2;
+      out[static_cast<size_t>(at)] = b[i * row_stride + j * col_stride];
+    }
+  }
+  return out;
+}
+
+uint8_t requantize(int32_t acc, float multiplier, int32_t zero_point, bool is_signed) {
+  // quantizeLinear with scale 1 (reference/quantization.cc): nearbyint (half to even) of the
+  // float32 product, plus the zero point, clamped; float(acc) is exact below 2^24. Clamping
+  // to the integer bounds before rounding gives the same result (rounding is monotone) and
+  // keeps |v| <= 511, where round_half_even_small is exact.
+  const float lo = (is_signed ? -128.0f : 0.0f) - static_cast<float>(zero_point);
+  const float hi = (is_signed ? 127.0f : 255.0f) - static_cast<float>(zero_point);
+  const float v = std::clamp(static_cast<float>(acc) * multiplier, lo, hi);
+  return static_cast<uint8_t>(static_cast<int32_t>(round_half_even_small(v)) + zero_point);
+}
+
+void qgemm_rows(QGemmUkernel uk, const int16_t* a, int64_t lda, int64_t m, const int16_t* b_packed,
+                int64_t k, int64_t n, const Requant& rq, uint8_t* y, int64_t y_row, int64_t y_col) {
+  const int64_t pairs = qgemm_kp(k) / 2;
+  alignas(64) int32_t tile[kQGemmMr * kQGemmNr];
+  for (int64_t panel = 0; panel < qgemm_panels(n); ++panel) {
+    const int16_t* b = b_packed + panel * pairs * kQGemmNr * 2;
+    const int64_t j0 = panel * kQGemmNr;
+    const int64_t cols = std::min<int64_t>(kQGemmNr, n - j0);
+    for (int64_t r0 = 0; r0 < m; r0 += kQGemmMr) {
+      const int mr = static_cast<int>(std::min<int64_t>(kQGemmMr, m - r0));
+      uk(QGemmTile{a + r0 * lda, lda, mr, b, pairs, tile});
+      for (int r = 0; r < mr; ++r) {
+        uint8_t* out = y + (r0 + r) * y_row + j0 * y_col;
+        for (int64_t j = 0; j < cols; ++j) {
+          int32_t acc = tile[r * kQGemmNr + j];
+          if (rq.bias) acc += rq.bias[j0 + j];
+          const float mult = rq.per_column ? rq.multiplier[j0 + j] : rq.multiplier[0];
+          out[j * y_col] = requantize(acc, mult, rq.zero_point, rq.is_signed);
+        }
+      }
+    }
+  }
+}
+
+// The portable micro-kernel: the same pairs in plain int32 arithmetic.
+namespace {
+void qgemm_generic_tile(const QGemmTile& t) {
+  for (int r = 0; r < t.mr; ++r) {
+    int32_t acc[kQGemmNr] = {};
+    const int16_t* a = t.a + r * t.lda;
+    for (int64_t p = 0; p < t.pairs; ++p) {
+      const int32_t a0 = a[2 * p], a1 = a[2 * p + 1];
+      const int16_t* b = t.b + p * kQGemmNr * 2;
+      for (int j = 0; j < kQGemmNr; ++j) acc[j] += a0 * b[2 * j] + a1 * b[2 * j + 1];
+    }
+    for (int j = 0; j < kQGemmNr; ++j) t.c[r * kQGemmNr + j] = acc[j];
+  }
+}
+}  // namespace
+
+QGemmUkernel qgemm_ukernel_generic() { return qgemm_generic_tile; }
+
+}  // namespace webnn

@@ -1,0 +1,80 @@
+// Integer GEMM for the quantized conv2d (qconv.cc): C (int32) = A * B, exact, where
+//  - A is int16 rows holding x - x_zp (|value| <= 255: any uint8/int8 minus its zero point),
+//    each row padded with zeros to an even length kp;
+//  - B is the weights minus their zero point (|value| <= 255 likewise), packed once at compile
+//    time into int16 panels of kQGemmNr columns, each
+//    panel kp / 2 pairs of rows, a pair holding the two int16 values of column j at
+//    [(pair * kQGemmNr + j) * 2 + {0, 1}] (zeros past k and past n).
+// Every ISA reads the same packing: AVX2 multiplies pairs with vpmaddwd (int16 x int16 summed
+// in pairs into int32: 2 * 255 * 255 is far from overflow), AVX-512 VNNI with vpdpwssd (the same
+// products, accumulated in one instruction), the generic path in plain int32 arithmetic.
+// Results are exact integers, so every path gives the same bits.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace webnn {
+
+constexpr int kQGemmMr = 4;
+constexpr int kQGemmNr = 16;
+
+// One tile: c[r * kQGemmNr + j] = sum over pairs of A row r (a + r * lda) times panel column j,
+// for r < mr (rows past mr are neither read nor written), all kQGemmNr columns.
+struct QGemmTile {
+  const int16_t* a = nullptr;
+  int64_t lda = 0;  // int16 values between rows
+  int mr = kQGemmMr;
+  const int16_t* b = nullptr;  // one panel
+  int64_t pairs = 0;           // kp / 2
+  int32_t* c = nullptr;        // mr x kQGemmNr
+};
+using QGemmUkernel = void (*)(const QGemmTile& t);
+
+enum class QGemmIsa { kGeneric, kAvx2, kAvx512Vnni };
+
+// The micro-kernel for `isa`, or null when this build or machine cannot run it.
+QGemmUkernel qgemm_ukernel_for(QGemmIsa isa);
+// The fastest usable one (capped by WEBNN_CPU_ISA like the float kernels).
+QGemmUkernel qgemm_ukernel();
+const char* qgemm_isa_name();
+
+// Per-ISA kernels (qgemm_generic.cc, qgemm_avx2.cc, qgemm_avx512.cc); null when not built.
+QGemmUkernel qgemm_ukernel_generic();
+QGemmUkernel qgemm_ukernel_avx2();
+QGemmUkernel qgemm_ukernel_avx512_vnni();
+
+// Packs B (k x n, element (i, j) = b[i * row_stride + j * col_stride], |values| <= 255) into
+// ceil(n / kQGemmNr) panels; returns the int16 buffer.
+std::vector<int16_t> qgemm_pack_b(const int16_t* b, int64_t row_stride, int64_t col_stride,
+                                  int64_t k, int64_t n);
+inline int64_t qgemm_kp(int64_t k) { return (k + 1) & ~int64_t{1}; }
+inline int64_t qgemm_panels(int64_t n) { return (n + kQGemmNr - 1) / kQGemmNr; }
+
+// How an int32 sum becomes an (u)int8 output, as quantizeLinear(float(sum + bias) *
+// multiplier, scale 1, zero_point) computes it.
+struct Requant {
+  const int32_t* bias = nullptr;  // per column, or null
+  const float* multiplier = nullptr;
+  bool per_column = false;  // multiplier per column, else multiplier[0]
+  int32_t zero_point = 0;
+  bool is_signed = false;  // int8 output, else uint8
+};
+
+// C = A * B for rows [0, m) of A and columns [0, n) (B packed by qgemm_pack_b for k), each
+// element requantized and stored at y[row * y_row + col * y_col].
+void qgemm_rows(QGemmUkernel uk, const int16_t* a, int64_t lda, int64_t m, const int16_t* b_packed,
+                int64_t k, int64_t n, const Requant& rq, uint8_t* y, int64_t y_row, int64_t y_col);
+
+// nearbyint(v) in the default rounding mode (half to even) for |v| < 2^22, without a libm
+// call: adding 1.5 * 2^23 leaves no fraction bits, so the sum is rounded to an integer.
+inline float round_half_even_small(float v) {
+  // Without -ffast-math the compiler keeps both operations (they are not an identity).
+  constexpr float kMagic = 12582912.0f;
+  return (v + kMagic) - kMagic;
+}
+
+// One requantized value (shared by the GEMM and the depthwise path).
+uint8_t requantize(int32_t acc, float multiplier, int32_t zero_point, bool is_signed);
+
+}  // namespace webnn

@@ -1,0 +1,218 @@
+// QDQ fusion, for the cpu backend: a conv2d or matmul between quantize steps runs in integers.
+//
+// A quantized ONNX model imports (python/webnn/onnx/ops/quantization.py, QLinearConv) as
+//   cast(x_q -> float32) - x_zp -> conv2d(filter w, bias b) -> mul(multiplier)
+//     -> quantizeLinear(scale 1, y_zp)
+// with w and b float32 constants holding integers (the weights minus their zero point, the
+// int32 bias), and QLinearMatMul likewise with a matmul by a constant (K, N) matrix and no
+// bias. This pass rewrites each such chain into one conv2d (matmul) node that reads x_q and
+// writes the quantized output itself (Node::Quantized), which the cpu backend runs on its int8
+// kernels (cpu/qconv.cc): exact int32 sums of (x - x_zp) * w plus b, one float32 product with
+// the same multiplier, the same round-half-even and saturation as quantizeLinear.
+//
+// Why the result equals the float graph's: every term (x - x_zp) * w is an integer, and the
+// pass only rewrites when, for every output channel, max|x - x_zp| * sum|w| + |b| < 2^24, so
+// every partial sum the float32 convolution forms (in any order) is an integer below 2^24 and
+// therefore exact: the float conv2d yields exactly the int32 sum. Both paths then multiply the
+// same two float32 values once and quantize the same float32 value, so the outputs are
+// bit-identical (not merely within one quantization step). Chains outside the bound, or of any
+// other form, are left to the float kernels.
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "graph/passes/graph_util.h"
+#include "graph/passes/pass.h"
+
+namespace webnn {
+
+namespace {
+
+constexpr double kExactFloatInt = 16777216.0;  // 2^24: float32 holds every integer below it
+
+bool static_const(const Graph& g, OperandId id, DataType t) {
+  return id >= 0 && is_constant(g, id) && g.desc(id).data_type == t &&
+         is_static_shape(g.desc(id).shape);
+}
+
+std::vector<float> floats(const Graph& g, OperandId id) {
+  const ConstantData& c = *g.operands[id].constant;
+  std::vector<float> v(c.size() / sizeof(float));
+  std::memcpy(v.data(), c.data(), v.size() * sizeof(float));
+  return v;
+}
+
+bool integral(float v, double lo, double hi) {
+  return v == std::nearbyint(v) && v >= lo && v <= hi;
+}
+
+// The producer of `id` when it is a node of `kind` whose value has no other reader.
+const Node* sole_producer(const Graph& g, const std::vector<int>& uses, OperandId id, OpKind kind) {
+  const int32_t p = g.operands[id].producer;
+  if (p < 0 || uses[id] != 1 || is_graph_output(g, id)) return nullptr;
+  const Node& n = g.nodes[p];
+  if (n.kind != kind || !n.epilogue.empty() || n.quantized) return nullptr;
+  return &n;
+}
+
+const Node* producer_of(const Graph& g, OperandId id, OpKind kind) {
+  const int32_t p = g.operands[id].producer;
+  if (p < 0 || g.nodes[p].kind != kind || !g.nodes[p].epilogue.empty()) return nullptr;
+  return &g.nodes[p];
+}
+
+bool quantized_type(DataType t) { return t == DataType::kUint8 || t == DataType::kInt8; }
+
+double type_lo(DataType t) { return t == DataType::kUint8 ? 0.0 : -128.0; }
+double type_hi(DataType t) { return t == DataType::kUint8 ? 255.0 : 127.0; }
+
+// The rewrite of the chain ending at quantizeLinear node `q`, or false.
+bool match(const Graph& g, const std::vector<int>& uses, const Node& q, Node* fused,
+           std::vector<int32_t>* dead) {
+  const auto& qp = q.as<QuantizeParams>();
+  const DataType yt = g.desc(q.outputs[0]).data_type;
+  if (!quantized_type(yt) || !qp.zero_point.present()) return false;
+  if (!static_const(g, qp.scale.id, DataType::kFloat32) || !static_const(g, qp.zero_point.id, yt)) {
+    return false;
+  }
+  for (float s : floats(g, qp.scale.id)) {
+    if (s != 1.0f) return false;
+  }
+  const ConstantData& yzp = *g.operands[qp.zero_point.id].constant;
+  if (yzp.size() != 1) return false;
+  const int32_t y_zp =
+      yt == DataType::kUint8 ? int32_t{yzp.data()[0]} : int32_t{static_cast<int8_t>(yzp.data()[0])};
+
+  const Node* mul = sole_producer(g, uses, qp.input.id, OpKind::kMul);
+  if (!mul) return false;
+  const auto& mp = mul->as<BinaryParams>();
+  const bool m_is_b = static_const(g, mp.b.id, DataType::kFloat32);
+  const OperandId m_id = m_is_b ? mp.b.id : mp.a.id;
+  const OperandId acc = m_is_b ? mp.a.id : mp.b.id;
+  if (!static_const(g, m_id, DataType::kFloat32) || acc == m_id) return false;
+  const Node* head = sole_producer(g, uses, acc, OpKind::kConv2d);
+  if (!head) head = sole_producer(g, uses, acc, OpKind::kMatmul);
+  if (!head) return false;
+  const bool is_conv = head->kind == OpKind::kConv2d;
+  // matmul: x (..., K) times a constant (K, N); its columns are the output channels.
+  Conv2dParams cp;
+  if (is_conv) {
+    cp = head->as<Conv2dParams>();
+  } else {
+    cp.input = head->as<BinaryParams>().a;
+    cp.filter = head->as<BinaryParams>().b;
+    cp.filter_layout = "io";
+  }
+  const OperandDesc& yd = g.desc(acc);
+  const size_t rank = yd.shape.size();
+  if ((is_conv ? rank != 4 : rank < 2) || !is_static_shape(yd.shape) ||
+      yd.data_type != DataType::kFloat32)
+    return false;
+  if (is_conv && cp.input_layout != "nchw" && cp.input_layout != "nhwc") return false;
+  if (!(g.desc(q.outputs[0]).shape == yd.shape)) return false;
+  const size_t c_axis = !is_conv ? rank - 1 : cp.input_layout == "nhwc" ? 3 : 1;
+  const int64_t out_c = static_sizes(yd.shape)[c_axis];
+
+  // The multiplier: one value, or one per output channel along the channel axis.
+  const std::vector<int64_t> ms = static_sizes(g.desc(m_id).shape);
+  if (ms.size() > rank) return false;
+  std::vector<float> mult = floats(g, m_id);
+  if (mult.size() != 1) {
+    if (ms.size() != rank || static_cast<int64_t>(mult.size()) != out_c || ms[c_axis] != out_c)
+      return false;
+  }
+  for (float m : mult) {
+    if (!std::isfinite(m)) return false;
+  }
+
+  // The input: cast(x_q) or cast(x_q) - x_zp.
+  OperandId shifted = cp.input.id;
+  int32_t x_zp = 0;
+  if (const Node* sub = producer_of(g, shifted, OpKind::kSub)) {
+    const auto& sp = sub->as<BinaryParams>();
+    if (!static_const(g, sp.b.id, DataType::kFloat32)) return false;
+    std::vector<float> z = floats(g, sp.b.id);
+    if (z.size() != 1 || !integral(z[0], -255, 255)) return false;
+    x_zp = static_cast<int32_t>(z[0]);
+    shifted = sp.a.id;
+  }
+  const Node* cast = producer_of(g, shifted, OpKind::kCast);
+  if (!cast) return false;
+  const OperandId xq = cast->as<CastParams>().input.id;
+  const DataType xt = g.desc(xq).data_type;
+  if (!quantized_type(xt) || cast->as<CastParams>().data_type != DataType::kFloat32) return false;
+  const double max_dx = std::max(std::fabs(type_lo(xt) - x_zp), std::fabs(type_hi(xt) - x_zp));
+
+  // Filter and bias: integers (weights minus their zero point: int8, or uint8 weights the
+  // quantizer treated as activations) within the exactness bound.
+  if (!static_const(g, cp.filter.id, DataType::kFloat32) ||
+      g.desc(cp.filter.id).shape.size() != cp.filter_layout.size()) {
+    return false;
+  }
+  const std::vector<float> w = floats(g, cp.filter.id);
+  std::vector<float> b;
+  if (cp.bias.present()) {
+    if (!static_const(g, cp.bias.id, DataType::kFloat32)) return false;
+    b = floats(g, cp.bias.id);
+    if (static_cast<int64_t>(b.size()) != out_c) return false;
+  }
+  const size_t o_axis = cp.filter_layout.find('o');
+  if (o_axis == std::string::npos) return false;
+  const std::vector<int64_t> fs = static_sizes(g.desc(cp.filter.id).shape);
+  if (fs[o_axis] != out_c) return false;
+  int64_t o_stride = 1;
+  for (size_t a = o_axis + 1; a < fs.size(); ++a) o_stride *= fs[a];
+  std::vector<double> abs_sum(static_cast<size_t>(out_c), 0.0);
+  for (size_t i = 0; i < w.size(); ++i) {
+    if (!integral(w[i], -255, 255)) return false;
+    abs_sum[static_cast<size_t>(i / o_stride % out_c)] += std::fabs(w[i]);
+  }
+  for (int64_t o = 0; o < out_c; ++o) {
+    const double bias = b.empty() ? 0.0 : b[o];
+    if (!b.empty() && !integral(b[o], -kExactFloatInt, kExactFloatInt)) return false;
+    if (max_dx * abs_sum[o] + std::fabs(bias) >= kExactFloatInt) return false;
+  }
+
+  *fused = *head;
+  if (is_conv) {
+    std::get<Conv2dParams>(fused->params).input = OperandRef{xq};
+  } else {
+    std::get<BinaryParams>(fused->params).a = OperandRef{xq};
+  }
+  fused->outputs = q.outputs;
+  auto form = std::make_shared<Node::Quantized>();
+  form->input_zero_point = x_zp;
+  form->multiplier = std::move(mult);
+  form->output_zero_point = y_zp;
+  fused->quantized = std::move(form);
+  dead->push_back(g.operands[acc].producer);
+  dead->push_back(g.operands[qp.input.id].producer);
+  return true;
+}
+
+}  // namespace
+
+Expected<int64_t> fuse_qdq(Graph& graph) {
+  for (const Operand& op : graph.operands) {
+    // Plans of graphs with dynamic sizes re-infer every node, which a conv2d reading integers
+    // would fail; those graphs keep the float form.
+    if (!is_static_shape(op.desc.shape)) return int64_t{0};
+  }
+  const std::vector<int> uses = use_counts(graph);
+  std::vector<bool> dead(graph.nodes.size(), false);
+  int64_t fused = 0;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node& q = graph.nodes[i];
+    if (q.kind != OpKind::kQuantizeLinear || !q.epilogue.empty()) continue;
+    Node node{OpKind::kConv2d, "", {}, {}, {}, nullptr};
+    std::vector<int32_t> chain;
+    if (!match(graph, uses, q, &node, &chain)) continue;
+    graph.nodes[i] = std::move(node);
+    for (int32_t n : chain) dead[n] = true;
+    ++fused;
+  }
+  if (fused) erase_nodes(graph, dead);
+  return fused;
+}
+
+}  // namespace webnn

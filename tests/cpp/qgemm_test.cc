@@ -1,0 +1,98 @@
+// The int8 GEMM (cpu/qgemm.h) on every micro-kernel this machine runs, against exact integer
+// sums computed here: random odd sizes (tails of rows, columns and the k pair), extreme values.
+#include "backends/cpu/qgemm.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace webnn {
+namespace {
+
+std::vector<QGemmIsa> usable_isas() {
+  std::vector<QGemmIsa> out;
+  for (QGemmIsa isa : {QGemmIsa::kGeneric, QGemmIsa::kAvx2, QGemmIsa::kAvx512Vnni}) {
+    if (qgemm_ukernel_for(isa)) out.push_back(isa);
+  }
+  return out;
+}
+
+TEST(QGemm, GenericKernelAlwaysAvailable) {
+  ASSERT_NE(qgemm_ukernel_for(QGemmIsa::kGeneric), nullptr);
+  ASSERT_NE(qgemm_ukernel(), nullptr);
+}
+
+TEST(QGemm, TilesMatchExactIntegerSums) {
+  std::mt19937 rng(7);
+  for (QGemmIsa isa : usable_isas()) {
+    const QGemmUkernel uk = qgemm_ukernel_for(isa);
+    for (int trial = 0; trial < 40; ++trial) {
+      const int64_t k = 1 + rng() % 300, n = 1 + rng() % 40, kp = qgemm_kp(k);
+      const int mr = 1 + static_cast<int>(rng() % kQGemmMr);
+      // Extremes first: -255 * -255 in every product of trial 0.
+      std::uniform_int_distribution<int> av(-255, 255), bv(-255, 255);
+      std::vector<int16_t> a(static_cast<size_t>(mr * kp), 0);
+      std::vector<int16_t> b(static_cast<size_t>(k * n));
+      for (int r = 0; r < mr; ++r) {
+        for (int64_t i = 0; i < k; ++i) a[r * kp + i] = trial == 0 ? -255 : av(rng);
+      }
+      for (auto& v : b) v = static_cast<int16_t>(trial == 0 ? -255 : bv(rng));
+      const std::vector<int16_t> packed = qgemm_pack_b(b.data(), n, 1, k, n);
+      for (int64_t panel = 0; panel < qgemm_panels(n); ++panel) {
+        std::vector<int32_t> c(kQGemmMr * kQGemmNr, -1);
+        uk(QGemmTile{a.data(), kp, mr, packed.data() + panel * (kp / 2) * kQGemmNr * 2, kp / 2,
+                     c.data()});
+        for (int r = 0; r < mr; ++r) {
+          for (int64_t j = panel * kQGemmNr; j < std::min<int64_t>(n, (panel + 1) * kQGemmNr);
+               ++j) {
+            int64_t want = 0;
+            for (int64_t i = 0; i < k; ++i) want += int64_t{a[r * kp + i]} * b[i * n + j];
+            ASSERT_EQ(c[r * kQGemmNr + j - panel * kQGemmNr], want)
+                << "isa " << static_cast<int>(isa) << " k " << k << " n " << n << " row " << r;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(QGemm, RowsRequantizeLikeQuantizeLinear) {
+  std::mt19937 rng(11);
+  for (QGemmIsa isa : usable_isas()) {
+    for (bool is_signed : {false, true}) {
+      const int64_t m = 1 + rng() % 37, k = 1 + rng() % 77, n = 1 + rng() % 35, kp = qgemm_kp(k);
+      std::vector<int16_t> a(static_cast<size_t>(m * kp), 0);
+      std::vector<int16_t> b(static_cast<size_t>(k * n));
+      std::vector<int32_t> bias(static_cast<size_t>(n));
+      std::vector<float> mult(static_cast<size_t>(n));
+      for (int64_t r = 0; r < m; ++r) {
+        for (int64_t i = 0; i < k; ++i) a[r * kp + i] = static_cast<int16_t>(rng() % 511) - 255;
+      }
+      for (auto& v : b) v = static_cast<int16_t>(static_cast<int>(rng() % 511) - 255);
+      for (auto& v : bias) v = static_cast<int32_t>(rng() % 20001) - 10000;
+      for (auto& v : mult) v = 1.0f / static_cast<float>(200 + rng() % 3000);
+      Requant rq{bias.data(), mult.data(), true, is_signed ? 3 : 120, is_signed};
+      // Column-major output (as an NCHW conv writes it): element (r, j) at j * m + r.
+      std::vector<uint8_t> y(static_cast<size_t>(m * n));
+      const std::vector<int16_t> packed = qgemm_pack_b(b.data(), n, 1, k, n);
+      qgemm_rows(qgemm_ukernel_for(isa), a.data(), kp, m, packed.data(), k, n, rq, y.data(), 1, m);
+      for (int64_t r = 0; r < m; ++r) {
+        for (int64_t j = 0; j < n; ++j) {
+          int64_t acc = bias[j];
+          for (int64_t i = 0; i < k; ++i) acc += int64_t{a[r * kp + i]} * b[i * n + j];
+          double q = std::nearbyint(static_cast<double>(static_cast<float>(acc) * mult[j]));
+          q += rq.zero_point;
+          q = is_signed ? std::clamp(q, -128.0, 127.0) : std::clamp(q, 0.0, 255.0);
+          const int got = is_signed ? static_cast<int8_t>(y[j * m + r]) : y[j * m + r];
+          ASSERT_EQ(got, static_cast<int>(q)) << "row " << r << " col " << j;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace webnn

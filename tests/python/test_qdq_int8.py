@@ -1,0 +1,200 @@
+"""QDQ models on the cpu backend's int8 kernels (graph/passes/qdq_fusion.cc, cpu/qconv.cc).
+
+Each model is quantized here from a float model with onnxruntime.quantization.quantize_static
+(QDQ format, per-tensor and per-channel weights): a small CNN built in the test (plain,
+depthwise, grouped, strided, dilated and 1x1 convolutions, relu, a final matmul) and the PP-OCR direction
+classifier from the rapidocr_onnxruntime wheel. The integer path must give exactly the output
+of the same graph without the QDQ pass (the pass only rewrites where the float32 convolution
+is exact, see qdq_fusion.cc), be within one quantization step of the float path with no
+passes at all and of ONNX Runtime's QDQ session, at 1 and 2 threads.
+"""
+
+import importlib.util
+import sysconfig
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ort = pytest.importorskip("onnxruntime")
+onnx = pytest.importorskip("onnx")
+quantization = pytest.importorskip("onnxruntime.quantization")
+
+import webnn
+import webnn.onnx as wo
+from onnx import TensorProto, helper, numpy_helper
+
+# Every pass but qdq_fusion: the float path the int8 kernels must reproduce bit for bit.
+ALL_BUT_QDQ = "constant_folding,batch_norm_folding,layout_assignment,epilogue_fusion"
+
+
+def _small_cnn(path):
+    rng = np.random.default_rng(5)
+    inits, nodes = [], []
+
+    def conv(name, x, cin, cout, k, group=1, stride=1, pad=0, dilation=1, relu=True):
+        w = rng.standard_normal((cout, cin // group, k, k)).astype(np.float32)
+        w *= 1.5 / np.sqrt(cin // group * k * k)
+        b = (0.1 * rng.standard_normal(cout)).astype(np.float32)
+        inits.append(numpy_helper.from_array(w, f"{name}_w"))
+        inits.append(numpy_helper.from_array(b, f"{name}_b"))
+        attrs = {"kernel_shape": [k, k], "group": group, "strides": [stride, stride]}
+        attrs.update(pads=[pad] * 4, dilations=[dilation, dilation])
+        out = f"{name}_y"
+        nodes.append(helper.make_node("Conv", [x, f"{name}_w", f"{name}_b"], [out], **attrs))
+        if relu:
+            nodes.append(helper.make_node("Relu", [out], [f"{name}_r"]))
+            out = f"{name}_r"
+        return out
+
+    y = conv("c1", "x", 3, 8, 3, pad=1)
+    y = conv("dw", y, 8, 8, 3, group=8, stride=2, pad=1)
+    y = conv("pw", y, 8, 12, 1)
+    y = conv("grp", y, 12, 12, 3, group=3, pad=1)
+    y = conv("dil", y, 12, 17, 3, dilation=2, pad=2, relu=False)
+    y = conv("s2", y, 17, 5, 2, stride=2, relu=False)
+    nodes.append(helper.make_node("Relu", [y], ["r"]))
+    nodes.append(helper.make_node("GlobalAveragePool", ["r"], ["gap"]))
+    nodes.append(helper.make_node("Flatten", ["gap"], ["flat"]))
+    fc = (rng.standard_normal((5, 7)) / 2).astype(np.float32)
+    inits.append(numpy_helper.from_array(fc, "fc_w"))
+    nodes.append(helper.make_node("MatMul", ["flat", "fc_w"], ["fc"]))
+    y = "fc"
+    graph = helper.make_graph(
+        nodes,
+        "small_cnn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 20, 26])],
+        [helper.make_tensor_value_info(y, TensorProto.FLOAT, None)],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return {"x": rng.standard_normal((1, 3, 20, 26)).astype(np.float32)}
+
+
+def _cls_model():
+    for base in {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}:
+        p = Path(base) / "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx"
+        if p.is_file():
+            return str(p)
+    spec = importlib.util.find_spec("rapidocr_onnxruntime")
+    if spec and spec.submodule_search_locations:
+        for base in spec.submodule_search_locations:
+            p = Path(base) / "models/ch_ppocr_mobile_v2.0_cls_infer.onnx"
+            if p.is_file():
+                return str(p)
+    pytest.skip("the rapidocr_onnxruntime wheel is not installed")
+
+
+def _quantize(src, dst, feeds, per_channel):
+    rng = np.random.default_rng(2)
+    batches = [
+        {k: (v + 0.1 * rng.standard_normal(v.shape)).astype(v.dtype) for k, v in feeds.items()}
+        for _ in range(3)
+    ]
+
+    class Reader(quantization.CalibrationDataReader):
+        def get_next(self):
+            return batches.pop() if batches else None
+
+    # reduce_range (7-bit weights): ONNX Runtime's u8s8 kernels saturate 16-bit pair sums on
+    # CPUs without VNNI otherwise, and then its session is not the QDQ graph's value.
+    quantization.quantize_static(
+        src,
+        dst,
+        Reader(),
+        quant_format=quantization.QuantFormat.QDQ,
+        activation_type=quantization.QuantType.QUInt8,
+        weight_type=quantization.QuantType.QInt8,
+        per_channel=per_channel,
+        reduce_range=True,
+    )
+
+
+def _output_step(path):
+    model = onnx.load(path)
+    inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    producer = {o: n for n in model.graph.node for o in n.output}[model.graph.output[0].name]
+    if producer.op_type == "DequantizeLinear":
+        return float(inits[producer.input[1]])
+    # A float op after the last dequantize (the classifier's softmax, range [0, 1]).
+    return 1.0 / 255
+
+
+def _ours(path, feeds, monkeypatch, passes, threads):
+    monkeypatch.setenv("WEBNN_PASSES", passes)
+    monkeypatch.setenv("WEBNN_NUM_THREADS", str(threads))
+    context = webnn.ML().create_context(accelerated=False, backend="cpu")
+    graph = wo.load(context, path, input_shapes={k: list(v.shape) for k, v in feeds.items()})
+    (name,) = graph.get_output_names()
+    return context.compute(graph, feeds)[name], graph.compile_stats
+
+
+def _theirs(path, feeds):
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    return session.run(None, feeds)[0]
+
+
+def _check(path, feeds, monkeypatch, min_fused):
+    step = _output_step(path)
+    theirs = _theirs(path, feeds)
+    float_path, _ = _ours(path, feeds, monkeypatch, ALL_BUT_QDQ, 1)
+    no_passes, _ = _ours(path, feeds, monkeypatch, "none", 1)
+    for threads in (1, 2):
+        ours, stats = _ours(path, feeds, monkeypatch, "all", threads)
+        assert stats["passes"].get("qdq_fusion", 0) >= min_fused, stats["passes"]
+        np.testing.assert_array_equal(ours, float_path)
+        assert float(np.max(np.abs(ours - no_passes))) <= step * 1.001
+        err = float(np.max(np.abs(ours - theirs)))
+        assert err <= step * 1.001, f"max error {err:.3g} vs ORT > one step {step:.3g}"
+    assert np.ptp(theirs) > 4 * step  # the quantized output is not constant
+
+
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_small_qdq_cnn(tmp_path, monkeypatch, per_channel):
+    src = str(tmp_path / "cnn.onnx")
+    feeds = _small_cnn(src)
+    dst = str(tmp_path / "cnn_qdq.onnx")
+    _quantize(src, dst, feeds, per_channel)
+    _check(dst, feeds, monkeypatch, min_fused=7)  # six conv2d and the matmul
+
+
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_qdq_direction_classifier(tmp_path, monkeypatch, per_channel):
+    src = _cls_model()
+    rng = np.random.default_rng(4)
+    feeds = {"x": rng.uniform(-1, 1, (2, 3, 48, 192)).astype(np.float32)}
+    dst = str(tmp_path / "cls_qdq.onnx")
+    _quantize(src, dst, feeds, per_channel)
+    _check(dst, feeds, monkeypatch, min_fused=54)  # all 53 conv2d and the matmul
+
+
+def _qdq_graph(backend, x, scale, zp, quantize):
+    context = webnn.ML().create_context(accelerated=False, backend=backend)
+    b = context.create_graph_builder()
+    xt = "float32" if quantize else str(zp.dtype)
+    inp = b.input("x", list(x.shape), xt)
+    s = b.constant(np.full([1] * x.ndim, scale, np.float32))
+    z = b.constant(np.full([1] * x.ndim, zp, zp.dtype))
+    y = b.quantize_linear(inp, s, z) if quantize else b.dequantize_linear(inp, s, z)
+    return context.compute(b.build({"y": y}), {"x": x})["y"]
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+@pytest.mark.parametrize("scale", [1.0, 0.0173, 3.0])
+def test_per_tensor_quantize_dequantize_match_reference(dtype, scale):
+    """The cpu kernels of per-tensor quantizeLinear / dequantizeLinear (cpu/quantize_linear.cc)
+    give the reference backend's bits: ties, saturation, infinities and NaN included."""
+    rng = np.random.default_rng(8)
+    x = (rng.standard_normal(70007) * 120 * scale).astype(np.float32)
+    specials = [0.5, 1.5, 2.5, -0.5, -1.5, 127.5, -128.5, 255.5, 1e9, -1e9, np.inf, -np.inf, np.nan]
+    x[: len(specials)] = np.asarray(specials, np.float32) * np.float32(scale)
+    x = x.reshape(7, 10001)
+    zp = np.array(3 if dtype == np.int8 else 121, dtype)
+    q_cpu, q_ref = (_qdq_graph(be, x, scale, zp, True) for be in ("cpu", "reference"))
+    np.testing.assert_array_equal(q_cpu, q_ref)
+    dq_cpu, dq_ref = (_qdq_graph(be, q_ref, scale, zp, False) for be in ("cpu", "reference"))
+    np.testing.assert_array_equal(dq_cpu.view(np.int32), dq_ref.view(np.int32))
