@@ -79,8 +79,19 @@ def _fast(node, inputs, opset):
     return None
 
 
+def _reads_files(node):
+    """A tensor attribute with external data: onnx.reference would open it relative to the
+    working directory; the converter reads it from the model directory, location checked."""
+    for a in node.attribute:
+        if a.type == a.TENSOR and a.t.data_location == a.t.EXTERNAL:
+            return True
+        if a.type == a.TENSORS and any(t.data_location == t.EXTERNAL for t in a.tensors):
+            return True
+    return False
+
+
 def evaluate(node, inputs, opsets, domain):
-    if node.op_type in _NEVER_FOLD:
+    if node.op_type in _NEVER_FOLD or _reads_files(node):
         return None
     if domain == "":
         try:
