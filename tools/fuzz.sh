@@ -76,6 +76,9 @@ run() {
   local t=$1 secs=$2
   shift 2
   if [ "$t" = onnx_importer ]; then run_onnx "$secs" "$@"; return; fi
+  # The builder's feature set is large: libFuzzer's entropic schedule spent over half of the
+  # time ranking rare features (perf), -entropic=0 runs it about 3x faster.
+  [ "$t" = builder ] && set -- -entropic=0 "$@"
   seed "$t"
   local jobs="${FUZZ_JOBS:-1}" log="$BUILD/findings/$t/last_run.log"
   [ -x "$BUILD/fuzz_$t" ] || { echo "fuzz.sh: $BUILD/fuzz_$t was not built" >&2; exit 1; }

@@ -446,6 +446,13 @@ def _guarded(what, fn):
     except ALLOWED as exc:
         _check_message(exc)
         return None, exc
+    except RuntimeError as exc:
+        # A graph whose working memory the machine cannot hold (a valid model of huge
+        # shapes): the runtime says how many bytes it could not allocate. Anything else is
+        # a finding.
+        if "out of memory allocating" not in str(exc):
+            raise Finding(f"{what}: RuntimeError: {exc}") from exc
+        return None, exc
     except RecursionError as exc:
         raise Finding(f"{what}: RecursionError (unbounded recursion on a model)") from exc
     except MemoryError as exc:

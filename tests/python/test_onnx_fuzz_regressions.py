@@ -59,3 +59,23 @@ def test_bytes_that_are_no_model_raise_the_import_error():
     ctx = webnn.ML().create_context(accelerated=False, backend="cpu")
     with pytest.raises(webnn.onnx.OnnxImportError, match="5 bytes given are not a readable"):
         webnn.onnx.load(ctx, b"\x0a\xff\xff\xff\x0f")
+
+
+def _constant_of_shape(dims):
+    shape = helper.make_tensor("s", TensorProto.INT64, [len(dims)], dims)
+    value = helper.make_tensor("v", TensorProto.FLOAT, [1], [2.5])
+    node = helper.make_node("ConstantOfShape", ["s"], ["y"], value=value, name="fill")
+    out = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    graph = helper.make_graph([node], "g", [], [out], [shape])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_constant_of_shape_of_terabytes_is_refused_not_allocated():
+    # Found by the fuzzer: 40 bytes of model declaring 4 TiB made numpy raise MemoryError.
+    ctx = webnn.ML().create_context(accelerated=False, backend="cpu")
+    with pytest.raises(webnn.onnx.OnnxImportError, match=r"'fill'.*exceeds the maximum tensor"):
+        webnn.onnx.load(ctx, _constant_of_shape([2**20, 2**20]))
+    # A large one that fits is a run-time expand of the scalar, with the same values.
+    graph = webnn.onnx.load(ctx, _constant_of_shape([2**12, 2**13]))
+    y = ctx.compute(graph, {})["y"]
+    np.testing.assert_array_equal(y, np.full([2**12, 2**13], 2.5, np.float32))

@@ -6,6 +6,9 @@ from ..model_io import tensor_to_numpy
 from .registry import op
 from .util import norm_axes, norm_axis, prod
 
+# Larger ConstantOfShape results stay run-time values (the fold limit of folding.py).
+_MAX_MATERIALIZED_ELEMENTS = 1 << 24
+
 
 def _ints(array):
     return [int(v) for v in np.asarray(array).reshape(-1)]
@@ -243,6 +246,15 @@ def constant_of_shape(n):
         if value is not None
         else np.zeros(1, np.float32)
     )
+    if any(d < 0 for d in shape):
+        n.fail(f"negative dimension in the shape {shape}")
+    count = 1
+    for d in shape:
+        count *= d
+    if count > _MAX_MATERIALIZED_ELEMENTS:
+        # Not materialized at import (a few bytes of model can declare terabytes): an expand
+        # of the scalar, whose size the builder checks like any operand's.
+        return n.b.expand(n.importer.operand(np.asarray(fill[0], fill.dtype), n), shape)
     return np.full(shape, fill[0], dtype=fill.dtype)
 
 
