@@ -79,3 +79,24 @@ def test_constant_of_shape_of_terabytes_is_refused_not_allocated():
     graph = webnn.onnx.load(ctx, _constant_of_shape([2**12, 2**13]))
     y = ctx.compute(graph, {})["y"]
     np.testing.assert_array_equal(y, np.full([2**12, 2**13], 2.5, np.float32))
+
+
+@pytest.mark.parametrize(
+    "op, inputs",
+    [
+        ("ConstantOfShape", [np.array([2**16, 2**16], np.int64)]),
+        ("Expand", [np.ones([1], np.float32), np.array([2**15, 2**15], np.int64)]),
+        ("Tile", [np.ones([2, 2], np.float32), np.array([2**14, 2**14], np.int64)]),
+        ("Range", [np.array(0.0, np.float32), np.array(1e12, np.float32), np.array(1.0, np.float32)]),
+    ],
+)  # fmt: skip
+def test_folding_does_not_materialize_declared_gigabytes(op, inputs):
+    # Constant folding used to evaluate these with numpy before looking at the result's size:
+    # 16 GiB allocated (and filled) at import for a few bytes of model.
+    from webnn.onnx import folding
+
+    names = [f"i{k}" for k in range(len(inputs))]
+    node = helper.make_node(op, names, ["y"])
+    assert folding.evaluate(node, inputs, {"": 17}, "") is None
+    small = [np.minimum(v, 4).astype(v.dtype) for v in inputs]
+    assert folding.evaluate(node, small, {"": 17}, "") is not None  # small ones still fold
