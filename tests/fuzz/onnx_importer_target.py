@@ -411,7 +411,10 @@ def structured_model(data):
     base = all_bases[(r.byte() << 8 | r.byte()) % len(all_bases)]
     proto = _prefix(base, r)
     for _ in range(r.pick(4)):
-        _pick_mutation(r)(proto, r)
+        mutation = _pick_mutation(r)
+        if mutation is _deep_chain and len(proto.graph.node) > 1000:
+            continue  # chains of chains: the proto grows past the memory limit in protobuf
+        mutation(proto, r)
     return proto, r.chance(30)
 
 
