@@ -66,7 +66,7 @@ run_tsan() {
   local flags="-fsanitize=thread -fno-omit-frame-pointer"
   # The pool and its stress test need nothing else: two files, built in seconds.
   mkdir -p build/tsan-pool
-  "$CXX_BIN" -std=c++20 -O1 -g $flags -Isrc -Iinclude src/backends/cpu/thread_pool.cc \
+  "$CXX_BIN" -std=c++20 -O1 -g $flags -Isrc -Iinclude src/core/thread_pool.cc \
     tests/cpp/thread_pool_stress_test.cc -lgtest -lgtest_main -pthread \
     -o build/tsan-pool/thread_pool_stress_test
   echo "== ThreadSanitizer: thread pool stress test"

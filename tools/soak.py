@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
-"""Dispatches a small real model (MobileNet-style CNN) in a loop and checks RSS stays flat.
+"""Dispatches a model in a loop and checks that results stay the same and RSS stays flat.
 
     python tools/soak.py --dispatches 100000 --threads 2     # minutes
-    python tools/soak.py --dispatches 100000 --threads 4
+    python tools/soak.py --dispatches 100000 --threads 4 --model ocr-cls
+
+--model cnn (default): a MobileNet-style CNN built here; ocr-cls: the real text-direction
+classifier of the rapidocr-onnxruntime wheel (ch_ppocr_mobile_v2.0_cls, 1x3x48x192),
+imported with webnn.onnx.
 
 Exits 0 with a last line "ok ..." when every checked result equals the first one and the
 resident set grew by at most --max-growth-mb after the warm-up; 1 otherwise; a watchdog
@@ -41,7 +45,24 @@ def build_model(ctx, np):
     pooled = b.reshape(b.average_pool2d(h), [1, 16])
     logits = b.gemm(pooled, w(16, 10), c=w(10))
     graph = b.build({"y": b.softmax(logits, 1)})
-    return graph, rng.standard_normal((1, 3, 24, 48)).astype(np.float32)
+    return graph, rng.standard_normal((1, 3, 24, 48)).astype(np.float32), "x", "y", [1, 10]
+
+
+def ocr_cls_model(ctx, np):
+    import importlib.util
+    from pathlib import Path
+
+    import webnn.onnx
+
+    spec = importlib.util.find_spec("rapidocr_onnxruntime")
+    if spec is None:
+        raise SystemExit(
+            "--model ocr-cls needs the rapidocr-onnxruntime wheel (pip install .[test])"
+        )
+    path = Path(spec.origin).parent / "models" / "ch_ppocr_mobile_v2.0_cls_infer.onnx"
+    graph = webnn.onnx.load(ctx, path, input_shapes={"x": [1, 3, 48, 192]})
+    data = np.random.default_rng(7).standard_normal((1, 3, 48, 192)).astype(np.float32)
+    return graph, data, "x", "save_infer_model/scale_0.tmp_1", [1, 2]
 
 
 def main() -> int:
@@ -52,6 +73,7 @@ def main() -> int:
     ap.add_argument("--warmup", type=int, default=500, help="dispatches before the RSS baseline")
     ap.add_argument("--max-growth-mb", type=float, default=8.0)
     ap.add_argument("--timeout", type=float, default=3600.0)
+    ap.add_argument("--model", choices=["cnn", "ocr-cls"], default="cnn")
     args = ap.parse_args()
 
     faulthandler.dump_traceback_later(args.timeout, exit=True)  # exit code 1 from faulthandler
@@ -60,16 +82,17 @@ def main() -> int:
     import webnn
 
     ctx = webnn.ML().create_context(accelerated=False, backend="cpu")
-    graph, data = build_model(ctx, np)
-    xt = ctx.create_tensor([1, 3, 24, 48], "float32", writable=True)
-    yt = ctx.create_tensor([1, 10], "float32", readable=True)
+    make = ocr_cls_model if args.model == "ocr-cls" else build_model
+    graph, data, x_name, y_name, y_shape = make(ctx, np)
+    xt = ctx.create_tensor(list(data.shape), "float32", writable=True)
+    yt = ctx.create_tensor(y_shape, "float32", readable=True)
     ctx.write_tensor(xt, data)
-    ctx.dispatch(graph, {"x": xt}, {"y": yt})
+    ctx.dispatch(graph, {x_name: xt}, {y_name: yt})
     first = ctx.read_tensor(yt)
     baseline = None
     peak = 0.0
     for i in range(args.dispatches):
-        ctx.dispatch(graph, {"x": xt}, {"y": yt})
+        ctx.dispatch(graph, {x_name: xt}, {y_name: yt})
         if i + 1 == min(args.warmup, args.dispatches):
             baseline = rss_mb()
         if i % args.check_every == 0:
@@ -84,7 +107,7 @@ def main() -> int:
     peak = max(peak, end)
     growth = peak - (baseline if baseline is not None else end)
     line = (
-        f"{args.dispatches} dispatches at {args.threads} threads: RSS {baseline:.1f} MB after "
+        f"{args.dispatches} dispatches of {args.model} at {args.threads} threads: RSS {baseline:.1f} MB after "
         f"warm-up, peak {peak:.1f} MB, end {end:.1f} MB (growth {growth:.2f} MB)"
     )
     if growth > args.max_growth_mb:

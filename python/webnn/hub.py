@@ -33,6 +33,10 @@ MODEL_FILES = (
 )
 
 _CHUNK_SIZE = 1 << 20
+# A download in progress stages its files in <model dir>/.staging-<random>/; the journal
+# <model dir>/.commit names the staging directory whose files are being moved into place.
+_STAGING_PREFIX = ".staging-"
+_JOURNAL = ".commit"
 _USER_AGENT = "webnn-python-hub"
 _MB = 1024 * 1024
 # Hugging Face repository names: letters, digits, '-', '_' and '.'.
@@ -242,8 +246,16 @@ class Hub:
             raise
 
     def _download_files(self, model_id, revision, model_dir, force):
-        """The body of download_model, once the model directory exists."""
-        paths = {}
+        """The body of download_model, once the model directory exists.
+
+        The files to fetch are staged in a hidden directory next to the cached ones and only
+        then moved into place, under a journal (``.commit``) naming that directory: a download
+        killed at any point leaves the old set, or a journal that the next call completes to
+        the new set. Files of two revisions are never paired.
+        """
+        _finish_commit(model_dir)
+        _remove_abandoned_staging(model_dir)
+        paths, wanted = {}, []
         for key, filename in MODEL_FILES:
             path = model_dir / filename
             paths[key] = str(path)
@@ -252,10 +264,22 @@ class Hub:
                 if key == "graph":
                     _check_graph(path, f"{path} (cached; download again with force=True)")
                 continue
-            url = self.file_url(model_id, filename, revision)
-            self._print(f"   [DOWNLOAD] {filename} from {model_id}")
-            size = self._download(key, url, path, check_graph=key == "graph")
-            self._print(f"   [OK] Downloaded {filename} ({size / _MB:.2f} MB)")
+            wanted.append((key, filename))
+        if not wanted:
+            return paths
+        staging = model_dir / f"{_STAGING_PREFIX}{secrets.token_hex(6)}"
+        staging.mkdir()
+        try:
+            for key, filename in wanted:
+                url = self.file_url(model_id, filename, revision)
+                self._print(f"   [DOWNLOAD] {filename} from {model_id}")
+                size = self._download(key, url, staging / filename, check_graph=key == "graph")
+                self._print(f"   [OK] Downloaded {filename} ({size / _MB:.2f} MB)")
+            _write_journal(model_dir, staging.name)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        _finish_commit(model_dir)
         return paths
 
     def list_cached_models(self) -> list:
@@ -366,6 +390,61 @@ class Hub:
                     tmp.unlink()
                 except OSError:
                     pass
+
+
+def _fsync_dir(directory):
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # e.g. Windows: directories cannot be opened
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_journal(model_dir, staging_name):
+    """Atomically records that the files of `staging_name` are to replace the cached ones."""
+    tmp = model_dir / f"{_JOURNAL}.{secrets.token_hex(6)}.part"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(staging_name + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, model_dir / _JOURNAL)
+    _fsync_dir(model_dir)
+
+
+def _finish_commit(model_dir):
+    """Completes a journaled commit (a download killed while moving its files into place)."""
+    journal = model_dir / _JOURNAL
+    try:
+        name = journal.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return
+    staging = model_dir / name
+    if name.startswith(_STAGING_PREFIX) and "/" not in name and "\\" not in name:
+        for _, filename in MODEL_FILES:
+            staged = staging / filename
+            if staged.exists():
+                os.replace(staged, model_dir / filename)
+        _fsync_dir(model_dir)
+        shutil.rmtree(staging, ignore_errors=True)
+    journal.unlink()
+    _fsync_dir(model_dir)
+
+
+def _remove_abandoned_staging(model_dir, older_than_s=3600.0):
+    """Staging directories of downloads killed before their journal (an hour old: a younger
+    one may belong to a download running in another process)."""
+    now = time.time()
+    for d in model_dir.glob(_STAGING_PREFIX + "*"):
+        try:
+            if now - d.stat().st_mtime > older_than_s:
+                shutil.rmtree(d, ignore_errors=True)
+        except OSError:
+            pass
 
 
 def _isatty(stream) -> bool:

@@ -222,6 +222,9 @@ InferResult infer_slice(const InferContext& ctx) {
     const int64_t start = p.starts[i];
     const int64_t stride = p.strides ? (*p.strides)[i] : 1;
     if (stride < 1) return ctx.error("strides[", i, "] ", stride, " must be at least 1");
+    // (A negative start passed the bounds check below and was read before the input: found by
+    // the builder fuzz target; the Python bindings refuse it already, files and C++ did not.)
+    if (start < 0) return ctx.error("starts[", i, "] ", start, " must not be negative");
     if (size.value < 1 && !ctx.bound_sizes()) {
       return ctx.error("sizes[", i, "] ", size.value, " must be at least 1");
     }

@@ -226,5 +226,22 @@ TEST(HostileFilesTest, HuggingFaceCacheSnapshotOfSymlinks) {
   EXPECT_EQ(first_weight(*h), 4.0f);
 }
 
+// Found by the builder fuzz target: a negative slice start passed the bounds check (start +
+// size <= dim) and the kernels read before the input. The text format and the Python bindings
+// refuse negative values already; the C++ builder did not.
+TEST(HostileFilesTest, NegativeSliceStartIsRefused) {
+  GraphBuilder b;
+  auto x = b.input("x", Shape{Dim(4)}, DataType::kFloat32);
+  ASSERT_TRUE(x.has_value());
+  SliceParams p;
+  p.input = OperandRef{*x};
+  p.starts = {-1};
+  p.sizes = Shape{Dim(2)};
+  auto y = b.add_op(OpKind::kSlice, p);
+  ASSERT_FALSE(y.has_value());
+  EXPECT_NE(y.status().message().find("starts[0] -1 must not be negative"), std::string::npos)
+      << y.status().message();
+}
+
 }  // namespace
 }  // namespace webnn

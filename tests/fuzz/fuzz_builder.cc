@@ -267,8 +267,9 @@ std::string compare(const std::string& name, DataType type, const std::vector<ui
   return "";
 }
 
-// Graphs the fuzzer runs stay small, so each execution takes microseconds.
-constexpr uint64_t kMaxRunBytes = uint64_t{1} << 20;
+// Graphs the fuzzer runs stay small, so each execution takes microseconds: 64 KiB of operands
+// (16K float32 elements) still reach every kernel's vector body and tail, with ASan on.
+constexpr uint64_t kMaxRunBytes = uint64_t{1} << 16;
 
 struct RunResult {
   Status status;
@@ -310,6 +311,34 @@ RunResult run_on(const Context& ctx, const Graph& graph,
     res.outputs.push_back(std::move(*bytes));
   }
   return res;
+}
+
+// The float inputs scaled by `factor` (the others unchanged).
+std::vector<std::vector<uint8_t>> nudged(const Graph& graph,
+                                         const std::vector<std::vector<uint8_t>>& inputs,
+                                         float factor) {
+  std::vector<std::vector<uint8_t>> out = inputs;
+  for (size_t k = 0; k < graph.inputs.size(); ++k) {
+    DataType type = graph.operands[graph.inputs[k]].desc.data_type;
+    std::vector<uint8_t>& bytes = out[k];
+    if (type == DataType::kFloat32) {
+      for (size_t i = 0; i + 4 <= bytes.size(); i += 4) {
+        float v;
+        std::memcpy(&v, bytes.data() + i, 4);
+        v *= factor;
+        std::memcpy(bytes.data() + i, &v, 4);
+      }
+    } else if (type == DataType::kFloat16) {
+      for (size_t i = 0; i + 2 <= bytes.size(); i += 2) {
+        float16 h;
+        std::memcpy(&h, bytes.data() + i, 2);
+        // float16 steps are 2^-10 relative: nudge by one of them.
+        h = static_cast<float16>(static_cast<float>(h) * (factor > 1 ? 1.001f : 0.999f));
+        std::memcpy(bytes.data() + i, &h, 2);
+      }
+    }
+  }
+  return out;
 }
 
 std::string graph_text(const Graph& g) {
@@ -388,8 +417,22 @@ std::string run_builder(const uint8_t* data, size_t size) {
   }
   for (size_t k = 0; k < graph->outputs.size(); ++k) {
     const OperandDesc& d = graph->desc(graph->outputs[k].id);
-    std::string f = compare(graph->outputs[k].name, d.data_type, cpu.outputs[k], ref.outputs[k],
-                            *element_count(static_sizes(d.shape)));
+    uint64_t count = *element_count(static_sizes(d.shape));
+    std::string f =
+        compare(graph->outputs[k].name, d.data_type, cpu.outputs[k], ref.outputs[k], count);
+    if (f.empty()) continue;
+    // An ill-conditioned chain (tan(tan(8 * sigmoid(x))) near a pole) turns float32 rounding
+    // into any difference: when the reference itself moves beyond the tolerance for inputs
+    // nudged by a few float ulps, the comparison says nothing about the cpu kernels.
+    for (float factor : {1.0f + 4e-7f, 1.0f - 4e-7f}) {
+      RunResult moved = run_on(*ctx.reference, *graph, nudged(*graph, input_data, factor));
+      if (moved.status.is_ok() &&
+          !compare(graph->outputs[k].name, d.data_type, moved.outputs[k], ref.outputs[k], count)
+               .empty()) {
+        f.clear();
+        break;
+      }
+    }
     if (!f.empty()) return f + "\n" + graph_text(*graph);
   }
   return "";

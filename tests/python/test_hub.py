@@ -403,8 +403,9 @@ def test_http_errors(server, hub, code):
     assert "weights" in msg and url in msg and str(code) in msg
     assert isinstance(info.value.__cause__, urllib.error.HTTPError)
     assert info.value.__cause__.code == code
-    # The graph that arrived before is kept; nothing else is left behind.
-    assert leftovers(hub.cache_dir) == ["model.webnn"]
+    # Nothing is left behind, not even the graph that arrived before: files are staged and
+    # enter the cache together (a later download never pairs them with another revision's).
+    assert leftovers(hub.cache_dir) == []
 
 
 def test_missing_graph_names_graph(server, hub):
@@ -447,7 +448,7 @@ def test_timeout(server, tmp_path):
     with pytest.raises(RuntimeError, match="weights") as info:
         h.download_model(MODEL)
     assert isinstance(info.value.__cause__, OSError)
-    assert leftovers(h.cache_dir) == ["model.webnn"]
+    assert leftovers(h.cache_dir) == []
 
 
 def test_interrupted_download_leaves_nothing(server, hub):
@@ -459,12 +460,13 @@ def test_interrupted_download_leaves_nothing(server, hub):
     assert f"{server.url}/{MODEL}/resolve/main/model.weights" in str(info.value)
     assert "10 of 10000 bytes" in str(info.value)
     assert info.value.__cause__ is not None
-    assert leftovers(hub.cache_dir) == ["model.webnn"]  # no model.weights, no temp file
-    # A later call does not mistake anything for a cached weights file.
+    assert leftovers(hub.cache_dir) == []  # no partial set, no temp file
+    # A later call does not mistake anything for a cached file.
     server.serve_model()
     server.requests.clear()
     paths = hub.download_model(MODEL)
     assert [r["path"].split("/")[-1] for r in server.requests] == [
+        "model.webnn?download=true",
         "model.weights?download=true",
         "manifest.json?download=true",
     ]

@@ -83,9 +83,42 @@ def _fast(node, inputs, opset):
     return None
 
 
-def evaluate(node, inputs, opsets, domain):
-    if node.op_type in _NEVER_FOLD:
+def _reads_files(node):
+    """A tensor attribute with external data: onnx.reference would open it relative to the
+    working directory; the converter reads it from the model directory, location checked."""
+    for a in node.attribute:
+        if a.type == a.TENSOR and a.t.data_location == a.t.EXTERNAL:
+            return True
+        if a.type == a.TENSORS and any(t.data_location == t.EXTERNAL for t in a.tensors):
+            return True
+    return False
+
+
+def _size_bound(node, inputs):
+    """An upper bound of the output elements of the operators whose output size is given by
+    input values (a few bytes of model can ask for terabytes), or None for other operators."""
+    op = node.op_type
+    try:
+        if op == "ConstantOfShape" and inputs and inputs[0] is not None:
+            return int(np.prod([max(int(d), 0) for d in inputs[0].reshape(-1)], dtype=object))
+        if op in ("Expand", "Tile") and len(inputs) > 1 and inputs[1] is not None:
+            factors = [max(abs(int(d)), 1) for d in inputs[1].reshape(-1)]
+            return int(np.prod(factors, dtype=object)) * max(inputs[0].size, 1)
+        if op == "Range" and len(inputs) == 3 and all(v is not None for v in inputs):
+            start, limit, delta = (float(v.reshape(-1)[0]) for v in inputs)
+            return int(abs((limit - start) / delta)) + 1 if delta else 0
+    except (ValueError, TypeError, OverflowError, AttributeError, IndexError):
         return None
+    return None
+
+
+def evaluate(node, inputs, opsets, domain):
+    if node.op_type in _NEVER_FOLD or _reads_files(node):
+        return None
+    bound = _size_bound(node, inputs)
+    biggest = max((v.size for v in inputs if v is not None), default=1)
+    if bound is not None and bound > _MAX_GROWTH_ELEMENTS and bound > biggest:
+        return None  # not materialized at import: the converter keeps it a run-time value
     if domain == "":
         try:
             with np.errstate(all="ignore"):

@@ -230,7 +230,13 @@ class NodeContext:
     # -- errors -----------------------------------------------------------------------------
     def describe(self):
         node = self.node
-        who = f"'{node.name}'" if node.name else f"with output '{node.output[0]}'"
+        named = [o for o in node.output if o]
+        if node.name:
+            who = f"'{node.name}'"
+        elif named:
+            who = f"with output '{named[0]}'"
+        else:  # a malformed node: no name, no named output (its inputs identify it)
+            who = f"without name or output, reading {list(node.input)}"
         domain = node.domain or "ai.onnx"
         return f"node {who} ({domain}::{node.op_type}, opset {self.opset})"
 
@@ -533,7 +539,12 @@ class Importer:
         for sparse in onnx_graph.sparse_initializer:
             from onnx import numpy_helper
 
-            scope[sparse.values.name] = numpy_helper.to_array(sparse)
+            try:
+                scope[sparse.values.name] = numpy_helper.to_array(sparse)
+            except Exception as exc:  # onnx raises what its checks find: name the tensor
+                raise OnnxImportError(
+                    f"sparse initializer '{sparse.values.name}' cannot be read: {exc}"
+                ) from exc
         inputs, folded = [], {}
         for vi in onnx_graph.input:
             if vi.name in scope and vi.name not in self.constants:
@@ -689,8 +700,15 @@ class Importer:
             result = entry.convert(ctx)
         except OnnxImportError:
             raise
-        except (ValueError, TypeError, RuntimeError) as exc:
+        except (ValueError, TypeError, RuntimeError, ArithmeticError) as exc:
             raise OnnxImportError(f"{ctx.describe()}: {exc}") from exc
+        except (IndexError, KeyError, AttributeError) as exc:
+            # A converter reached for an input, attribute or type the node does not have: the
+            # node is malformed (fuzzing finds these); say which node instead of a traceback.
+            raise OnnxImportError(
+                f"{ctx.describe()}: malformed node, a missing or invalid input or attribute "
+                f"({type(exc).__name__}: {exc})"
+            ) from exc
         if not isinstance(result, (list, tuple)):
             result = [result]
         result = list(result)

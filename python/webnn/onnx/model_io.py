@@ -26,7 +26,12 @@ def read_model(model, base_dir=None):
     if isinstance(model, onnx.ModelProto):
         proto, directory = model, None
     elif isinstance(model, (bytes, bytearray, memoryview)):
-        proto, directory = onnx.load_from_string(bytes(model)), None
+        try:
+            proto, directory = onnx.load_from_string(bytes(model)), None
+        except Exception as exc:  # protobuf's DecodeError is no ValueError
+            raise OnnxImportError(
+                f"the {len(model)} bytes given are not a readable ONNX model: {exc}"
+            ) from exc
     elif isinstance(model, (str, os.PathLike)):
         path = Path(model)
         if not path.is_file():
@@ -68,7 +73,23 @@ def _np_dtypes():
 
 def _external_location(tensor):
     info = {entry.key: entry.value for entry in tensor.external_data}
-    return info.get("location"), int(info.get("offset", 0) or 0), info.get("length")
+
+    def count(key, default):
+        text = info.get(key)
+        if text is None or text == "":
+            return default
+        try:
+            value = int(text)
+        except ValueError:
+            value = -1
+        if value < 0:
+            raise OnnxImportError(
+                f"initializer '{tensor.name}': external data {key} '{text}' is not a "
+                "non-negative integer"
+            )
+        return value
+
+    return info.get("location"), count("offset", 0), count("length", None)
 
 
 def _check_relative(location, tensor_name):
@@ -116,9 +137,15 @@ def tensor_to_numpy(tensor, base_dir):
             )
         dtype = np.dtype(dtypes[tensor.data_type])
         shape = tuple(int(d) for d in tensor.dims)
-        count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        if any(d < 0 for d in shape):
+            raise OnnxImportError(
+                f"initializer '{tensor.name}': negative dimension in its shape {list(shape)}"
+            )
+        count = 1
+        for d in shape:  # Python integers: no overflow; the file size bounds what is mapped
+            count *= d
         nbytes = count * dtype.itemsize
-        if length is not None and int(length) < nbytes:
+        if length is not None and length < nbytes:
             raise OnnxImportError(
                 f"initializer '{tensor.name}': external data length {length} is smaller than "
                 f"its shape {list(shape)} needs ({nbytes} bytes)"

@@ -26,8 +26,16 @@ def _consumer_counts(graph):
     return counts
 
 
+def _in_file(tensor):
+    """External data is not read here (onnx would open it relative to the working directory):
+    such tensors are simply not fused; the importer reads them from the model directory."""
+    return tensor.data_location == tensor.EXTERNAL
+
+
 def _scalar_init(inits, name):
-    return name in inits and numpy_helper.to_array(inits[name]).size == 1
+    if name not in inits or _in_file(inits[name]):
+        return False
+    return numpy_helper.to_array(inits[name]).size == 1
 
 
 def _constant_nodes_as_inits(graph, inits):
@@ -94,9 +102,13 @@ def fuse_qdq(model):
             dq_b = producers.get(core.input[2])
             if dq_b is None or dq_b.op_type != "DequantizeLinear" or dq_b.input[0] not in inits:
                 continue
+            if _in_file(inits[dq_b.input[0]]):
+                continue
             if numpy_helper.to_array(inits[dq_b.input[0]]).dtype.name != "int32":
                 continue
             bias = dq_b.input[0]
+        if _in_file(inits[w_params[0]]):
+            continue
         w_scale = numpy_helper.to_array(inits[w_params[0]])
         if core.op_type == "MatMul" and w_scale.size != 1:
             w_axis = next((a.i for a in dq_w.attribute if a.name == "axis"), 1)

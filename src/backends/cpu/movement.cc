@@ -51,7 +51,9 @@ class StridedCopyKernel final : public Kernel {
     }
     // float32 batches of whole matrices (output [batch, cols, rows] from input [batch, rows,
     // cols]): the SIMD transpose.
-    if (es_ == 4 && tile_axis_ == static_cast<int>(r) - 2) {
+    // (r >= 2: for one axis, tile_axis_ -1 equals r - 2 and shape_[r - 2] is out of bounds; a
+    // strided 1-D slice got there, found by the builder fuzz target.)
+    if (es_ == 4 && r >= 2 && tile_axis_ == static_cast<int>(r) - 2) {
       const int64_t rows = shape_[r - 1], cols = shape_[r - 2];
       matrices_ = stride_[r - 1] == cols;
       for (size_t k = 0; k + 2 < r && matrices_; ++k) {

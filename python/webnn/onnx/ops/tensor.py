@@ -2,8 +2,12 @@
 
 import numpy as np
 
+from ..model_io import tensor_to_numpy
 from .registry import op
 from .util import norm_axes, norm_axis, prod
+
+# Larger ConstantOfShape results stay run-time values (the fold limit of folding.py).
+_MAX_MATERIALIZED_ELEMENTS = 1 << 24
 
 
 def _ints(array):
@@ -15,8 +19,8 @@ def constant(n):
     from onnx import numpy_helper
 
     for a in n.node.attribute:
-        if a.name == "value":
-            return numpy_helper.to_array(a.t)
+        if a.name == "value":  # external data is read like an initializer's (location checked)
+            return tensor_to_numpy(a.t, n.importer.base_dir)
         if a.name == "sparse_value":
             return numpy_helper.to_array(a.sparse_tensor)
         if a.name == "value_float":
@@ -235,13 +239,22 @@ def size(n):
 
 @op("ConstantOfShape")
 def constant_of_shape(n):
-    from onnx import numpy_helper
-
     shape = _ints(n.c(0, what="the shape"))
     value = n.attr("value")
     fill = (
-        numpy_helper.to_array(value).reshape(-1) if value is not None else np.zeros(1, np.float32)
+        tensor_to_numpy(value, n.importer.base_dir).reshape(-1)
+        if value is not None
+        else np.zeros(1, np.float32)
     )
+    if any(d < 0 for d in shape):
+        n.fail(f"negative dimension in the shape {shape}")
+    count = 1
+    for d in shape:
+        count *= d
+    if count > _MAX_MATERIALIZED_ELEMENTS:
+        # Not materialized at import (a few bytes of model can declare terabytes): an expand
+        # of the scalar, whose size the builder checks like any operand's.
+        return n.b.expand(n.importer.operand(np.asarray(fill[0], fill.dtype), n), shape)
     return np.full(shape, fill[0], dtype=fill.dtype)
 
 
