@@ -14,6 +14,10 @@ namespace {
 constexpr int64_t kKc = 768;
 constexpr int64_t kL2Bytes = 512 * 1024;
 constexpr int64_t kTasksPerThread = 4;
+// Below this many multiply-adds a task costs less than waking and joining a thread does
+// (~1-3 us per region here), so small products (a MobileNet's late layers, a GEMV) are split
+// into fewer tasks, down to one. The split still depends only on shapes and thread count.
+constexpr double kMinTaskMacs = 96 * 1024;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
@@ -129,7 +133,10 @@ void run_gemm(const SimdKernels& simd, const std::vector<GemmJob>& jobs, const G
   // threads. Packing B per task favours splitting columns, so no block is packed twice.
   const int64_t n_panels = ceil_div(n, nr), m_tiles = ceil_div(m, mr);
   const int64_t jobs_count = static_cast<int64_t>(jobs.size());
-  const int64_t target = threads > 1 ? kTasksPerThread * threads : 1;
+  const double macs = static_cast<double>(m) * n * std::max<int64_t>(1, k_total) * jobs.size();
+  const int64_t worth = static_cast<int64_t>(std::min(macs / kMinTaskMacs, 1e9));
+  const int64_t target =
+      threads > 1 ? std::max<int64_t>(1, std::min<int64_t>(kTasksPerThread * threads, worth)) : 1;
   int64_t n_blocks = ceil_div(n_panels, std::max<int64_t>(1, kL2Bytes / (kc * 4 * nr)));
   int64_t m_blocks = 1;
   if (!pack_per_task && jobs_count * n_blocks < target) {
