@@ -15,43 +15,18 @@
 #include <vector>
 
 #include "backends/cpu/cpu_kernels.h"
+#include "ops/recurrent_activation.h"
 
 namespace webnn {
 
 namespace {
 
-enum class Act { kRelu, kSigmoid, kTanh };
+using Act = RecurrentActivation;
 
 bool parse_acts(const OptStringList& names, std::vector<Act> defaults, std::vector<Act>* out) {
-  *out = std::move(defaults);
-  if (!names) return true;
-  if (names->size() != out->size()) return false;
-  for (size_t i = 0; i < names->size(); ++i) {
-    const std::string& n = (*names)[i];
-    if (n == "relu") {
-      (*out)[i] = Act::kRelu;
-    } else if (n == "sigmoid") {
-      (*out)[i] = Act::kSigmoid;
-    } else if (n == "tanh") {
-      (*out)[i] = Act::kTanh;
-    } else {
-      return false;
-    }
-  }
-  return true;
-}
-
-// The reference's formulas (reference/recurrent.cc `apply`).
-inline double apply(Act a, double x) {
-  switch (a) {
-    case Act::kRelu:
-      return x > 0 ? x : 0.0;
-    case Act::kSigmoid:
-      return 1.0 / (1.0 + std::exp(-x));
-    case Act::kTanh:
-      return std::tanh(x);
-  }
-  return x;
+  auto parsed = parse_recurrent_activations(names, std::move(defaults));
+  if (parsed) *out = std::move(*parsed);
+  return parsed.has_value();
 }
 
 struct RecurrentSpec {
@@ -213,13 +188,13 @@ class RecurrentKernel final : public Kernel {
       auto peep = [&](int64_t slot) {
         return p.has_peephole ? p.peephole[slot * hs + j] * cb[j] : 0;
       };
-      const double i = apply(s_.acts[0], pre(i_row) + peep(0));
-      const double f = apply(s_.acts[0], pre(f_row) + peep(2));
-      const double g = apply(s_.acts[1], pre(g_row));
-      const double o = apply(s_.acts[0], pre(o_row) + peep(1));
+      const double i = apply_recurrent_activation(s_.acts[0], pre(i_row) + peep(0));
+      const double f = apply_recurrent_activation(s_.acts[0], pre(f_row) + peep(2));
+      const double g = apply_recurrent_activation(s_.acts[1], pre(g_row));
+      const double o = apply_recurrent_activation(s_.acts[0], pre(o_row) + peep(1));
       const double cell = f * cb[j] + i * g;
       next_c_[bi * hs + j] = cell;
-      next_h_[bi * hs + j] = o * apply(s_.acts[2], cell);
+      next_h_[bi * hs + j] = o * apply_recurrent_activation(s_.acts[2], cell);
     }
   }
 
@@ -236,8 +211,8 @@ class RecurrentKernel final : public Kernel {
     std::vector<double>& r = rgate_;
     r.resize(hs);
     for (int64_t j = 0; j < hs; ++j) {
-      z[j] = apply(s_.acts[0], xin_[z_row + j] + rec_[z_row + j]);
-      r[j] = apply(s_.acts[0], xin_[r_row + j] + rec_[r_row + j]);
+      z[j] = apply_recurrent_activation(s_.acts[0], xin_[z_row + j] + rec_[z_row + j]);
+      r[j] = apply_recurrent_activation(s_.acts[0], xin_[r_row + j] + rec_[r_row + j]);
       rh[j] = r[j] * hb[j];
     }
     if (!s_.reset_after) recurrent_terms(pool, p, rh, n_row, hs);
@@ -248,7 +223,7 @@ class RecurrentKernel final : public Kernel {
       } else {
         n += rec_[n_row + j];
       }
-      n = apply(s_.acts[1], n);
+      n = apply_recurrent_activation(s_.acts[1], n);
       next_h_[bi * hs + j] = (1.0 - z[j]) * n + z[j] * hb[j];
     }
   }

@@ -8,36 +8,17 @@
 #include <vector>
 
 #include "backends/reference/kernels.h"
+#include "ops/recurrent_activation.h"
 
 namespace webnn {
 
 namespace {
 
-enum class Act { kRelu, kSigmoid, kTanh };
+using Act = RecurrentActivation;
 
-Act parse_act(const std::string& s) {
-  if (s == "relu") return Act::kRelu;
-  if (s == "tanh") return Act::kTanh;
-  return Act::kSigmoid;  // Infer accepts only the three names
-}
-
+// Infer has checked the names and their count.
 std::vector<Act> activations_or(const OptStringList& names, std::vector<Act> defaults) {
-  if (!names) return defaults;
-  std::vector<Act> out;
-  for (const std::string& n : *names) out.push_back(parse_act(n));
-  return out;
-}
-
-double apply(Act a, double x) {
-  switch (a) {
-    case Act::kRelu:
-      return x > 0 ? x : 0.0;
-    case Act::kSigmoid:
-      return 1.0 / (1.0 + std::exp(-x));
-    case Act::kTanh:
-      return std::tanh(x);
-  }
-  return x;
+  return parse_recurrent_activations(names, std::move(defaults)).value();
 }
 
 // The operand's values as doubles; an absent operand gives an empty vector.
@@ -105,8 +86,10 @@ void gru_step(const CellDims& d, const CellWeights& wt, const double* x, bool zr
     const double* xb = x + bi * d.input_size;
     const double* hb = h.data() + bi * hs;
     for (int64_t j = 0; j < hs; ++j) {
-      z[j] = apply(act[0], input_term(d, wt, xb, z_row + j) + recurrent_term(d, wt, hb, z_row + j));
-      r[j] = apply(act[0], input_term(d, wt, xb, r_row + j) + recurrent_term(d, wt, hb, r_row + j));
+      z[j] = apply_recurrent_activation(
+          act[0], input_term(d, wt, xb, z_row + j) + recurrent_term(d, wt, hb, z_row + j));
+      r[j] = apply_recurrent_activation(
+          act[0], input_term(d, wt, xb, r_row + j) + recurrent_term(d, wt, hb, r_row + j));
       rh[j] = r[j] * hb[j];
     }
     for (int64_t j = 0; j < hs; ++j) {
@@ -117,7 +100,7 @@ void gru_step(const CellDims& d, const CellWeights& wt, const double* x, bool zr
       } else {
         n += recurrent_term(d, wt, rh.data(), g);
       }
-      n = apply(act[1], n);
+      n = apply_recurrent_activation(act[1], n);
       next[bi * hs + j] = (1.0 - z[j]) * n + z[j] * hb[j];
     }
   }
@@ -143,13 +126,13 @@ void lstm_step(const CellDims& d, const CellWeights& wt, const double* x, bool i
       auto peep = [&](int64_t slot) {
         return wt.peephole ? wt.peephole[slot * hs + j] * cb[j] : 0;
       };
-      const double i = apply(act[0], pre(i_row) + peep(0));
-      const double f = apply(act[0], pre(f_row) + peep(2));
-      const double g = apply(act[1], pre(g_row));
-      const double o = apply(act[0], pre(o_row) + peep(1));
+      const double i = apply_recurrent_activation(act[0], pre(i_row) + peep(0));
+      const double f = apply_recurrent_activation(act[0], pre(f_row) + peep(2));
+      const double g = apply_recurrent_activation(act[1], pre(g_row));
+      const double o = apply_recurrent_activation(act[0], pre(o_row) + peep(1));
       const double cell = f * cb[j] + i * g;
       next_c[bi * hs + j] = cell;
-      next_h[bi * hs + j] = o * apply(act[2], cell);
+      next_h[bi * hs + j] = o * apply_recurrent_activation(act[2], cell);
     }
   }
   h.swap(next_h);
