@@ -10,6 +10,7 @@ from . import (  # noqa: F401  (imported for their registrations)
     linalg,
     loss,
     microsoft,
+    ms_decoder,
     nn,
     quantization,
     quantized_recurrent,

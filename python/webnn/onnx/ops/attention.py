@@ -186,13 +186,23 @@ def rotary_embedding(n):
             sin_op = bl.gather(n.x(2), n.x(3), 0)
     else:
         cos_op, sin_op = n.x(1), n.x(2)
-    # cos/sin: [b, s, rot/2] -> [b, s, 1, rot/2]
+    out = rotate_half_heads(bl, x4, cos_op, sin_op, rot, interleaved)
+    if rank == 3:
+        return bl.reshape(out, shape)
+    return bl.transpose(out, [0, 2, 1, 3])
+
+
+def rotate_half_heads(bl, x4, cos_op, sin_op, rot, interleaved):
+    """Rotary embedding of x4 [b, s, heads, head] on its first `rot` features: x * cos +
+    rotate_half(x) * sin (halves, or even/odd pairs when interleaved), with cos / sin of shape
+    [b or 1, s, rot / 2]; the features past `rot` pass through. Each output element is
+    x1 * cos - x2 * sin or x2 * cos + x1 * sin, as ONNX Runtime computes it."""
+    b, s, heads_n, head = bl.operand_shape(x4)
     cs = bl.operand_shape(cos_op)
     half = cs[-1]
     cos_op = bl.reshape(cos_op, cs[:-1] + [1, half])
     sin_op = bl.reshape(sin_op, cs[:-1] + [1, half])
-    xr = bl.slice(x4, [0, 0, 0, 0], [b, s, bl.operand_shape(x4)[2], rot])
-    heads_n = bl.operand_shape(x4)[2]
+    xr = bl.slice(x4, [0, 0, 0, 0], [b, s, heads_n, rot]) if rot < head else x4
     if interleaved:
         pairs = bl.reshape(xr, [b, s, heads_n, half, 2])
         x1 = bl.reshape(
@@ -222,6 +232,4 @@ def rotary_embedding(n):
     if rot < head:
         rest = bl.slice(x4, [0, 0, 0, rot], [b, s, heads_n, head - rot])
         out = bl.concat([out, rest], 3)
-    if rank == 3:
-        return bl.reshape(out, shape)
-    return bl.transpose(out, [0, 2, 1, 3])
+    return out
