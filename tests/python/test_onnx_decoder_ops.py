@@ -172,3 +172,62 @@ def test_group_query_attention_unsupported_forms_raise(attrs, extra, message):
     context = webnn.ML().create_context(accelerated=False, backend="cpu")
     with pytest.raises(wo.OnnxImportError, match=message):
         wo.load(context, model)
+
+
+@pytest.mark.parametrize(
+    "q_len,past,causal,mask",
+    [(1, 5, False, None), (3, 4, True, None), (2, 3, True, "2d"), (4, 0, True, "lengths")],
+)
+def test_multi_head_attention_with_cache_matches_onnxruntime(q_len, past, causal, mask):
+    """MultiHeadAttention with past_key / past_value: present = past + the new keys/values."""
+    rng = np.random.default_rng(q_len * 10 + past)
+    batch, heads, width = 2, 2, 16
+    total = past + q_len
+    feeds = {name: rng.standard_normal((batch, q_len, width)).astype(np.float32)
+             for name in ("q", "k", "v")}  # fmt: skip
+    inits = {"b": rng.standard_normal(3 * width).astype(np.float32)}
+    inputs = ["q", "k", "v", "b"]
+    if mask == "2d":
+        m = np.ones((batch, total), np.int32)
+        m[1, :2] = 0  # left padding of the second sequence
+        inits["m"] = m
+    elif mask == "lengths":
+        inits["m"] = np.array([total, total - 1], np.int32)
+    inputs += ["m" if mask else "", ""]
+    if past:
+        for name in ("pk", "pv"):
+            feeds[name] = rng.standard_normal((batch, heads, past, width // heads)).astype(
+                np.float32
+            )
+        inputs += ["pk", "pv"]
+    while not inputs[-1]:
+        inputs.pop()
+    attrs = {"num_heads": heads, "unidirectional": int(causal)}
+    model = _model("MultiHeadAttention", inputs, 3, attrs, feeds, inits)
+    _compare(model, feeds)
+
+
+@pytest.mark.parametrize("seq,past,causal,mask", [(1, 4, True, True), (3, 2, True, False),
+                                                  (2, 3, False, True)])  # fmt: skip
+def test_attention_with_past_matches_onnxruntime(seq, past, causal, mask):
+    """GPT-2-style com.microsoft Attention with a past state [2, B, N, P, head] and its present
+    output, a raw mask over the past and new positions."""
+    rng = np.random.default_rng(seq * 10 + past)
+    batch, heads, hidden = 2, 2, 16
+    total = past + seq
+    feeds = {
+        "x": rng.standard_normal((batch, seq, hidden)).astype(np.float32),
+        "past": rng.standard_normal((2, batch, heads, past, hidden // heads)).astype(np.float32),
+    }
+    inits = {
+        "w": (rng.standard_normal((hidden, 3 * hidden)) * 0.3).astype(np.float32),
+        "bias": rng.standard_normal(3 * hidden).astype(np.float32),
+    }
+    if mask:
+        m = np.ones((batch, total), np.int32)
+        m[0, 0] = 0
+        inits["m"] = m
+    inputs = ["x", "w", "bias", "m" if mask else "", "past"]
+    attrs = {"num_heads": heads, "unidirectional": int(causal)}
+    model = _model("Attention", inputs, 2, attrs, feeds, inits)
+    _compare(model, feeds)

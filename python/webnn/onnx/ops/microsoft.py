@@ -145,10 +145,14 @@ def embed_layer_norm(n):
 
 @op("Attention", domain=MS)
 def ms_attention(n):
-    """BERT-style fused self-attention: input [B, S, H], packed QKV weights [H, 3H]."""
+    """BERT / GPT-2-style fused self-attention: input [B, S, H], packed QKV weights [H, 3H],
+    optionally a past state [2, B, N, P, head] that the keys and values extend (output 1, present,
+    is [2, B, N, P + S, head]), a mask over the P + S keys and an attention bias."""
     bl = n.b
-    if n.has(4) or n.has(5) or n.has(6) or n.attr("past_present_share_buffer", 0):
-        n.fail("past state / relative position bias inputs are not supported")
+    if n.has(6) or n.attr("past_present_share_buffer", 0):
+        n.fail("past_sequence_length / a shared past-present buffer is not supported")
+    if n.attr("do_rotary", 0):
+        n.fail("do_rotary=1 is not supported")
     if n.attr("qkv_hidden_sizes") is not None:
         sizes = [int(v) for v in n.attr("qkv_hidden_sizes")]
     else:
@@ -167,36 +171,50 @@ def ms_attention(n):
         return bl.transpose(bl.reshape(t, [batch, seq, heads, size // heads]), [0, 2, 1, 3])
 
     q, k, v = heads_first(q, sizes[0]), heads_first(k, sizes[1]), heads_first(v, sizes[2])
+    past_len = 0
+    if n.has(4):
+        past_shape = n.static_shape(4)
+        if sizes[1] != sizes[2] or len(past_shape) != 5 or past_shape[0] != 2:
+            n.fail(f"past of shape {past_shape} (expected [2, B, N, P, head], equal K/V sizes)")
+        past_len = past_shape[3]
+        rest = past_shape[1:]
+        pk, pv = bl.split(n.x(4), [1, 1], 0)
+        k = bl.concat([bl.reshape(pk, rest), k], 2)
+        v = bl.concat([bl.reshape(pv, rest), v], 2)
+    total = past_len + seq
     scale = n.attr("scale") or 1.0 / np.sqrt(sizes[0] // heads)
     qk = bl.mul(bl.matmul(q, bl.transpose(k, [0, 1, 3, 2])), n.const(scale, dtype))
     filter_value = float(n.attr("mask_filter_value", -10000.0))
     if n.has(3):
         mshape = n.static_shape(3)
         m = n.x(3)
-        if len(mshape) == 2 and mshape == [batch, seq]:
+        if len(mshape) == 2 and mshape == [batch, total]:
             keep = bl.cast(m, dtype)
             bias = bl.mul(bl.sub(n.const(1.0, dtype), keep), n.const(-filter_value, dtype))
             bias = bl.neg(bias)
-            qk = bl.add(qk, bl.reshape(bias, [batch, 1, 1, seq]))
-        elif len(mshape) == 3:
+            qk = bl.add(qk, bl.reshape(bias, [batch, 1, 1, total]))
+        elif len(mshape) == 3 and mshape == [batch, seq, total]:
             keep = bl.cast(m, dtype)
             bias = bl.mul(bl.sub(n.const(1.0, dtype), keep), n.const(filter_value, dtype))
-            qk = bl.add(qk, bl.reshape(bias, [batch, 1, seq, seq]))
+            qk = bl.add(qk, bl.reshape(bias, [batch, 1, seq, total]))
         elif len(mshape) == 1 and mshape[0] == batch:
             lens = bl.reshape(bl.cast(m, "int32"), [batch, 1, 1, 1])
-            ar = n.importer.operand(np.arange(seq, dtype=np.int32).reshape(1, 1, 1, seq))
+            ar = n.importer.operand(np.arange(total, dtype=np.int32).reshape(1, 1, 1, total))
             keep = bl.cast(bl.lesser(ar, lens), dtype)
             bias = bl.mul(bl.sub(n.const(1.0, dtype), keep), n.const(filter_value, dtype))
             qk = bl.add(qk, bias)
         else:
             n.fail(f"mask_index of shape {mshape} is not supported")
+    if n.has(5):
+        qk = bl.add(qk, n.x(5))
     if n.attr("unidirectional", 0):
-        causal = np.triu(np.full((seq, seq), filter_value, np.float32), 1)
+        causal = np.triu(np.full((seq, total), filter_value, np.float32), 1 + past_len)
         qk = bl.add(qk, n.importer.operand(causal.astype(n.np_dtype(0))))
     probs = bl.softmax(qk, 3)
     y = bl.matmul(probs, v)
     y = bl.reshape(bl.transpose(y, [0, 2, 1, 3]), [batch, seq, sizes[2]])
-    return [y]
+    present = bl.concat([bl.unsqueeze(k, [0]), bl.unsqueeze(v, [0])], 0)
+    return [y, present]
 
 
 def _key_mask_bias(n, i, batch, q_len, kv_len, filter_value, dtype):
@@ -223,14 +241,18 @@ def ms_multi_head_attention(n):
     """Attention on separate Q, K, V projections (ORT's transformer optimizer with
     use_multi_head_attention, and cross-attention): query [B, S, D], key / value [B, L, D] or
     already split into heads [B, N, L, H], an optional packed bias [Q | K | V], a key padding
-    mask, an attention bias [1|B, 1|N, S, L]; past / present key-value caches are not
-    supported."""
+    mask, an attention bias [1|B, 1|N, S, L]; past_key / past_value [B, N, P, H] that the
+    projected keys and values extend (outputs present_key / present_value [B, N, P + L, H])."""
     bl = n.b
     heads = int(n.attr("num_heads"))
     if not n.has(1) or not n.has(2):
         n.fail("packed QKV (no separate key and value inputs) is not supported")
-    if any(n.has(i) for i in (6, 7, 8, 9)):
-        n.fail("past key/value caches are not supported")
+    if n.has(8) or n.has(9):
+        n.fail("past_sequence_length / cache_indirection (beam search buffers) are not supported")
+    if n.has(6) != n.has(7):
+        n.fail("past_key and past_value must be given together")
+    if len(n.node.output) > 3 and n.node.output[3]:
+        n.fail("the qk output is not supported")
     dtype = n.dtype(0)
     batch, q_len, width = n.static_shape(0)
     head = width // heads
@@ -254,6 +276,12 @@ def ms_multi_head_attention(n):
     if n.rank(2) == 3:
         v_width = n.static_shape(2)[2]
         v = heads_first(v, kv_len, v_width // heads)
+    if n.has(6):
+        if n.rank(1) != 3 or n.rank(2) != 3:
+            n.fail("past_key / past_value with key / value already split into heads")
+        k = bl.concat([n.x(6), k], 2)
+        v = bl.concat([n.x(7), v], 2)
+        kv_len = bl.operand_shape(k)[2]
     v_head = bl.operand_shape(v)[3]
     scale = n.attr("scale") or 1.0 / np.sqrt(head)
     qk = bl.mul(bl.matmul(q, bl.transpose(k, [0, 1, 3, 2])), n.const(scale, dtype))
@@ -266,7 +294,7 @@ def ms_multi_head_attention(n):
         causal = np.triu(np.full((q_len, kv_len), filter_value, np.float32), 1 + kv_len - q_len)
         qk = bl.add(qk, n.importer.operand(causal.astype(n.np_dtype(0))))
     y = bl.matmul(bl.softmax(qk, 3), v)
-    return [bl.reshape(bl.transpose(y, [0, 2, 1, 3]), [batch, q_len, heads * v_head])]
+    return [bl.reshape(bl.transpose(y, [0, 2, 1, 3]), [batch, q_len, heads * v_head]), k, v]
 
 
 def _alias(name, target_domain, target):
