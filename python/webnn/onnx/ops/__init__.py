@@ -11,6 +11,7 @@ from . import (  # noqa: F401  (imported for their registrations)
     loss,
     microsoft,
     ms_decoder,
+    ms_fused,
     nn,
     quantization,
     quantized_recurrent,

@@ -1,0 +1,110 @@
+"""com.microsoft operators that ONNX Runtime's own graph optimizer writes into the models it saves
+(SessionOptions.optimized_model_filepath, or an optimized model shipped as is): FusedConv and
+FusedGemm (an activation fused into the convolution / GEMM), MatMulIntegerToFloat and
+DynamicQuantizeMatMul (the fused forms of quantize_dynamic's DynamicQuantizeLinear ->
+MatMulInteger -> Cast -> Mul [-> Add] chains). Each computes the float32 operations of the
+chain it replaced, in the same order (ORT's fused kernels compute those same values)."""
+
+import numpy as np
+
+from .linalg import gemm, matmul_nd
+from .nn import conv_operands
+from .ort_u8s8 import add_correction
+from .quantization import ort_u8s8, shifted_float
+from .quantized_recurrent import _dynamic_uint8
+from .registry import op
+
+MS = "com.microsoft"
+
+
+def _activation(n, y, name, params):
+    """ONNX Runtime's fused activations (MLAS_ACTIVATION): name and its float parameters."""
+    bl = n.b
+    if name in ("", "Identity", None):
+        return y
+    if name == "Relu":
+        return bl.relu(y)
+    if name == "Tanh":
+        return bl.tanh(y)
+    if name == "Sigmoid":
+        return bl.sigmoid(y)
+    if name == "LeakyRelu":
+        return bl.leaky_relu(y, alpha=float(params[0]) if params else 0.01)
+    if name == "Clip":
+        if len(params) != 2:
+            n.fail(f"activation Clip needs 2 parameters (min, max), got {list(params)}")
+        return bl.clamp(y, min_value=float(params[0]), max_value=float(params[1]))
+    if name == "HardSigmoid":
+        alpha, beta = (list(params) + [0.2, 0.5][len(params) :])[:2]
+        return bl.hard_sigmoid(y, alpha=float(alpha), beta=float(beta))
+    n.fail(f"fused activation '{name}' is not supported")
+
+
+@op("FusedConv", domain=MS)
+def fused_conv(n):
+    """Conv (+ bias), then + Z (input 3, a fused residual Add), then the activation."""
+    y = conv_operands(n, n.x(0), n.x(1), n.x(2) if n.has(2) else None)
+    if n.has(3):
+        y = n.b.add(y, n.x(3))
+    return _activation(n, y, n.attr("activation"), list(n.attr("activation_params", [])))
+
+
+@op("FusedGemm", domain=MS)
+def fused_gemm(n):
+    name = n.attr("activation")
+    params = {
+        "LeakyRelu": [n.attr("activation_alpha", 0.01)],
+        "HardSigmoid": [n.attr("activation_alpha", 0.2), n.attr("activation_beta", 0.5)],
+        "Clip": [n.attr("activation_alpha"), n.attr("activation_beta")],
+    }.get(name, [])
+    if name == "Clip" and None in params:
+        n.fail("activation Clip needs activation_alpha (min) and activation_beta (max)")
+    return _activation(n, gemm(n), name, params)
+
+
+def _scale_operand(n, i, rank):
+    """A per-tensor or per-column scale input as a float32 operand broadcasting over the
+    product [..., M, N]."""
+    v = n.value(i)
+    if isinstance(v, np.ndarray):
+        v = v.astype(np.float32)
+        shape = [1] * rank if v.size == 1 else [1] * (rank - 1) + [v.size]
+        return n.importer.operand(np.ascontiguousarray(v.reshape(shape)))
+    size = int(np.prod(n.static_shape(i)))
+    shape = [1] * rank if size == 1 else [1] * (rank - 1) + [size]
+    return n.b.reshape(n.x(i), shape)
+
+
+def _scaled(n, acc, a_scale, b_scale_index, bias_index):
+    """acc * (a_scale * b_scale) [+ bias], the float32 operations of the unfused chain."""
+    bl = n.b
+    rank = len(bl.operand_shape(acc))
+    scale = bl.mul(bl.reshape(a_scale, [1] * rank), _scale_operand(n, b_scale_index, rank))
+    y = bl.mul(acc, scale)
+    if n.has(bias_index):
+        y = bl.add(y, n.x(bias_index))
+    return y
+
+
+@op("MatMulIntegerToFloat", domain=MS)
+def matmul_integer_to_float(n):
+    """A [..., M, K] (8-bit), B [K, N] (8-bit), a_scale, b_scale, a_zero_point, b_zero_point,
+    bias: (A - a_zp) @ (B - b_zp) * (a_scale * b_scale) + bias."""
+    a = shifted_float(n, 0, 4)
+    b = shifted_float(n, 1, 5)
+    acc = ort_u8s8(n, matmul_nd(n, a, b), 0, 1)
+    return _scaled(n, acc, n.x(2), 3, 6)
+
+
+@op("DynamicQuantizeMatMul", domain=MS)
+def dynamic_quantize_matmul(n):
+    """A float, quantized at run time to uint8 as DynamicQuantizeLinear does (one scale for
+    the whole tensor), times the 8-bit B: inputs A, B, b_scale, b_zero_point, bias."""
+    if n.dtype(1) not in ("int8", "uint8"):
+        n.fail(f"B of type {n.dtype(1)} (8-bit integers expected)")
+    shifted, a_scale, raw = _dynamic_uint8(n, n.x(0))
+    b = shifted_float(n, 1, 3)
+    acc = matmul_nd(n, shifted, b)
+    if n.is_const(1) and n.c(1).dtype == np.int8 and n.c(1).ndim == 2:
+        acc = add_correction(n, acc, raw, n.c(1))
+    return _scaled(n, acc, a_scale, 2, 4)
