@@ -192,3 +192,93 @@ def test_fused_activation_unknown_is_refused(tmp_path):
     context = webnn.ML().create_context(accelerated=False, backend="cpu")
     with pytest.raises(wo.OnnxImportError, match="Softplus"):
         wo.load(context, _one_node(node, feeds, inits))
+
+
+@pytest.mark.parametrize(
+    "per_column,zero_points,mask,past,causal",
+    [
+        (False, False, None, 0, False),
+        (True, True, "2d", 0, False),
+        (False, True, "lengths", 0, False),
+        (True, False, "2d", 3, True),
+    ],
+)
+def test_q_attention_matches_onnxruntime(per_column, zero_points, mask, past, causal, tmp_path):
+    """com.microsoft QAttention (quantize_dynamic of a model with fused Attention)."""
+    rng = np.random.default_rng(per_column * 4 + zero_points * 2 + past)
+    batch, seq, hidden, heads = 2, 5, 16, 2
+    total = past + seq
+    feeds = {
+        "x": rng.integers(0, 256, (batch, seq, hidden)).astype(np.uint8),
+        "x_scale": np.array(0.02, np.float32),
+    }
+    inits = {
+        "w": rng.integers(-128, 128, (hidden, 3 * hidden)).astype(np.int8),
+        "bias": rng.standard_normal(3 * hidden).astype(np.float32),
+        "w_scale": (
+            rng.uniform(0.005, 0.02, 3 * hidden) if per_column else np.array([0.01])
+        ).astype(np.float32),
+    }
+    inputs = ["x", "w", "bias", "x_scale", "w_scale", "", "", "", ""]
+    if mask == "2d":
+        m = np.ones((batch, total), np.int32)
+        m[1, -2:] = 0
+        inits["m"] = m
+        inputs[5] = "m"
+    elif mask == "lengths":
+        inits["m"] = np.array([total, total - 2], np.int32)
+        inputs[5] = "m"
+    if zero_points:
+        feeds["x_zp"] = np.array(120, np.uint8)
+        inputs[6] = "x_zp"
+    if past:
+        feeds["past"] = rng.standard_normal((2, batch, heads, past, hidden // heads)).astype(
+            np.float32
+        )
+        inputs[8] = "past"
+    while not inputs[-1]:
+        inputs.pop()
+    node = helper.make_node(
+        "QAttention", inputs, ["y", "present"] if past else ["y"], domain="com.microsoft",
+        num_heads=heads, unidirectional=int(causal),
+    )  # fmt: skip
+    model = _one_node(node, feeds, inits)
+    if past:
+        model.graph.output.append(helper.make_tensor_value_info("present", TensorProto.FLOAT, None))
+    path = str(tmp_path / "qattention.onnx")
+    onnx.save(model, path)
+    _compare(path, feeds, ["QAttention"])
+
+
+def test_quantized_fused_minilm_matches_onnxruntime(tmp_path):
+    """paraphrase-MiniLM-L3 fused by ORT's transformer optimizer (Attention,
+    EmbedLayerNormalization, SkipLayerNormalization, BiasGelu), then quantize_dynamic: QAttention
+    and QEmbedLayerNormalization; compared with ORT's default (optimized) session."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from onnxruntime.transformers import optimizer
+    from onnxruntime.transformers.fusion_options import FusionOptions
+    from test_onnx_models import _minilm_feeds, _minilm_path
+
+    fused = optimizer.optimize_model(
+        _minilm_path(), model_type="bert", num_heads=12, hidden_size=384, opt_level=0,
+        optimization_options=FusionOptions("bert"),
+    )  # fmt: skip
+    src, path = str(tmp_path / "fused.onnx"), str(tmp_path / "fused_int8.onnx")
+    fused.save_model_to_file(src)
+    quantize_dynamic(src, path, weight_type=QuantType.QInt8,
+                     extra_options={"DefaultTensorType": TensorProto.FLOAT})  # fmt: skip
+    feeds = _minilm_feeds(path)
+    ops = {n.op_type for n in onnx.load(path).graph.node}
+    assert {"QAttention", "QEmbedLayerNormalization"} <= ops
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    want = dict(zip([o.name for o in session.get_outputs()], session.run(None, feeds)))
+    shapes = {k: list(v.shape) for k, v in feeds.items()}
+    for backend in ("cpu", "reference"):
+        context = webnn.ML().create_context(accelerated=False, backend=backend)
+        got = context.compute(wo.load(context, path, input_shapes=shapes), feeds)
+        for name, w in want.items():
+            if not np.issubdtype(w.dtype, np.floating):
+                np.testing.assert_array_equal(got[name], w)
+                continue
+            err = float(np.max(np.abs(got[name] - w)))
+            assert err <= 1e-3 * float(np.max(np.abs(w))), (backend, name, err)

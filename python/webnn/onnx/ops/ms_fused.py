@@ -2,12 +2,14 @@
 (SessionOptions.optimized_model_filepath, or an optimized model shipped as is): FusedConv and
 FusedGemm (an activation fused into the convolution / GEMM), MatMulIntegerToFloat and
 DynamicQuantizeMatMul (the fused forms of quantize_dynamic's DynamicQuantizeLinear ->
-MatMulInteger -> Cast -> Mul [-> Add] chains). Each computes the float32 operations of the
+MatMulInteger -> Cast -> Mul [-> Add] chains), and QAttention / QEmbedLayerNormalization (quantize_dynamic of a
+model whose attention and embeddings ORT's transformer optimizer had fused). Each computes the float32 operations of the
 chain it replaced, in the same order (ORT's fused kernels compute those same values)."""
 
 import numpy as np
 
 from .linalg import gemm, matmul_nd
+from .microsoft import attention_on_qkv, embed_layer_norm_on
 from .nn import conv_operands
 from .ort_u8s8 import add_correction
 from .quantization import ort_u8s8, shifted_float
@@ -108,3 +110,37 @@ def dynamic_quantize_matmul(n):
     if n.is_const(1) and n.c(1).dtype == np.int8 and n.c(1).ndim == 2:
         acc = add_correction(n, acc, raw, n.c(1))
     return _scaled(n, acc, a_scale, 2, 4)
+
+
+@op("QAttention", domain=MS)
+def q_attention(n):
+    """Attention with an 8-bit packed QKV projection: input (8-bit) [B, S, H], weight (8-bit)
+    [H, 3H], bias, input_scale, weight_scale (per tensor or per column), mask_index,
+    input_zero_point, weight_zero_point, past; qkv = (input - izp) @ (weight - wzp) *
+    (input_scale * weight_scale) + bias, then com.microsoft Attention."""
+    if n.attr("past_present_share_buffer", 0):
+        n.fail("a shared past-present buffer is not supported")
+    acc = matmul_nd(n, shifted_float(n, 0, 6), shifted_float(n, 1, 7))
+    acc = ort_u8s8(n, acc, 0, 1)
+    qkv = _scaled(n, acc, n.x(3), 4, 2)
+    return attention_on_qkv(n, qkv, mask_index=5, past_index=8, bias_index=None)
+
+
+@op("QEmbedLayerNormalization", domain=MS)
+def q_embed_layer_norm(n):
+    """EmbedLayerNormalization with 8-bit tables, each dequantized at import as ONNX Runtime
+    does, (q - zero_point) * scale in float32: inputs 2-6 the quantized word / position /
+    segment embeddings, gamma and beta, 8-12 their scales, 13-17 their zero points."""
+
+    def table(i):
+        if not n.has(i):
+            return None
+        q = n.c(i, what="a quantized table").astype(np.int32)
+        scale = np.float32(n.c(i + 6, what="its scale").reshape(-1)[0])
+        zp = n.c(i + 11, what="its zero point") if n.has(i + 11) else np.zeros(1, np.int32)
+        shifted = (q - np.int32(zp.reshape(-1)[0])).astype(np.float32)
+        return n.importer.operand(np.ascontiguousarray(shifted * scale, np.float32))
+
+    y, mask, _ = embed_layer_norm_on(n, *[table(i) for i in (2, 3, 4, 5, 6)], mask_index=7,
+                                     position_ids_index=None)  # fmt: skip
+    return [y, mask]
