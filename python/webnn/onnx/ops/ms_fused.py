@@ -2,8 +2,9 @@
 (SessionOptions.optimized_model_filepath, or an optimized model shipped as is): FusedConv and
 FusedGemm (an activation fused into the convolution / GEMM), MatMulIntegerToFloat and
 DynamicQuantizeMatMul (the fused forms of quantize_dynamic's DynamicQuantizeLinear ->
-MatMulInteger -> Cast -> Mul [-> Add] chains), and QAttention / QEmbedLayerNormalization (quantize_dynamic of a
-model whose attention and embeddings ORT's transformer optimizer had fused). Each computes the float32 operations of the
+MatMulInteger -> Cast -> Mul [-> Add] chains), QAttention / QEmbedLayerNormalization (quantize_dynamic of a
+model whose attention and embeddings ORT's transformer optimizer had fused), and
+QLinearAveragePool (quantize_static's QOperator format). Each computes the float32 operations of the
 chain it replaced, in the same order (ORT's fused kernels compute those same values)."""
 
 import numpy as np
@@ -144,3 +145,83 @@ def q_embed_layer_norm(n):
     y, mask, _ = embed_layer_norm_on(n, *[table(i) for i in (2, 3, 4, 5, 6)], mask_index=7,
                                      position_ids_index=None)  # fmt: skip
     return [y, mask]
+
+
+@op("QLinearAveragePool", domain=MS)
+def qlinear_average_pool(n):
+    """ONNX Runtime's integer average pool: per window the exact sum of (x - x_zp), then
+    round_half_even(sum * (x_scale / y_scale) / count + y_zp) in float32, saturated (count: the
+    window's input positions, or with count_include_pad those inside the declared pads).
+    channels_last=1 (NHWC) is transposed around; 1-D and 2-D pools."""
+    from .nn import _auto_pads, _pool_out_size
+
+    bl = n.b
+    rank = n.rank(0)
+    if rank not in (3, 4):
+        n.fail(f"QLinearAveragePool of rank {rank} (1-D and 2-D pools are supported)")
+    channels_last = bool(n.attr("channels_last", 0))
+    x = shifted_float(n, 0, 2)
+    if channels_last:
+        x = bl.transpose(x, [0, rank - 1] + list(range(1, rank - 1)))
+    shape = bl.operand_shape(x)
+    if rank == 3:
+        x = bl.reshape(x, [shape[0], shape[1], 1, shape[2]])
+    batch, channels = shape[0], shape[1]
+    spatial = list(shape[2:])
+    k = len(spatial)
+    kernel = [int(v) for v in n.attr("kernel_shape")]
+    strides = [int(v) for v in n.attr("strides", [1] * k)]
+    auto_pad = n.attr("auto_pad", "NOTSET")
+    ceil_mode = int(n.attr("ceil_mode", 0))
+    if auto_pad in ("", "NOTSET"):
+        pads = [int(v) for v in n.attr("pads", [0] * (2 * k))]
+        begin, end = pads[:k], pads[k:]
+    else:
+        begin, end = _auto_pads(n, spatial, kernel, strides, [1] * k, auto_pad)
+    outs = [
+        _pool_out_size(spatial[i], kernel[i], strides[i], 1, begin[i], end[i], ceil_mode)
+        for i in range(k)
+    ]
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        outs = [-(-spatial[i] // strides[i]) for i in range(k)]
+    include_pad = bool(n.attr("count_include_pad", 0))
+    counts = []
+    for i in range(k):
+        start = np.arange(outs[i]) * strides[i] - begin[i]
+        stop = start + kernel[i]
+        if include_pad:
+            c = np.minimum(stop, spatial[i] + end[i]) - start
+        else:
+            c = np.minimum(stop, spatial[i]) - np.maximum(start, 0)
+        counts.append(c.astype(np.float32))
+    if k == 2:
+        count = (counts[0].reshape(-1, 1) * counts[1].reshape(1, -1)).reshape([1, 1] + outs)
+    else:
+        count = counts[0].reshape([1, 1, outs[0]])
+    # The exact window sums: a depthwise convolution with ones, zero-padded so that every
+    # output window exists.
+    kernel2, strides2 = ([1] + kernel, [1] + strides) if k == 1 else (kernel, strides)
+    in2, begin2, outs2 = (
+        ([1] + spatial, [0] + begin, [1] + outs) if k == 1 else (spatial, begin, outs)
+    )
+    end2 = [(outs2[i] - 1) * strides2[i] + kernel2[i] - in2[i] - begin2[i] for i in range(2)]
+    if min(end2) < 0:
+        x = bl.slice(
+            x, [0, 0, 0, 0], [batch, channels] + [in2[i] + min(0, end2[i]) for i in range(2)]
+        )
+        end2 = [max(0, e) for e in end2]
+    ones = n.importer.operand(np.ones([channels, 1] + kernel2, np.float32))
+    sums = bl.conv2d(x, ones, padding=[begin2[0], end2[0], begin2[1], end2[1]],
+                     strides=strides2, groups=channels)  # fmt: skip
+    if rank == 3:
+        sums = bl.reshape(sums, [batch, channels, outs[0]])
+    ratio = bl.div(bl.reshape(n.x(1), [1] * rank), bl.reshape(n.x(3), [1] * rank))
+    y = bl.div(bl.mul(sums, ratio), n.importer.operand(np.ascontiguousarray(count)))
+    out_dtype = n.np_dtype(0)
+    if n.has(4):
+        y = bl.add(y, bl.cast(bl.reshape(n.x(4), [1] * rank), "float32"))
+    zero = n.importer.operand(np.zeros([1] * rank, out_dtype))
+    y = bl.quantize_linear(y, n.importer.operand(np.ones([1] * rank, np.float32)), zero)
+    if channels_last:
+        y = bl.transpose(y, [0] + list(range(2, rank)) + [1])
+    return y
