@@ -129,3 +129,49 @@ def test_qlinear_average_pool_matches_onnxruntime(attrs, shape, channels_last):
         # ORT sums the window in its own order; a sum on a rounding tie may go either way.
         diff = np.abs(got.astype(np.int32) - want.astype(np.int32))
         assert diff.max() == 0, (backend, int((diff > 0).sum()))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+def test_qlinear_where_matches_onnxruntime(dtype):
+    rng = np.random.default_rng(int(dtype == np.int8))
+    info = np.iinfo(dtype)
+    feeds = {
+        "c": rng.integers(0, 2, (2, 1, 5)).astype(bool),
+        "x": rng.integers(info.min, info.max + 1, (2, 3, 5)).astype(dtype),
+        "y": rng.integers(info.min, info.max + 1, (1, 3, 5)).astype(dtype),
+    }
+    zp = {np.uint8: (128, 100, 131), np.int8: (0, -5, 3)}[dtype]
+    inits = [
+        numpy_helper.from_array(np.array(0.031, np.float32), "xs"),
+        numpy_helper.from_array(np.array(zp[0], dtype), "xz"),
+        numpy_helper.from_array(np.array(0.017, np.float32), "ys"),
+        numpy_helper.from_array(np.array(zp[1], dtype), "yz"),
+        numpy_helper.from_array(np.array(0.023, np.float32), "zs"),
+        numpy_helper.from_array(np.array(zp[2], dtype), "zz"),
+    ]
+    node = helper.make_node(
+        "QLinearWhere", ["c", "x", "xs", "xz", "y", "ys", "yz", "zs", "zz"], ["z"],
+        domain="com.microsoft",
+    )  # fmt: skip
+    t = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [
+            helper.make_tensor_value_info("c", TensorProto.BOOL, [2, 1, 5]),
+            helper.make_tensor_value_info("x", t, [2, 3, 5]),
+            helper.make_tensor_value_info("y", t, [1, 3, 5]),
+        ],
+        [helper.make_tensor_value_info("z", t, None)],
+        inits,
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    )
+    model.ir_version = 8
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (want,) = session.run(None, feeds)
+    for backend in ("cpu", "reference"):
+        context = webnn.ML().create_context(accelerated=False, backend=backend)
+        got = context.compute(wo.load(context, model), feeds)["z"]
+        np.testing.assert_array_equal(got, want, err_msg=backend)

@@ -225,3 +225,37 @@ def qlinear_average_pool(n):
     if channels_last:
         y = bl.transpose(y, [0] + list(range(2, rank)) + [1])
     return y
+
+
+def _requantize_table(src_scale, src_zp, dst_scale, dst_zp, dtype):
+    """The 256-entry table v -> quantize(dequantize(v)) as ONNX Runtime's lookup-table kernels
+    build it: (v - zp) * scale in float32, then / scale, rounded half to even, + zp, saturated."""
+    info = np.iinfo(dtype)
+    v = np.arange(info.min, info.max + 1).astype(np.int32)
+    real = ((v - np.int32(src_zp)).astype(np.float32) * np.float32(src_scale)).astype(np.float32)
+    q = np.rint((real / np.float32(dst_scale)).astype(np.float32)).astype(np.int64)
+    return np.clip(q + int(dst_zp), info.min, info.max).astype(dtype)
+
+
+@op("QLinearWhere", domain=MS)
+def qlinear_where(n):
+    """condition, X, x_scale, x_zp, Y, y_scale, y_zp, z_scale, z_zp: X and Y re-quantized to
+    Z's parameters (one 256-entry table each, from the constant scales), then selected."""
+    bl = n.b
+    dtype = n.np_dtype(1)
+    if dtype not in (np.uint8, np.int8):
+        n.fail(f"QLinearWhere on {dtype} (8-bit inputs expected)")
+
+    def scalar(i):
+        return n.c(i, what="a scale or zero point").reshape(-1)[0]
+
+    zs, zz = scalar(7), scalar(8)
+    picked = []
+    for value, s, z in ((1, 2, 3), (4, 5, 6)):
+        table = _requantize_table(scalar(s), scalar(z), zs, zz, dtype)
+        offset = -int(np.iinfo(dtype).min)
+        index = bl.cast(n.x(value), "int32")
+        if offset:
+            index = bl.add(index, n.const(offset, "int32"))
+        picked.append(bl.gather(n.importer.operand(table), index, 0))
+    return bl.where(n.x(0), picked[0], picked[1])
