@@ -769,3 +769,34 @@ def _max_pool3d_indices(n, x, y, kernel, strides, dilations, begin, outs):
         hit = bl.equal(x_t, y)
         result = idx if result is None else bl.where(hit, idx, result)
     return bl.cast(result, "int64")
+
+
+@op("MaxUnpool")
+def max_unpool(n):
+    """Zeros of the unpooled shape with X's values scattered to Indices (MaxPool's flat indices
+    into the whole output tensor). The shape is output_shape (input 2, needed at import) or
+    (in - 1) * stride + kernel - pads per spatial axis. Windows that picked the same input
+    element scatter the same value twice, so replacing is exact."""
+    bl = n.b
+    shape = n.static_shape(0)
+    rank = len(shape)
+    k = rank - 2
+    kernel = [int(v) for v in n.attr("kernel_shape")]
+    strides = [int(v) for v in n.attr("strides", [1] * k)]
+    pads = [int(v) for v in n.attr("pads", [0] * (2 * k))]
+    if n.has(2):
+        out_shape = [int(v) for v in n.c(2, what="output_shape").reshape(-1)]
+        if out_shape[:2] != shape[:2] or len(out_shape) != rank:
+            n.fail(f"output_shape {out_shape} does not fit an input of shape {shape}")
+    else:
+        out_shape = shape[:2] + [
+            (shape[2 + i] - 1) * strides[i] + kernel[i] - pads[i] - pads[k + i] for i in range(k)
+        ]
+    total = int(np.prod(out_shape))
+    if total >= 2**31:
+        n.fail("MaxUnpool outputs of 2**31 elements or more")
+    count = int(np.prod(shape))
+    index = bl.reshape(bl.cast(n.x(1), "int32"), [count])
+    values = bl.reshape(n.x(0), [count])
+    zeros = n.importer.operand(np.zeros([total], n.np_dtype(0)))
+    return bl.reshape(bl.scatter_elements(zeros, index, values, 0), out_shape)
