@@ -231,3 +231,51 @@ def test_attention_with_past_matches_onnxruntime(seq, past, causal, mask):
     attrs = {"num_heads": heads, "unidirectional": int(causal)}
     model = _model("Attention", inputs, 2, attrs, feeds, inits)
     _compare(model, feeds)
+
+
+def test_group_query_attention_decode_loop_in_session():
+    """A prompt then generated tokens through webnn.onnx.InferenceSession, feeding each call's
+    present key/value back as the next past: the first call's past is empty (0 positions), which
+    the session folds as a constant since WebNN tensors cannot be empty."""
+    f = TensorProto.FLOAT
+    heads, kv_heads, head = 4, 2, 16
+    vinfos = [
+        helper.make_tensor_value_info("q", f, [1, "s", heads * head]),
+        helper.make_tensor_value_info("k", f, [1, "s", kv_heads * head]),
+        helper.make_tensor_value_info("v", f, [1, "s", kv_heads * head]),
+        helper.make_tensor_value_info("pk", f, [1, kv_heads, "p", head]),
+        helper.make_tensor_value_info("pv", f, [1, kv_heads, "p", head]),
+        helper.make_tensor_value_info("sl", TensorProto.INT32, [1]),
+        helper.make_tensor_value_info("tsl", TensorProto.INT32, []),
+    ]
+    node = helper.make_node(
+        "GroupQueryAttention", ["q", "k", "v", "pk", "pv", "sl", "tsl"], ["y", "ok", "ov"],
+        domain=MS, num_heads=heads, kv_num_heads=kv_heads,
+    )  # fmt: skip
+    outs = [helper.make_tensor_value_info(o, f, None) for o in ("y", "ok", "ov")]
+    graph = helper.make_graph([node], "decoder", vinfos, outs)
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)]
+    )
+    model.ir_version = 8
+    ref = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    ours = wo.InferenceSession(model.SerializeToString())
+    rng = np.random.default_rng(11)
+    past = {n: np.zeros((1, kv_heads, 0, head), np.float32) for n in ("pk", "pv")}
+    mine = dict(past)
+    for new in (5, 1, 1):
+        total = past["pk"].shape[2] + new
+        feeds = {
+            "q": rng.standard_normal((1, new, heads * head)).astype(np.float32),
+            "k": rng.standard_normal((1, new, kv_heads * head)).astype(np.float32),
+            "v": rng.standard_normal((1, new, kv_heads * head)).astype(np.float32),
+            "sl": np.array([total - 1], np.int32),
+            "tsl": np.array(total, np.int32),
+        }
+        want = ref.run(None, {**feeds, **past})
+        got = ours.run(None, {**feeds, **mine})
+        for w, g in zip(want, got):
+            assert g.shape == w.shape
+            assert float(np.max(np.abs(g - w))) <= 1e-5 * float(np.max(np.abs(w)))
+        past = {"pk": want[1], "pv": want[2]}
+        mine = {"pk": got[1], "pv": got[2]}
