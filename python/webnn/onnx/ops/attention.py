@@ -233,3 +233,53 @@ def rotate_half_heads(bl, x4, cos_op, sin_op, rot, interleaved):
         rest = bl.slice(x4, [0, 0, 0, rot], [b, s, heads_n, head - rot])
         out = bl.concat([out, rest], 3)
     return out
+
+
+@op("TensorScatter")
+def tensor_scatter(n):
+    """KV-cache update (opset 24): update's positions 0..S-1 along `axis` written into the cache
+    at write_indices[b] + i (modulo the cache length in circular mode). Per cache position j
+    the source is i = j - write_indices[b] (mod length): a gather of update where 0 <= i < S,
+    the old cache elsewhere; write indices may be run-time values."""
+    bl = n.b
+    shape = n.static_shape(0)
+    rank = len(shape)
+    axis = int(n.attr("axis", -2))
+    axis = axis + rank if axis < 0 else axis
+    if not 0 < axis < rank:
+        n.fail(
+            f"axis {n.attr('axis', -2)} for a cache of rank {rank} (the batch axis 0 cannot be it)"
+        )
+    mode = n.attr("mode", "linear")
+    if mode not in ("linear", "circular"):
+        n.fail(f"mode '{mode}' (linear or circular expected)")
+    length = shape[axis]
+    upd_shape = n.static_shape(1)
+    seq = upd_shape[axis]
+    batch = shape[0]
+    j_shape = [1] * rank
+    j_shape[axis] = length
+    j = np.arange(length, dtype=np.int32).reshape(j_shape)
+    w_shape = [batch] + [1] * (rank - 1)
+    if n.has(2) and not n.is_const(2):
+        w = bl.reshape(bl.cast(n.x(2), "int32"), w_shape)
+        src = bl.sub(n.importer.operand(j), w)
+        if mode == "circular":
+            # (j - w) mod length for w in [0, length): add length where negative
+            src = bl.where(bl.lesser(src, n.const(0, "int32")),
+                           bl.add(src, n.const(length, "int32")), src)  # fmt: skip
+        inside = bl.logical_and(bl.greater_or_equal(src, n.const(0, "int32")),
+                                bl.lesser(src, n.const(seq, "int32")))  # fmt: skip
+        src = bl.clamp(src, min_value=0, max_value=seq - 1)
+    else:
+        w = n.c(2).astype(np.int64).reshape(w_shape) if n.has(2) else np.zeros(w_shape, np.int64)
+        src = j - w
+        if mode == "circular":
+            src = np.mod(src, length)
+        inside_np = (src >= 0) & (src < seq)
+        src = n.importer.operand(np.clip(src, 0, seq - 1).astype(np.int32))
+        inside = n.importer.operand(inside_np.astype(np.uint8))
+    full = list(shape)
+    index = bl.expand(src, [batch] + upd_shape[1:axis] + [length] + upd_shape[axis + 1 :])
+    picked = bl.gather_elements(n.x(1), index, axis)
+    return bl.where(bl.expand(inside, full), picked, n.x(0))
