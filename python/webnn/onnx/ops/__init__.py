@@ -18,6 +18,7 @@ from . import (  # noqa: F401  (imported for their registrations)
     recurrent,
     reduction,
     resize,
+    roi,
     spectral,
     tensor,
     weight_only,
