@@ -800,3 +800,50 @@ def max_unpool(n):
     values = bl.reshape(n.x(0), [count])
     zeros = n.importer.operand(np.zeros([total], n.np_dtype(0)))
     return bl.reshape(bl.scatter_elements(zeros, index, values, 0), out_shape)
+
+
+@op("Col2Im")
+def col2im(n):
+    """Blocks [N, C * kh * kw, L] summed back into an image [N, C, H, W] (1-D and 2-D): a
+    grouped transposed convolution whose filter routes each of a channel's kh * kw block
+    positions to its kernel tap (one-hot), with the node's strides, dilations and pads."""
+    bl = n.b
+    image = [int(v) for v in n.c(1, what="image_shape").reshape(-1)]
+    block = [int(v) for v in n.c(2, what="block_shape").reshape(-1)]
+    k = len(image)
+    if k not in (1, 2) or len(block) != k:
+        n.fail(f"Col2Im of {k} spatial dimensions (1-D and 2-D are supported)")
+    strides = [int(v) for v in n.attr("strides", [1] * k)]
+    dilations = [int(v) for v in n.attr("dilations", [1] * k)]
+    pads = [int(v) for v in n.attr("pads", [0] * (2 * k))]
+    batch, ck, length = n.static_shape(0)
+    taps = int(np.prod(block))
+    if ck % taps:
+        n.fail(f"input channels {ck} are not a multiple of the block size {taps}")
+    channels = ck // taps
+    blocks = [
+        (image[i] + pads[i] + pads[k + i] - dilations[i] * (block[i] - 1) - 1) // strides[i] + 1
+        for i in range(k)
+    ]
+    if int(np.prod(blocks)) != length:
+        n.fail(f"{length} blocks do not tile an image of {image} with these blocks and strides")
+    if k == 1:
+        image, block, blocks = [1] + image, [1] + block, [1] + blocks
+        strides, dilations = [1] + strides, [1] + dilations
+        pads = [0, pads[0], 0, pads[1]]
+    else:
+        pads = [pads[0], pads[1], pads[2], pads[3]]
+    one_hot = np.zeros([ck, 1] + block, np.float32)
+    for t in range(taps):
+        one_hot[t::taps, 0, t // block[1], t % block[1]] = 1.0
+    x = bl.reshape(n.x(0), [batch, ck] + blocks)
+    y = bl.conv_transpose2d(
+        x,
+        n.importer.operand(one_hot.astype(n.np_dtype(0))),
+        strides=strides,
+        dilations=dilations,
+        padding=[pads[0], pads[2], pads[1], pads[3]],
+        output_sizes=image,
+        groups=channels,
+    )
+    return bl.reshape(y, [batch, channels] + image[2 - k :]) if k == 1 else y
