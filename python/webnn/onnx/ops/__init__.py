@@ -4,6 +4,7 @@ from . import (  # noqa: F401  (imported for their registrations)
     activation,
     attention,
     control,
+    deform,
     elementwise,
     extra,
     indexing,
