@@ -279,3 +279,21 @@ def test_group_query_attention_decode_loop_in_session():
             assert float(np.max(np.abs(g - w))) <= 1e-5 * float(np.max(np.abs(w)))
         past = {"pk": want[1], "pv": want[2]}
         mine = {"pk": got[1], "pv": got[2]}
+
+
+def test_group_query_attention_first_prompt_ignores_a_given_past_buffer():
+    """seq == total_sequence_length is a first prompt: ORT reads no past rows even when a
+    (static, total-length) past buffer is given."""
+    rng = np.random.default_rng(21)
+    feeds = {
+        "q": rng.standard_normal((1, 4, 64)).astype(np.float32),
+        "k": rng.standard_normal((1, 4, 32)).astype(np.float32),
+        "v": rng.standard_normal((1, 4, 32)).astype(np.float32),
+        "pk": rng.standard_normal((1, 2, 4, 16)).astype(np.float32),
+        "pv": rng.standard_normal((1, 2, 4, 16)).astype(np.float32),
+    }
+    inits = {"sl": np.array([3], np.int32), "tsl": np.array(4, np.int32)}
+    inputs = ["q", "k", "v", "pk", "pv", "sl", "tsl"]
+    model = _model("GroupQueryAttention", inputs, 3, {"num_heads": 4, "kv_num_heads": 2}, feeds,
+                   inits)  # fmt: skip
+    _compare(model, feeds)

@@ -180,8 +180,9 @@ def group_query_attention(n):
 
         q, k = rotary(q), rotary(k)
 
-    # present = past rows then the new ones, at each batch's own offset.
-    if past_len:
+    # present = past rows then the new ones, at each batch's own offset (a first prompt has no
+    # valid past rows, whatever buffer is given).
+    if past_len and not first_prompt:
         joined_k = bl.concat([n.x(3), k], 2)
         joined_v = bl.concat([n.x(4), v], 2)
     else:
