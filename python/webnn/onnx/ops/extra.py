@@ -160,8 +160,10 @@ def grid_sample(n):
     positions are computed at run time from the grid, and read with gather_elements."""
     bl = n.b
     shape = n.static_shape(0)
+    if len(shape) == 5:
+        return _grid_sample_3d(n)
     if len(shape) != 4:
-        n.fail(f"GridSample of rank {len(shape)} (only 4-D inputs are supported)")
+        n.fail(f"GridSample of rank {len(shape)} (only 4-D and 5-D inputs are supported)")
     N, C, H, W = shape
     _, Ho, Wo, _ = n.static_shape(1)
     mode = n.attr("mode", "linear" if n.opset >= 20 else "bilinear")
@@ -230,6 +232,82 @@ def grid_sample(n):
             bl.add(bl.mul(sample(x0, y1), w(wx0, wy1)), bl.mul(sample(x1, y1), w(wx1, wy1))),
         )
     return bl.reshape(out, [N, C, Ho, Wo])
+
+
+def _grid_sample_3d(n):
+    """Volumetric (5-D) GridSample: input [N, C, D, H, W], grid [N, Do, Ho, Wo, 3] of (x, y, z);
+    trilinear (8 taps) or nearest, with zeros, border or reflection padding, as the 2-D form."""
+    bl = n.b
+    N, C, D, H, W = n.static_shape(0)
+    _, Do, Ho, Wo, _ = n.static_shape(1)
+    mode = n.attr("mode", "linear")
+    mode = {"bilinear": "linear"}.get(mode, mode)
+    if mode not in ("linear", "nearest"):
+        n.fail(f"mode '{mode}' with 5-D inputs (ONNX defines cubic for 4-D only)")
+    padding = n.attr("padding_mode", "zeros")
+    align = bool(n.attr("align_corners", 0))
+    dt = n.dtype(0)
+    P = Do * Ho * Wo
+
+    def c(v):
+        return n.const(v, dt)
+
+    grid = n.x(1)
+
+    def coord(k, size):
+        g = bl.reshape(bl.slice(grid, [0, 0, 0, 0, k], [N, Do, Ho, Wo, 1]), [N, P])
+        if align:
+            v = bl.mul(bl.add(g, c(1.0)), c((size - 1) / 2.0))
+        else:
+            v = bl.div(bl.sub(bl.mul(bl.add(g, c(1.0)), c(float(size))), c(1.0)), c(2.0))
+        if padding == "border":
+            v = bl.clamp(v, min_value=0.0, max_value=float(size - 1))
+        elif padding == "reflection":
+            lo, hi = (0.0, size - 1.0) if align else (-0.5, size - 0.5)
+            span = hi - lo
+            if span <= 0:
+                v = bl.mul(v, c(0.0))
+            else:
+                t = bl.abs(bl.sub(v, c(lo)))
+                period = c(2 * span)
+                t = bl.sub(t, bl.mul(bl.floor(bl.div(t, period)), period))
+                t = bl.where(bl.greater(t, c(span)), bl.sub(period, t), t)
+                v = bl.add(t, c(lo))
+            v = bl.clamp(v, min_value=0.0, max_value=float(size - 1))
+        return v
+
+    x, y, z = coord(0, W), coord(1, H), coord(2, D)
+    flat = bl.reshape(n.x(0), [N, C, D * H * W])
+
+    def inside(v, size):
+        return bl.logical_and(bl.greater_or_equal(v, c(0.0)), bl.lesser_or_equal(v, c(size - 1.0)))
+
+    def sample(xi, yi, zi):
+        ok = bl.logical_and(bl.logical_and(inside(xi, W), inside(yi, H)), inside(zi, D))
+        xc = bl.clamp(xi, min_value=0.0, max_value=float(W - 1))
+        yc = bl.clamp(yi, min_value=0.0, max_value=float(H - 1))
+        zc = bl.clamp(zi, min_value=0.0, max_value=float(D - 1))
+        index = bl.add(bl.add(bl.mul(zc, c(float(H * W))), bl.mul(yc, c(float(W)))), xc)
+        index = bl.expand(bl.reshape(bl.cast(index, "int32"), [N, 1, P]), [N, C, P])
+        values = bl.gather_elements(flat, index, 2)
+        return bl.mul(values, bl.reshape(bl.cast(ok, dt), [N, 1, P]))
+
+    if mode == "nearest":
+        out = sample(bl.round_even(x), bl.round_even(y), bl.round_even(z))
+    else:
+        corners = []
+        for v in (x, y, z):
+            v0 = bl.floor(v)
+            w1 = bl.sub(v, v0)
+            corners.append([(v0, bl.sub(c(1.0), w1)), (bl.add(v0, c(1.0)), w1)])
+        out = None
+        for zi, wz in corners[2]:
+            for yi, wy in corners[1]:
+                for xi, wx in corners[0]:
+                    weight = bl.reshape(bl.mul(bl.mul(wx, wy), wz), [N, 1, P])
+                    term = bl.mul(sample(xi, yi, zi), weight)
+                    out = term if out is None else bl.add(out, term)
+    return bl.reshape(out, [N, C, Do, Ho, Wo])
 
 
 def _sample(bl, c, flat, xi, yi, dims, dt):

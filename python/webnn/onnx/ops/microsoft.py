@@ -61,6 +61,11 @@ def bias_add(n):
 
 
 def _norm(n, s, eps, simplified, gamma_index, beta_index):
+    beta = n.x(beta_index) if beta_index is not None and n.has(beta_index) else None
+    return _norm_with(n, s, eps, n.x(gamma_index), beta, simplified)
+
+
+def _norm_with(n, s, eps, gamma, beta, simplified=False):
     bl = n.b
     dtype = bl.operand_data_type(s)
     axis = len(bl.operand_shape(s)) - 1
@@ -73,9 +78,9 @@ def _norm(n, s, eps, simplified, gamma_index, beta_index):
         centered = bl.sub(s, mean)
         var = bl.reduce_mean(bl.mul(centered, centered), [axis], True)
     inv = bl.reciprocal(bl.sqrt(bl.add(var, n.const(eps, dtype))))
-    y = bl.mul(bl.mul(centered, inv), n.x(gamma_index))
-    if beta_index is not None and n.has(beta_index):
-        y = bl.add(y, n.x(beta_index))
+    y = bl.mul(bl.mul(centered, inv), gamma)
+    if beta is not None:
+        y = bl.add(y, beta)
     return y, mean, inv
 
 
@@ -121,23 +126,31 @@ TABLE[(MS, "SimplifiedLayerNormalization")] = TABLE[("", "SimplifiedLayerNormali
 
 @op("EmbedLayerNormalization", domain=MS)
 def embed_layer_norm(n):
+    tables = [n.x(i) if n.has(i) else None for i in (2, 3, 4, 5, 6)]
+    return embed_layer_norm_on(n, *tables, mask_index=7, position_ids_index=8)
+
+
+def embed_layer_norm_on(n, word, pos_table, seg_table, gamma, beta, mask_index,
+                        position_ids_index):  # fmt: skip
+    """EmbedLayerNormalization on its tables (operands; seg_table / beta may be None): word +
+    position (+ segment) embeddings, layer-normalized; [output, mask_index, embedding_sum]."""
     bl = n.b
     ids = n.x(0)
     batch, seq = n.static_shape(0)
-    word = bl.gather(n.x(2), ids, 0)
-    if n.has(8):
-        pos = bl.gather(n.x(3), n.x(8), 0)
+    s = bl.gather(word, ids, 0)
+    if position_ids_index is not None and n.has(position_ids_index):
+        pos = bl.gather(pos_table, n.x(position_ids_index), 0)
         if len(bl.operand_shape(pos)) == 2:
             pos = bl.unsqueeze(pos, [0])
     else:
-        pos = bl.gather(n.x(3), n.importer.operand(np.arange(seq, dtype=np.int32)), 0)
+        pos = bl.gather(pos_table, n.importer.operand(np.arange(seq, dtype=np.int32)), 0)
         pos = bl.unsqueeze(pos, [0])
-    s = bl.add(word, pos)
-    if n.has(1) and n.has(4):
-        s = bl.add(s, bl.gather(n.x(4), n.x(1), 0))
-    y, _, _ = _norm(n, s, float(n.attr("epsilon", 1e-12)), False, 5, 6)
-    if n.has(7) and len(n.node.output) > 1 and n.node.output[1]:
-        mask = bl.reduce_sum(bl.cast(n.x(7), "int32"), [1], False)
+    s = bl.add(s, pos)
+    if n.has(1) and seg_table is not None:
+        s = bl.add(s, bl.gather(seg_table, n.x(1), 0))
+    y, _, _ = _norm_with(n, s, float(n.attr("epsilon", 1e-12)), gamma, beta)
+    if n.has(mask_index) and len(n.node.output) > 1 and n.node.output[1]:
+        mask = bl.reduce_sum(bl.cast(n.x(mask_index), "int32"), [1], False)
     else:
         mask = np.full([batch], seq, np.int32)
     return [y, mask, s]
@@ -145,58 +158,83 @@ def embed_layer_norm(n):
 
 @op("Attention", domain=MS)
 def ms_attention(n):
-    """BERT-style fused self-attention: input [B, S, H], packed QKV weights [H, 3H]."""
+    """BERT / GPT-2-style fused self-attention: input [B, S, H], packed QKV weights [H, 3H],
+    optionally a past state [2, B, N, P, head] that the keys and values extend (output 1, present,
+    is [2, B, N, P + S, head]), a mask over the P + S keys and an attention bias."""
+    if n.has(6) or n.attr("past_present_share_buffer", 0):
+        n.fail("past_sequence_length / a shared past-present buffer is not supported")
+    qkv = matmul_nd(n, n.x(0), n.x(1))
+    if n.has(2):
+        qkv = n.b.add(qkv, n.x(2))
+    return attention_on_qkv(n, qkv, mask_index=3, past_index=4, bias_index=5)
+
+
+def attention_on_qkv(n, qkv, mask_index, past_index, bias_index):
+    """com.microsoft Attention after its packed projection qkv [B, S, Q + K + V]; the input
+    indices of the mask, the past state and the attention bias (None: the operator has none).
+    Returns [output, present]."""
     bl = n.b
-    if n.has(4) or n.has(5) or n.has(6) or n.attr("past_present_share_buffer", 0):
-        n.fail("past state / relative position bias inputs are not supported")
+    if n.attr("do_rotary", 0):
+        n.fail("do_rotary=1 is not supported")
     if n.attr("qkv_hidden_sizes") is not None:
         sizes = [int(v) for v in n.attr("qkv_hidden_sizes")]
     else:
-        hidden3 = n.static_shape(1)[1]
+        hidden3 = bl.operand_shape(qkv)[2]
         sizes = [hidden3 // 3] * 3
     heads = int(n.attr("num_heads"))
     batch, seq, _ = n.static_shape(0)
-    x = n.x(0)
-    dtype = n.dtype(0)
-    qkv = matmul_nd(n, x, n.x(1))
-    if n.has(2):
-        qkv = bl.add(qkv, n.x(2))
+    dtype = bl.operand_data_type(qkv)
     q, k, v = bl.split(qkv, sizes, 2)
 
     def heads_first(t, size):
         return bl.transpose(bl.reshape(t, [batch, seq, heads, size // heads]), [0, 2, 1, 3])
 
     q, k, v = heads_first(q, sizes[0]), heads_first(k, sizes[1]), heads_first(v, sizes[2])
+    past_len = 0
+    if past_index is not None and n.has(past_index):
+        past_shape = n.static_shape(past_index)
+        if sizes[1] != sizes[2] or len(past_shape) != 5 or past_shape[0] != 2:
+            n.fail(f"past of shape {past_shape} (expected [2, B, N, P, head], equal K/V sizes)")
+        past_len = past_shape[3]
+        rest = past_shape[1:]
+        pk, pv = bl.split(n.x(past_index), [1, 1], 0)
+        k = bl.concat([bl.reshape(pk, rest), k], 2)
+        v = bl.concat([bl.reshape(pv, rest), v], 2)
+    total = past_len + seq
     scale = n.attr("scale") or 1.0 / np.sqrt(sizes[0] // heads)
     qk = bl.mul(bl.matmul(q, bl.transpose(k, [0, 1, 3, 2])), n.const(scale, dtype))
     filter_value = float(n.attr("mask_filter_value", -10000.0))
-    if n.has(3):
-        mshape = n.static_shape(3)
-        m = n.x(3)
-        if len(mshape) == 2 and mshape == [batch, seq]:
+    if n.has(mask_index):
+        mshape = n.static_shape(mask_index)
+        m = n.x(mask_index)
+        if len(mshape) == 2 and mshape == [batch, total]:
             keep = bl.cast(m, dtype)
             bias = bl.mul(bl.sub(n.const(1.0, dtype), keep), n.const(-filter_value, dtype))
             bias = bl.neg(bias)
-            qk = bl.add(qk, bl.reshape(bias, [batch, 1, 1, seq]))
-        elif len(mshape) == 3:
+            qk = bl.add(qk, bl.reshape(bias, [batch, 1, 1, total]))
+        elif len(mshape) == 3 and mshape == [batch, seq, total]:
             keep = bl.cast(m, dtype)
             bias = bl.mul(bl.sub(n.const(1.0, dtype), keep), n.const(filter_value, dtype))
-            qk = bl.add(qk, bl.reshape(bias, [batch, 1, seq, seq]))
+            qk = bl.add(qk, bl.reshape(bias, [batch, 1, seq, total]))
         elif len(mshape) == 1 and mshape[0] == batch:
             lens = bl.reshape(bl.cast(m, "int32"), [batch, 1, 1, 1])
-            ar = n.importer.operand(np.arange(seq, dtype=np.int32).reshape(1, 1, 1, seq))
+            ar = n.importer.operand(np.arange(total, dtype=np.int32).reshape(1, 1, 1, total))
             keep = bl.cast(bl.lesser(ar, lens), dtype)
             bias = bl.mul(bl.sub(n.const(1.0, dtype), keep), n.const(filter_value, dtype))
             qk = bl.add(qk, bias)
         else:
             n.fail(f"mask_index of shape {mshape} is not supported")
+    if bias_index is not None and n.has(bias_index):
+        qk = bl.add(qk, n.x(bias_index))
     if n.attr("unidirectional", 0):
-        causal = np.triu(np.full((seq, seq), filter_value, np.float32), 1)
-        qk = bl.add(qk, n.importer.operand(causal.astype(n.np_dtype(0))))
+        causal = np.triu(np.full((seq, total), filter_value, np.float32), 1 + past_len)
+        causal = causal.astype(np.float16 if dtype == "float16" else np.float32)
+        qk = bl.add(qk, n.importer.operand(causal))
     probs = bl.softmax(qk, 3)
     y = bl.matmul(probs, v)
     y = bl.reshape(bl.transpose(y, [0, 2, 1, 3]), [batch, seq, sizes[2]])
-    return [y]
+    present = bl.concat([bl.unsqueeze(k, [0]), bl.unsqueeze(v, [0])], 0)
+    return [y, present]
 
 
 def _key_mask_bias(n, i, batch, q_len, kv_len, filter_value, dtype):
@@ -223,14 +261,18 @@ def ms_multi_head_attention(n):
     """Attention on separate Q, K, V projections (ORT's transformer optimizer with
     use_multi_head_attention, and cross-attention): query [B, S, D], key / value [B, L, D] or
     already split into heads [B, N, L, H], an optional packed bias [Q | K | V], a key padding
-    mask, an attention bias [1|B, 1|N, S, L]; past / present key-value caches are not
-    supported."""
+    mask, an attention bias [1|B, 1|N, S, L]; past_key / past_value [B, N, P, H] that the
+    projected keys and values extend (outputs present_key / present_value [B, N, P + L, H])."""
     bl = n.b
     heads = int(n.attr("num_heads"))
     if not n.has(1) or not n.has(2):
         n.fail("packed QKV (no separate key and value inputs) is not supported")
-    if any(n.has(i) for i in (6, 7, 8, 9)):
-        n.fail("past key/value caches are not supported")
+    if n.has(8) or n.has(9):
+        n.fail("past_sequence_length / cache_indirection (beam search buffers) are not supported")
+    if n.has(6) != n.has(7):
+        n.fail("past_key and past_value must be given together")
+    if len(n.node.output) > 3 and n.node.output[3]:
+        n.fail("the qk output is not supported")
     dtype = n.dtype(0)
     batch, q_len, width = n.static_shape(0)
     head = width // heads
@@ -254,6 +296,12 @@ def ms_multi_head_attention(n):
     if n.rank(2) == 3:
         v_width = n.static_shape(2)[2]
         v = heads_first(v, kv_len, v_width // heads)
+    if n.has(6):
+        if n.rank(1) != 3 or n.rank(2) != 3:
+            n.fail("past_key / past_value with key / value already split into heads")
+        k = bl.concat([n.x(6), k], 2)
+        v = bl.concat([n.x(7), v], 2)
+        kv_len = bl.operand_shape(k)[2]
     v_head = bl.operand_shape(v)[3]
     scale = n.attr("scale") or 1.0 / np.sqrt(head)
     qk = bl.mul(bl.matmul(q, bl.transpose(k, [0, 1, 3, 2])), n.const(scale, dtype))
@@ -266,7 +314,7 @@ def ms_multi_head_attention(n):
         causal = np.triu(np.full((q_len, kv_len), filter_value, np.float32), 1 + kv_len - q_len)
         qk = bl.add(qk, n.importer.operand(causal.astype(n.np_dtype(0))))
     y = bl.matmul(bl.softmax(qk, 3), v)
-    return [bl.reshape(bl.transpose(y, [0, 2, 1, 3]), [batch, q_len, heads * v_head])]
+    return [bl.reshape(bl.transpose(y, [0, 2, 1, 3]), [batch, q_len, heads * v_head]), k, v]
 
 
 def _alias(name, target_domain, target):

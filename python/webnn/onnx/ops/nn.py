@@ -249,15 +249,8 @@ def _pool_out_size(size, k, s, d, b, e, ceil_mode):
 def _pool(kind):
     def convert(n):
         rank = n.rank(0)
-        if (
-            rank == 5
-            and kind in ("max", "avg")
-            and not (len(n.node.output) > 1 and n.node.output[1])
-        ):
+        if rank == 5:
             return pool3d(n, kind)
-        want_indices = len(n.node.output) > 1 and bool(n.node.output[1])
-        if rank == 5 and want_indices:
-            n.fail("the Indices output of a 3-D MaxPool is not supported")
         if rank not in (3, 4):
             n.fail(f"{n.node.op_type} of rank {rank} (only 1-D, 2-D and 3-D pools are supported)")
         want_indices = len(n.node.output) > 1 and bool(n.node.output[1])
@@ -644,12 +637,37 @@ def pool3d(n, kind):
     else:
         begin, end = _auto_pads(n, [D, H, W], kernel, strides, dilations, auto_pad)
     sizes = [D, H, W]
+    begin0 = list(begin)
     outs = [
         _pool_out_size(sizes[i], kernel[i], strides[i], dilations[i], begin[i], end[i], ceil_mode)
         for i in range(3)
     ]
     if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
         outs = [-(-sizes[i] // strides[i]) for i in range(3)]
+    want_indices = kind == "max" and len(n.node.output) > 1 and bool(n.node.output[1])
+    if kind == "max" and want_indices:
+        source = x
+    if kind == "lp":
+        # (sum over the window of |x|^p)^(1/p): zero padding adds nothing, so pad explicitly
+        # (also the ceil-mode overhang) and sum plain windows.
+        p = int(n.attr("p", 2))
+        dtype = n.dtype(0)
+        x = bl.mul(x, x) if p == 2 else bl.pow(bl.abs(x), n.const(float(p), dtype))
+        ends = [
+            max(
+                end[i],
+                (outs[i] - 1) * strides[i]
+                + (kernel[i] - 1) * dilations[i]
+                + 1
+                - sizes[i]
+                - begin[i],
+            )
+            for i in range(3)
+        ]
+        x = bl.pad(x, [0, 0] + begin, [0, 0] + ends, mode="constant", value=0)
+        N, C, D, H, W = bl.operand_shape(x)
+        sizes = [D, H, W]
+        begin, end = [0, 0, 0], [0, 0, 0]
     include_pad = kind == "avg" and n.attr("count_include_pad", 0)
     if include_pad and any(begin + end):
         x = bl.pad(x, [0, 0] + begin, [0, 0] + end, mode="constant", value=0)
@@ -683,6 +701,8 @@ def pool3d(n, kind):
     padding = [begin[1], end[1], begin[2], end[2]]
     pool = bl.max_pool2d if kind == "max" else bl.average_pool2d
     p2 = pool(slices, kernel[1:], strides[1:], dilations[1:], padding, output_sizes=outs[1:])
+    if kind == "lp":
+        p2 = bl.mul(p2, n.const(float(kernel[1] * kernel[2]), n.dtype(0)))
     p2 = bl.reshape(p2, [N, D, C, outs[1], outs[2]])
     frames = []
     for zo in range(outs[0]):
@@ -698,4 +718,132 @@ def pool3d(n, kind):
             acc = bl.div(acc, n.const(float(len(taps)), n.dtype(0)))
         frames.append(acc)
     y = bl.concat(frames, 1) if len(frames) > 1 else frames[0]
-    return bl.transpose(y, [0, 2, 1, 3, 4])
+    y = bl.transpose(y, [0, 2, 1, 3, 4])
+    if kind == "lp":
+        if p != 2:
+            return bl.pow(y, n.const(1.0 / p, n.dtype(0)))
+        return bl.sqrt(y)
+    if want_indices:
+        return [y, _max_pool3d_indices(n, source, y, kernel, strides, dilations, begin0, outs)]
+    return y
+
+
+def _max_pool3d_indices(n, x, y, kernel, strides, dilations, begin, outs):
+    """The Indices output of a 3-D MaxPool, as _max_pool_indices for 2-D: every kernel tap is a
+    strided slice of x padded with -inf, visited last to first so that the first maximum in
+    row-major order wins; storage_order 1 counts the last axis slowest."""
+    bl = n.b
+    batch, channels, *spatial = bl.operand_shape(x)
+    total = batch * channels * int(np.prod(spatial))
+    if total >= 2**31:
+        n.fail("MaxPool Indices for an input of 2**31 elements or more")
+    ends = [
+        max(
+            0,
+            (outs[i] - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - spatial[i] - begin[i],
+        )
+        for i in range(3)
+    ]
+    xp = bl.pad(x, [0, 0] + begin, [0, 0] + ends, mode="constant", value=float("-inf"))
+    column_major = int(n.attr("storage_order", 0)) == 1
+    volume = int(np.prod(spatial))
+    plane = np.arange(batch * channels, dtype=np.int32).reshape(batch, channels, 1, 1, 1)
+    plane_offset = n.importer.operand(plane * np.int32(volume))
+    grids = np.meshgrid(*[np.arange(o) * s for o, s in zip(outs, strides)], indexing="ij")
+    if column_major:
+        weights = [1, spatial[0], spatial[0] * spatial[1]]
+    else:
+        weights = [spatial[1] * spatial[2], spatial[2], 1]
+    result = None
+    taps = [(a, b, c) for a in range(kernel[0]) for b in range(kernel[1]) for c in range(kernel[2])]
+    for tap in reversed(taps):
+        flat = sum((g + t * d - b) * w
+                   for g, t, d, b, w in zip(grids, tap, dilations, begin, weights))  # fmt: skip
+        idx = bl.add(plane_offset, n.importer.operand(flat.astype(np.int32).reshape([1, 1] + outs)))
+        x_t = bl.slice(
+            xp,
+            [0, 0] + [t * d for t, d in zip(tap, dilations)],
+            [batch, channels] + [(o - 1) * s + 1 for o, s in zip(outs, strides)],
+            strides=[1, 1] + list(strides),
+        )
+        hit = bl.equal(x_t, y)
+        result = idx if result is None else bl.where(hit, idx, result)
+    return bl.cast(result, "int64")
+
+
+@op("MaxUnpool")
+def max_unpool(n):
+    """Zeros of the unpooled shape with X's values scattered to Indices (MaxPool's flat indices
+    into the whole output tensor). The shape is output_shape (input 2, needed at import) or
+    (in - 1) * stride + kernel - pads per spatial axis. Windows that picked the same input
+    element scatter the same value twice, so replacing is exact."""
+    bl = n.b
+    shape = n.static_shape(0)
+    rank = len(shape)
+    k = rank - 2
+    kernel = [int(v) for v in n.attr("kernel_shape")]
+    strides = [int(v) for v in n.attr("strides", [1] * k)]
+    pads = [int(v) for v in n.attr("pads", [0] * (2 * k))]
+    if n.has(2):
+        out_shape = [int(v) for v in n.c(2, what="output_shape").reshape(-1)]
+        if out_shape[:2] != shape[:2] or len(out_shape) != rank:
+            n.fail(f"output_shape {out_shape} does not fit an input of shape {shape}")
+    else:
+        out_shape = shape[:2] + [
+            (shape[2 + i] - 1) * strides[i] + kernel[i] - pads[i] - pads[k + i] for i in range(k)
+        ]
+    total = int(np.prod(out_shape))
+    if total >= 2**31:
+        n.fail("MaxUnpool outputs of 2**31 elements or more")
+    count = int(np.prod(shape))
+    index = bl.reshape(bl.cast(n.x(1), "int32"), [count])
+    values = bl.reshape(n.x(0), [count])
+    zeros = n.importer.operand(np.zeros([total], n.np_dtype(0)))
+    return bl.reshape(bl.scatter_elements(zeros, index, values, 0), out_shape)
+
+
+@op("Col2Im")
+def col2im(n):
+    """Blocks [N, C * kh * kw, L] summed back into an image [N, C, H, W] (1-D and 2-D): a
+    grouped transposed convolution whose filter routes each of a channel's kh * kw block
+    positions to its kernel tap (one-hot), with the node's strides, dilations and pads."""
+    bl = n.b
+    image = [int(v) for v in n.c(1, what="image_shape").reshape(-1)]
+    block = [int(v) for v in n.c(2, what="block_shape").reshape(-1)]
+    k = len(image)
+    if k not in (1, 2) or len(block) != k:
+        n.fail(f"Col2Im of {k} spatial dimensions (1-D and 2-D are supported)")
+    strides = [int(v) for v in n.attr("strides", [1] * k)]
+    dilations = [int(v) for v in n.attr("dilations", [1] * k)]
+    pads = [int(v) for v in n.attr("pads", [0] * (2 * k))]
+    batch, ck, length = n.static_shape(0)
+    taps = int(np.prod(block))
+    if ck % taps:
+        n.fail(f"input channels {ck} are not a multiple of the block size {taps}")
+    channels = ck // taps
+    blocks = [
+        (image[i] + pads[i] + pads[k + i] - dilations[i] * (block[i] - 1) - 1) // strides[i] + 1
+        for i in range(k)
+    ]
+    if int(np.prod(blocks)) != length:
+        n.fail(f"{length} blocks do not tile an image of {image} with these blocks and strides")
+    if k == 1:
+        image, block, blocks = [1] + image, [1] + block, [1] + blocks
+        strides, dilations = [1] + strides, [1] + dilations
+        pads = [0, pads[0], 0, pads[1]]
+    else:
+        pads = [pads[0], pads[1], pads[2], pads[3]]
+    one_hot = np.zeros([ck, 1] + block, np.float32)
+    for t in range(taps):
+        one_hot[t::taps, 0, t // block[1], t % block[1]] = 1.0
+    x = bl.reshape(n.x(0), [batch, ck] + blocks)
+    y = bl.conv_transpose2d(
+        x,
+        n.importer.operand(one_hot.astype(n.np_dtype(0))),
+        strides=strides,
+        dilations=dilations,
+        padding=[pads[0], pads[2], pads[1], pads[3]],
+        output_sizes=image,
+        groups=channels,
+    )
+    return bl.reshape(y, [batch, channels] + image[2 - k :]) if k == 1 else y

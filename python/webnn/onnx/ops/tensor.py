@@ -293,6 +293,7 @@ for _name, _why in {
     "BitwiseXor": "WebNN has no bitwise operators",
     "BitwiseNot": "WebNN has no bitwise operators",
     "Det": "WebNN has no determinant",
+    "MelWeightMatrix": "a table of its scalar inputs (known at import in audio front ends)",
     "SequenceConstruct": "WebNN has no sequence type",
     "SplitToSequence": "WebNN has no sequence type",
 }.items():

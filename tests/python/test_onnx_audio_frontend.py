@@ -1,0 +1,63 @@
+"""An in-graph log-mel front end (STFT with a Hann window, magnitude, MelWeightMatrix, Log) as
+audio models export it: the window and the mel table fold at import; compared with ONNX
+Runtime on both backends."""
+
+import numpy as np
+import pytest
+
+ort = pytest.importorskip("onnxruntime")
+onnx = pytest.importorskip("onnx")
+import webnn
+import webnn.onnx as wo
+from onnx import TensorProto, helper, numpy_helper
+
+
+@pytest.mark.parametrize("bins,n_fft,rate", [(40, 256, 16000), (64, 512, 22050)])
+def test_log_mel_front_end_matches_onnxruntime(bins, n_fft, rate):
+    hop = n_fft // 4
+    consts = {
+        "frame_step": np.array(hop, np.int64),
+        "win_len": np.array(n_fft, np.int64),
+        "bins": np.array(bins, np.int64),
+        "dft": np.array(n_fft, np.int64),
+        "rate": np.array(rate, np.int64),
+        "lo": np.array(20.0, np.float32),
+        "hi": np.array(rate / 2, np.float32),
+        "axes": np.array([-1], np.int64),
+        "eps": np.array(1e-6, np.float32),
+    }
+    nodes = [
+        helper.make_node("HannWindow", ["win_len"], ["window"], periodic=1),
+        helper.make_node("Unsqueeze", ["audio", "axes"], ["signal"]),
+        helper.make_node("STFT", ["signal", "frame_step", "window"], ["spec"], onesided=1),
+        helper.make_node("Mul", ["spec", "spec"], ["sq"]),
+        helper.make_node("ReduceSum", ["sq", "axes"], ["power"], keepdims=0),
+        helper.make_node(
+            "MelWeightMatrix",
+            ["bins", "dft", "rate", "lo", "hi"],
+            ["mel"],
+            output_datatype=TensorProto.FLOAT,
+        ),
+        helper.make_node("MatMul", ["power", "mel"], ["melspec"]),
+        helper.make_node("Add", ["melspec", "eps"], ["floored"]),
+        helper.make_node("Log", ["floored"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "logmel",
+        [helper.make_tensor_value_info("audio", TensorProto.FLOAT, [1, 4000])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(v, k) for k, v in consts.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    t = np.arange(4000) / rate
+    audio = 0.3 * np.sin(2 * np.pi * 220 * t) + 0.05 * np.sin(2 * np.pi * 3100 * t)
+    audio = audio.astype(np.float32)[None]
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (want,) = session.run(None, {"audio": audio})
+    for backend in ("cpu", "reference"):
+        context = webnn.ML().create_context(accelerated=False, backend=backend)
+        got = context.compute(wo.load(context, model), {"audio": audio})["y"]
+        assert got.shape == want.shape
+        assert float(np.max(np.abs(got - want))) <= 1e-3 * float(np.max(np.abs(want)))

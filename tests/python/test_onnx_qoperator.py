@@ -1,0 +1,177 @@
+"""quantize_static's QOperator format end to end (QLinearConv, QLinearAveragePool, QLinearConcat,
+QLinearSigmoid, QLinearMul, QGemm, QLinearSoftmax, uint8 MaxPool / Resize between them) and
+com.microsoft QLinearAveragePool alone, compared with ONNX Runtime."""
+
+import numpy as np
+import pytest
+
+ort = pytest.importorskip("onnxruntime")
+onnx = pytest.importorskip("onnx")
+import webnn
+import webnn.onnx as wo
+from onnx import TensorProto, helper, numpy_helper
+
+
+def _small_cnn(rng):
+    inits, nodes = [], []
+
+    def conv(name, x, cin, cout):
+        w = (rng.standard_normal((cout, cin, 3, 3)) * 0.3).astype(np.float32)
+        b = (rng.standard_normal(cout) * 0.1).astype(np.float32)
+        inits.extend(
+            [numpy_helper.from_array(w, name + "_w"), numpy_helper.from_array(b, name + "_b")]
+        )
+        nodes.append(helper.make_node("Conv", [x, name + "_w", name + "_b"], [name], pads=[1] * 4))
+
+    conv("c1", "x", 3, 8)
+    nodes.append(helper.make_node("Relu", ["c1"], ["r1"]))
+    nodes.append(helper.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2]))
+    conv("c2", "p1", 8, 8)
+    nodes.append(helper.make_node("AveragePool", ["c2"], ["p2"], kernel_shape=[3, 3], pads=[1] * 4))
+    inits.append(numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales"))
+    nodes.append(helper.make_node("Resize", ["p2", "", "scales"], ["u"], mode="nearest"))
+    nodes.append(helper.make_node("Concat", ["u", "r1"], ["cat"], axis=1))
+    nodes.append(helper.make_node("Sigmoid", ["cat"], ["sg"]))
+    nodes.append(helper.make_node("Mul", ["cat", "sg"], ["silu"]))
+    nodes.append(helper.make_node("GlobalAveragePool", ["silu"], ["gp"]))
+    nodes.append(helper.make_node("Flatten", ["gp"], ["f"]))
+    gw = (rng.standard_normal((16, 5)) * 0.3).astype(np.float32)
+    inits += [
+        numpy_helper.from_array(gw, "gw"),
+        numpy_helper.from_array(np.zeros(5, np.float32), "gb"),
+    ]
+    nodes.append(helper.make_node("Gemm", ["f", "gw", "gb"], ["g"]))
+    nodes.append(helper.make_node("Softmax", ["g"], ["y"], axis=1))
+    graph = helper.make_graph(
+        nodes,
+        "cnn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    return model
+
+
+@pytest.mark.parametrize("fmt", ["QOperator", "QDQ"])
+@pytest.mark.parametrize("activation", ["QUInt8", "QInt8"])
+def test_statically_quantized_cnn_matches_onnxruntime(fmt, activation, tmp_path):
+    from onnxruntime.quantization import (
+        CalibrationDataReader,
+        QuantFormat,
+        QuantType,
+        quantize_static,
+    )
+
+    rng = np.random.default_rng(0)
+    src, path = str(tmp_path / "cnn.onnx"), str(tmp_path / f"cnn_{fmt}.onnx")
+    onnx.save(_small_cnn(rng), src)
+    data = [{"x": rng.standard_normal((1, 3, 16, 16)).astype(np.float32)} for _ in range(4)]
+
+    class Reader(CalibrationDataReader):
+        def get_next(self):
+            return data.pop() if data else None
+
+    quantize_static(src, path, Reader(), quant_format=getattr(QuantFormat, fmt),
+                    activation_type=getattr(QuantType, activation),
+                    weight_type=QuantType.QInt8)  # fmt: skip
+    if fmt == "QOperator":
+        assert "QLinearAveragePool" in {n.op_type for n in onnx.load(path).graph.node}
+    x = {"x": rng.standard_normal((1, 3, 16, 16)).astype(np.float32)}
+    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, x)[0]
+    context = webnn.ML().create_context(accelerated=False, backend="cpu")
+    got = context.compute(wo.load(context, path), x)["y"]
+    step = 1 / 256  # the quantized softmax output's scale
+    assert float(np.max(np.abs(got - want))) <= step * 1.01
+
+
+@pytest.mark.parametrize(
+    "attrs,shape,channels_last",
+    [
+        ({"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}, (1, 4, 7, 9), 0),
+        ({"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "count_include_pad": 1}, (2, 3, 6, 6), 0),
+        ({"kernel_shape": [2, 3], "strides": [2, 2], "ceil_mode": 1}, (1, 2, 7, 8), 0),
+        ({"kernel_shape": [3, 3], "strides": [2, 2], "auto_pad": "SAME_UPPER"}, (1, 5, 6, 3), 1),
+        ({"kernel_shape": [3], "pads": [1, 1]}, (2, 3, 11), 0),
+    ],
+)
+def test_qlinear_average_pool_matches_onnxruntime(attrs, shape, channels_last):
+    rng = np.random.default_rng(sum(shape))
+    x = rng.integers(0, 256, shape).astype(np.uint8)
+    inits = [
+        numpy_helper.from_array(np.array(0.05, np.float32), "xs"),
+        numpy_helper.from_array(np.array(128, np.uint8), "xz"),
+        numpy_helper.from_array(np.array(0.03, np.float32), "ys"),
+        numpy_helper.from_array(np.array(120, np.uint8), "yz"),
+    ]
+    node = helper.make_node(
+        "QLinearAveragePool", ["x", "xs", "xz", "ys", "yz"], ["y"], domain="com.microsoft",
+        channels_last=channels_last, **attrs,
+    )  # fmt: skip
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.UINT8, list(shape))],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8, None)],
+        inits,
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    )
+    model.ir_version = 8
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (want,) = session.run(None, {"x": x})
+    for backend in ("cpu", "reference"):
+        context = webnn.ML().create_context(accelerated=False, backend=backend)
+        got = context.compute(wo.load(context, model), {"x": x})["y"]
+        assert got.shape == want.shape
+        # ORT sums the window in its own order; a sum on a rounding tie may go either way.
+        diff = np.abs(got.astype(np.int32) - want.astype(np.int32))
+        assert diff.max() == 0, (backend, int((diff > 0).sum()))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+def test_qlinear_where_matches_onnxruntime(dtype):
+    rng = np.random.default_rng(int(dtype == np.int8))
+    info = np.iinfo(dtype)
+    feeds = {
+        "c": rng.integers(0, 2, (2, 1, 5)).astype(bool),
+        "x": rng.integers(info.min, info.max + 1, (2, 3, 5)).astype(dtype),
+        "y": rng.integers(info.min, info.max + 1, (1, 3, 5)).astype(dtype),
+    }
+    zp = {np.uint8: (128, 100, 131), np.int8: (0, -5, 3)}[dtype]
+    inits = [
+        numpy_helper.from_array(np.array(0.031, np.float32), "xs"),
+        numpy_helper.from_array(np.array(zp[0], dtype), "xz"),
+        numpy_helper.from_array(np.array(0.017, np.float32), "ys"),
+        numpy_helper.from_array(np.array(zp[1], dtype), "yz"),
+        numpy_helper.from_array(np.array(0.023, np.float32), "zs"),
+        numpy_helper.from_array(np.array(zp[2], dtype), "zz"),
+    ]
+    node = helper.make_node(
+        "QLinearWhere", ["c", "x", "xs", "xz", "y", "ys", "yz", "zs", "zz"], ["z"],
+        domain="com.microsoft",
+    )  # fmt: skip
+    t = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [
+            helper.make_tensor_value_info("c", TensorProto.BOOL, [2, 1, 5]),
+            helper.make_tensor_value_info("x", t, [2, 3, 5]),
+            helper.make_tensor_value_info("y", t, [1, 3, 5]),
+        ],
+        [helper.make_tensor_value_info("z", t, None)],
+        inits,
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    )
+    model.ir_version = 8
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (want,) = session.run(None, feeds)
+    for backend in ("cpu", "reference"):
+        context = webnn.ML().create_context(accelerated=False, backend=backend)
+        got = context.compute(wo.load(context, model), feeds)["z"]
+        np.testing.assert_array_equal(got, want, err_msg=backend)

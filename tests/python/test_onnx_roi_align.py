@@ -1,0 +1,76 @@
+"""RoiAlign compared with ONNX Runtime on both backends: run-time regions with a fixed sampling
+grid (what torchvision's detectors export), adaptive grids from regions known at import, both
+coordinate modes, avg and max, regions reaching outside the feature map."""
+
+import numpy as np
+import pytest
+
+ort = pytest.importorskip("onnxruntime")
+onnx = pytest.importorskip("onnx")
+import webnn
+import webnn.onnx as wo
+from onnx import TensorProto, helper, numpy_helper
+
+
+@pytest.mark.parametrize(
+    "mode,ratio,ctm,runtime_rois,out",
+    [
+        ("avg", 2, "half_pixel", True, (7, 7)),
+        ("avg", 0, "half_pixel", False, (3, 4)),
+        ("max", 2, "output_half_pixel", True, (4, 4)),
+        ("max", 0, "half_pixel", False, (5, 3)),
+        ("avg", 1, "output_half_pixel", True, (2, 2)),
+    ],
+)
+def test_roi_align_matches_onnxruntime(mode, ratio, ctm, runtime_rois, out):
+    rng = np.random.default_rng(ratio * 10 + len(mode) + out[0])
+    x = rng.standard_normal((2, 3, 12, 14)).astype(np.float32)
+    rois = np.array(
+        [[1.0, 2.0, 20.0, 18.0], [0.0, 0.0, 27.0, 23.0], [-4.0, 10.0, 9.5, 30.0],
+         [5.3, 3.1, 6.0, 4.2]],
+        np.float32,
+    )  # fmt: skip
+    batch = np.array([0, 1, 1, 0], np.int64)
+    feeds = {"x": x}
+    inits = [numpy_helper.from_array(batch, "b")]
+    vinfos = [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))]
+    if runtime_rois:
+        feeds["r"] = rois
+        vinfos.append(helper.make_tensor_value_info("r", TensorProto.FLOAT, [4, 4]))
+    else:
+        inits.append(numpy_helper.from_array(rois, "r"))
+    node = helper.make_node(
+        "RoiAlign", ["x", "r", "b"], ["y"], mode=mode, sampling_ratio=ratio,
+        coordinate_transformation_mode=ctm, output_height=out[0], output_width=out[1],
+        spatial_scale=0.5,
+    )  # fmt: skip
+    graph = helper.make_graph(
+        [node], "g", vinfos, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
+    model.ir_version = 8
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (want,) = session.run(None, feeds)
+    for backend in ("cpu", "reference"):
+        context = webnn.ML().create_context(accelerated=False, backend=backend)
+        got = context.compute(wo.load(context, model), feeds)["y"]
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=backend)
+
+
+def test_roi_align_adaptive_grid_with_run_time_rois_is_refused():
+    node = helper.make_node("RoiAlign", ["x", "r", "b"], ["y"], sampling_ratio=0)
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4]),
+            helper.make_tensor_value_info("r", TensorProto.FLOAT, [2, 4]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.zeros(2, np.int64), "b")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
+    context = webnn.ML().create_context(accelerated=False, backend="cpu")
+    with pytest.raises(wo.OnnxImportError, match="sampling_ratio=0"):
+        wo.load(context, model)
