@@ -171,3 +171,32 @@ def test_reshape_of_a_value_read_later_copies():
     np.testing.assert_array_equal(got, -h + h * np.float32(4))
     want, _ = _run(_reshape_of_live_value, {"x": x}, backend="reference")
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("c_kind", ["none", "matrix", "bias_row"])
+@pytest.mark.parametrize("k", [5, 900])
+def test_gemm_then_bias_add(c_kind, k):
+    """gemm(a, b, c, alpha, beta) + bias[n]: the add joins the GEMM's store when c is not
+    itself the column bias, after alpha * A * B + beta * c, as the add node computes it (K 900:
+    two passes over K)."""
+    r = np.random.default_rng(k)
+    m, n = 29, 45
+    a = r.uniform(-1, 1, [m, k]).astype(np.float32)
+    w = r.uniform(-1, 1, [k, n]).astype(np.float32)
+    c = r.uniform(-1, 1, {"matrix": [m, n], "bias_row": [n]}.get(c_kind, [1])).astype(np.float32)
+    bias = r.uniform(-1, 1, [n]).astype(np.float32)
+
+    def build(g, ins):
+        opts = {"alpha": 0.5}
+        if c_kind != "none":
+            opts.update(c=g.constant(c), beta=0.75 if c_kind == "matrix" else 1.0)
+        return g.add(g.gemm(ins["a"], g.constant(w), **opts), g.constant(bias))
+
+    want, _ = _run(build, {"a": a}, backend="reference")
+    got, stats = _run(build, {"a": a})
+    assert stats["fused_steps"] == 1
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=k * 2.0**-20)
+    unfused, _ = _run(build, {"a": a}, passes=UNFUSED, memory_plan="none")
+    np.testing.assert_array_equal(got, unfused)
+    two, _ = _run(build, {"a": a}, threads=2)
+    np.testing.assert_array_equal(got, two)

@@ -235,7 +235,9 @@ void run_gemm(const SimdKernels& simd, const std::vector<GemmJob>& jobs, const G
             args.b = b_block + ((jj - n0) / nr) * panel_stride;
             args.c = job.c + i * job.ldc + jj;
             args.nr = static_cast<int>(std::min<int64_t>(nr, n1 - jj));
-            args.col_bias = first && job.col_bias ? job.col_bias + jj : nullptr;
+            // The column bias joins the finished sum (last pass): C = A * B + bias, as a
+            // following add node would compute it, whatever the K blocking.
+            args.col_bias = last && job.col_bias ? job.col_bias + jj : nullptr;
             micro.ukernel(args);
           }
         }
