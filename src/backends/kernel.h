@@ -76,6 +76,13 @@ class Kernel {
     (void)sink;
     return false;
   }
+  // A kernel that adds `bias` (float32, one value per column of its float32 output's last
+  // axis) to its result as it stores it, with the same float32 addition a following `add`
+  // node would make, returns true: a fused `add` step is then folded into it.
+  virtual bool take_column_bias(OperandRef bias) {
+    (void)bias;
+    return false;
+  }
 };
 
 using KernelFn = Status (*)(KernelContext&);

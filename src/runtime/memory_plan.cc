@@ -16,6 +16,18 @@ constexpr uint64_t kAlign = 64;  // cache line, like tensors
 OperandId inplace_candidate(const Graph& graph, const Node& node,
                             const std::vector<OperandDesc>& descs) {
   if (node.outputs.size() != 1) return -1;
+  // Reshapes (and squeeze/unsqueeze) keep the bytes: the output is the input's buffer, and
+  // the copy kernel skips a copy onto itself (MiniLM has 15 of them, each a tensor copy).
+  if (node.kind == OpKind::kReshape || node.kind == OpKind::kSqueeze ||
+      node.kind == OpKind::kUnsqueeze) {
+    OperandRef in;
+    std::visit(
+        [&](const auto& p) {
+          if constexpr (requires { p.input; }) in = p.input;
+        },
+        node.params);
+    return in.present() ? in.id : -1;
+  }
   const OperandDesc& out = descs[node.outputs[0]];
   if (out.data_type != DataType::kFloat32) return -1;
   auto same = [&](OperandRef r) { return r.present() && descs[r.id] == out; };

@@ -1,7 +1,8 @@
 // The static memory plan: every intermediate value of a plan gets an offset in one arena,
 // values whose lifetimes overlap never share bytes, and an element-wise node may write its
-// output over an input that dies there (in place). Greedy by size: the largest buffers are
-// placed first, each at the lowest offset free over its whole lifetime.
+// output over an input that dies there (in place), as a reshape's output is its dying input's
+// bytes. Greedy by size: the largest buffers are placed first, each at the lowest offset free
+// over its whole lifetime.
 #pragma once
 
 #include <cstdint>

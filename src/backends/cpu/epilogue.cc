@@ -115,6 +115,17 @@ bool build_step(const Node& op, OperandRef source, const ChainRegs& regs, int ou
   return !(s->a.kind == ChainArg::kBroadcast && s->b.kind == ChainArg::kBroadcast);
 }
 
+// out = head + bias (either operand order: float addition commutes) with bias one value per
+// column of the output's last axis, written over the head's value: a GEMM adds it as it stores.
+const ChainArg* column_bias(const ChainStep& s, const TensorView& out) {
+  if (s.unary || s.op != BinaryOpF::kAdd || s.out != 0 || out.shape.empty()) return nullptr;
+  const bool a_head = s.a.kind == ChainArg::kRegister && s.a.reg == 0;
+  const bool b_head = s.b.kind == ChainArg::kRegister && s.b.reg == 0;
+  const ChainArg* other = a_head ? &s.b : b_head ? &s.a : nullptr;
+  if (!other || other->kind != ChainArg::kBroadcast || other->repeat != 1) return nullptr;
+  return other->period == out.shape.back() ? other : nullptr;
+}
+
 bool same_shape(const TensorView& a, const TensorView& b) {
   return a.data_type == b.data_type && a.shape == b.shape;
 }
@@ -186,7 +197,7 @@ class FusedKernel final : public Kernel, public OutputSink {
       }
     }
     if (head_) WEBNN_RETURN_IF_ERROR(head_->run(ctx));
-    if (in_head_) return Status::ok();
+    if (in_head_ || steps_.empty()) return Status::ok();
     float* y = ctx.out().as<float>();
     parallel_chunks(ctx.pool(), count_, kGrain, [&](int64_t begin, int64_t end) {
       for (int64_t b = begin; b < end; b += kBlock) apply(y, b, std::min(kBlock, end - b));
@@ -302,6 +313,12 @@ std::unique_ptr<Kernel> make_fused_kernel(const Node& node, const CompileContext
       return nullptr;
     }
     steps.push_back(s);
+  }
+  // A GEMM head takes a bias add right after it into its store: one pass over the output less
+  // (none for matmul + bias), the same float32 addition.
+  if (head && !steps.empty()) {
+    const ChainArg* bias = column_bias(steps[0], out);
+    if (bias && head->take_column_bias(bias->other)) steps.erase(steps.begin());
   }
   return std::make_unique<FusedKernel>(simd, std::move(head), source, std::move(steps),
                                        static_cast<int64_t>(out.count));

@@ -145,9 +145,32 @@ void run_gemm(const SimdKernels& simd, const std::vector<GemmJob>& jobs, const G
   if (jobs_count * m_blocks * n_blocks < target) {
     n_blocks = std::min(n_panels, ceil_div(target, jobs_count * m_blocks));
   }
-  const int64_t mb = ceil_div(m_tiles, m_blocks) * mr, nb = ceil_div(n_panels, n_blocks) * nr;
-  m_blocks = ceil_div(m, mb);
-  n_blocks = ceil_div(n, nb);
+  m_blocks = std::min(m_blocks, m_tiles);
+  n_blocks = std::min(n_blocks, n_panels);
+  // Few tasks that do not divide among the threads leave one thread idle at the end (9 equal
+  // tasks on 2 threads: 5 + 4): one more row (else column) block per job when that makes the
+  // count a multiple of the thread count.
+  if (threads > 1 && jobs_count * m_blocks * n_blocks >= threads &&
+      jobs_count * m_blocks * n_blocks < 16 * threads) {
+    auto divides = [&](int64_t mbs, int64_t nbs) { return jobs_count * mbs * nbs % threads == 0; };
+    int64_t mbs = m_blocks, nbs = n_blocks;
+    for (int64_t extra = 0; extra < threads && !divides(mbs, nbs); ++extra) {
+      if (!pack_per_task && m_blocks + extra <= m_tiles) mbs = m_blocks + extra;
+      if (divides(mbs, nbs)) break;
+      mbs = m_blocks;
+      if (n_blocks + extra <= n_panels) nbs = n_blocks + extra;
+      if (divides(mbs, nbs)) break;
+      nbs = n_blocks;
+    }
+    if (divides(mbs, nbs)) m_blocks = mbs, n_blocks = nbs;
+  }
+  // Blocks get whole tiles (panels) spread evenly: 22 tiles in 3 blocks go as 7 + 7 + 8, not
+  // 8 + 8 + 6. The split depends only on shapes and the thread count, and no split changes
+  // the order in which an element's products are summed.
+  auto block_start = [](int64_t b, int64_t blocks, int64_t units, int64_t unit, int64_t size) {
+    return std::min(size, (b * units / blocks) * unit);
+  };
+  const int64_t nb = ceil_div(n_panels, n_blocks) * nr;  // the widest column block
   const int64_t tasks = jobs_count * m_blocks * n_blocks;
 
   if (scratch.tables.size() < static_cast<size_t>(threads)) scratch.tables.resize(threads);
@@ -162,8 +185,11 @@ void run_gemm(const SimdKernels& simd, const std::vector<GemmJob>& jobs, const G
   auto run_task = [&](int64_t task, int thread) {
     const int64_t j = task / (m_blocks * n_blocks);
     const int64_t rest = task % (m_blocks * n_blocks);
-    const int64_t m0 = (rest / n_blocks) * mb, n0 = (rest % n_blocks) * nb;
-    const int64_t m1 = std::min(m, m0 + mb), n1 = std::min(n, n0 + nb);
+    const int64_t mi = rest / n_blocks, ni = rest % n_blocks;
+    const int64_t m0 = block_start(mi, m_blocks, m_tiles, mr, m);
+    const int64_t m1 = block_start(mi + 1, m_blocks, m_tiles, mr, m);
+    const int64_t n0 = block_start(ni, n_blocks, n_panels, nr, n);
+    const int64_t n1 = block_start(ni + 1, n_blocks, n_panels, nr, n);
     const GemmJob& job = jobs[j];
     const float** table_scratch = scratch.tables[thread].data();
     GemmUkernelArgs args;
@@ -209,7 +235,9 @@ void run_gemm(const SimdKernels& simd, const std::vector<GemmJob>& jobs, const G
             args.b = b_block + ((jj - n0) / nr) * panel_stride;
             args.c = job.c + i * job.ldc + jj;
             args.nr = static_cast<int>(std::min<int64_t>(nr, n1 - jj));
-            args.col_bias = first && job.col_bias ? job.col_bias + jj : nullptr;
+            // The column bias joins the finished sum (last pass): C = A * B + bias, as a
+            // following add node would compute it, whatever the K blocking.
+            args.col_bias = last && job.col_bias ? job.col_bias + jj : nullptr;
             micro.ukernel(args);
           }
         }

@@ -33,7 +33,7 @@ struct GemmJob {
   const float* b_packed = nullptr;  // pack_b layout, or null: packed per task by pack_b_fn
   float* c = nullptr;
   int64_t ldc = 0;
-  const float* col_bias = nullptr;  // n values
+  const float* col_bias = nullptr;  // n values, added to the finished sum (after alpha, C)
   const float* row_bias = nullptr;  // m values
 };
 

@@ -92,6 +92,11 @@ class MatmulKernel final : public Kernel {
  public:
   explicit MatmulKernel(const SimdKernels& simd) : simd_(simd) {}
 
+  bool take_column_bias(OperandRef bias) override {
+    bias_ = bias;
+    return true;
+  }
+
   bool init(const Node& node, const CompileContext& cc) {
     const auto& p = node.as<BinaryParams>();
     const TensorView& a = cc.view(p.a);
@@ -160,6 +165,7 @@ class MatmulKernel final : public Kernel {
       job.b_packed = packed_.matrix(b_index_[j]);
       job.c = c + c_offsets_[j];
       job.ldc = n_;
+      job.col_bias = bias_.present() ? ctx.in(bias_).as<float>() : nullptr;
       rows_a_.a[j] = a + a_offsets_[j];
     }
     run_gemm(simd_, jobs_, GemmEpilogue{}, rows_a_.fn(), GemmBFn{}, scratch_, ctx.pool());
@@ -170,6 +176,7 @@ class MatmulKernel final : public Kernel {
   const SimdKernels& simd_;
   int64_t m_ = 0, k_ = 0, n_ = 0, rows_ = 0;
   std::vector<int64_t> a_offsets_, b_index_, c_offsets_;
+  OperandRef bias_;  // a fused add's column bias (take_column_bias)
   bool b_constant_ = false;
   PackedB packed_;
   std::vector<GemmJob> jobs_;
@@ -183,6 +190,14 @@ class MatmulKernel final : public Kernel {
 class GemmKernel final : public Kernel {
  public:
   explicit GemmKernel(const SimdKernels& simd) : simd_(simd) {}
+
+  // Not when c is already the column bias; otherwise the bias follows alpha * A * B + beta * c
+  // in the micro-kernel's store, as the add node would.
+  bool take_column_bias(OperandRef bias) override {
+    if (bias_row_) return false;
+    bias_ = bias;
+    return true;
+  }
 
   bool init(const Node& node, const CompileContext& cc) {
     const auto& p = node.as<GemmParams>();
@@ -238,7 +253,7 @@ class GemmKernel final : public Kernel {
     job.b_packed = packed_.matrix(0);
     job.c = out;
     job.ldc = n_;
-    job.col_bias = nullptr;
+    job.col_bias = bias_.present() ? ctx.in(bias_).as<float>() : nullptr;
     if (p.c.present() && p.beta != 0.0) {
       const float* c = ctx.in(p.c).as<float>();
       if (bias_row_) {
@@ -279,6 +294,7 @@ class GemmKernel final : public Kernel {
   int64_t m_ = 0, k_ = 0, n_ = 0;
   std::vector<int64_t> c_strides_;
   bool bias_row_ = false;
+  OperandRef bias_;  // a fused add's column bias (take_column_bias)
   bool b_constant_ = false;
   PackedB packed_;
   AlignedFloats a_rows_;

@@ -86,6 +86,8 @@ Status run_cast(KernelContext& ctx) {
 template <class P>
 Status run_copy(KernelContext& ctx) {
   const TensorView& in = ctx.in(ctx.params<P>().input);
+  // The cpu memory plan gives a reshape's output its dying input's buffer (an alias).
+  if (ctx.out().data == in.data) return Status::ok();
   std::memcpy(ctx.out().data, in.data, in.count * byte_size(in.data_type));
   return Status::ok();
 }
