@@ -103,6 +103,7 @@ GQA_CASES = [
     (2, 5, 0, 4, 2, {"do_rotary": 1, "rotary_interleaved": 1, "packed": True}),
     (1, 2, 3, 2, 1, {"smooth_softmax": 1, "bias": True, "runtime_seqlens": True}),
     (2, 1, 4, 4, 2, {"ragged": True, "do_rotary": 1}),  # batches with different past lengths
+    (1, 3, 2, 4, 2, {"do_rotary": 1, "position_ids": True}),
 ]
 
 
@@ -116,6 +117,7 @@ def test_group_query_attention_matches_onnxruntime(batch, seq, past, heads, kv_h
     with_bias = opts.pop("bias", False)
     runtime_seqlens = opts.pop("runtime_seqlens", False)
     ragged = opts.pop("ragged", False)
+    position_ids = opts.pop("position_ids", False)
     feeds, inits = {}, {}
     f32 = np.float32
     if packed:
@@ -143,6 +145,9 @@ def test_group_query_attention_matches_onnxruntime(batch, seq, past, heads, kv_h
         cos, sin = _rope_cache(rng, 16, head // 2)
         inits["cos"], inits["sin"] = cos, sin
         inputs += ["cos", "sin"]
+        if position_ids:
+            feeds["pos"] = (np.arange(seq) + past).reshape(1, seq).repeat(batch, 0).astype(np.int64)
+            inputs.append("pos")
     if with_bias:
         inputs += ["", "", "", "ab"] if not opts.get("do_rotary") else ["", "ab"]
         feeds["ab"] = rng.standard_normal((batch, 1, seq, total)).astype(f32)

@@ -283,3 +283,111 @@ def tensor_scatter(n):
     index = bl.expand(src, [batch] + upd_shape[1:axis] + [length] + upd_shape[axis + 1 :])
     picked = bl.gather_elements(n.x(1), index, axis)
     return bl.where(bl.expand(inside, full), picked, n.x(0))
+
+
+@op("CausalConvWithState")
+def causal_conv_with_state(n):
+    """Stateful causal depthwise 1-D convolution (opset 27, Mamba / Gated DeltaNet): the input
+    [B, C, L] after the carried state [B, C, k - 1] (zeros when absent), a valid depthwise
+    convolution (+ bias, optional SiLU); present_state is the last k - 1 positions."""
+    bl = n.b
+    batch, channels, length = n.static_shape(0)
+    wshape = n.static_shape(1)
+    if len(wshape) != 3 or wshape[0] != channels or wshape[1] != 1:
+        n.fail(f"weight of shape {wshape} (expected [{channels}, 1, k])")
+    k = wshape[2]
+    activation = n.attr("activation", "none")
+    if activation not in ("none", "silu", "swish"):
+        n.fail(f"activation '{activation}' (none, silu or swish expected)")
+    x = n.x(0)
+    if k > 1:
+        past = (
+            n.x(3)
+            if n.has(3)
+            else n.importer.operand(np.zeros([batch, channels, k - 1], n.np_dtype(0)))
+        )
+        x = bl.concat([past, x], 2)
+    total = length + k - 1
+    y = bl.conv2d(
+        bl.reshape(x, [batch, channels, 1, total]),
+        bl.reshape(n.x(1), [channels, 1, 1, k]),
+        groups=channels,
+        bias=n.x(2) if n.has(2) else None,
+    )
+    y = bl.reshape(y, [batch, channels, length])
+    if activation != "none":
+        y = bl.mul(y, bl.sigmoid(y))
+    if k > 1:
+        state = bl.slice(x, [0, 0, total - (k - 1)], [batch, channels, k - 1])
+    else:
+        state = None
+    return [y, state] if state is not None else [y]
+
+
+MAX_LINEAR_ATTENTION_STEPS = 512
+
+
+@op("LinearAttention")
+def linear_attention(n):
+    """Linear attention (opset 27: linear, gated, delta and gated-delta rules), unrolled over
+    the T tokens as the recurrence defines it: per step the state [B, H_kv, d_k, d_v] decays by
+    exp(g), takes beta * (v - S^T k) (delta rules) as k ⊗ v, and each query head reads
+    scale * q^T S of its key/value head."""
+    bl = n.b
+    rule = n.attr("update_rule", "gated_delta")
+    if rule not in ("linear", "gated", "delta", "gated_delta"):
+        n.fail(f"update_rule '{rule}'")
+    hq, hkv = n.attr("q_num_heads"), n.attr("kv_num_heads")
+    if not hq or not hkv or hq % hkv:
+        n.fail(f"q_num_heads={hq} must be a positive multiple of kv_num_heads={hkv}")
+    gating, delta = rule in ("gated", "gated_delta"), rule in ("delta", "gated_delta")
+    if gating != n.has(4) or delta != n.has(5):
+        n.fail(f"update_rule '{rule}' {'needs' if gating else 'forbids'} decay and "
+               f"{'needs' if delta else 'forbids'} beta")  # fmt: skip
+    b, t, qw = n.static_shape(0)
+    if t > MAX_LINEAR_ATTENTION_STEPS:
+        n.fail(f"{t} tokens (it is unrolled; at most {MAX_LINEAR_ATTENTION_STEPS})")
+    dk, dv = qw // hq, n.static_shape(2)[2] // hkv
+    dt = n.dtype(0)
+    scale = float(n.attr("scale", 0.0)) or 1.0 / np.sqrt(dk)
+
+    def heads(i, h):
+        x = bl.reshape(n.x(i), [b, t, h, n.static_shape(i)[2] // h])
+        return bl.transpose(x, [0, 2, 1, 3])  # [B, H, T, D]
+
+    def step(x, i):
+        s = bl.operand_shape(x)
+        return bl.slice(x, [0, 0, i, 0], [s[0], s[1], 1, s[3]])  # [B, H, 1, D]
+
+    q4, k4, v4 = heads(0, hq), heads(1, hkv), heads(2, hkv)
+    decay = beta = None
+    if gating:
+        last = n.static_shape(4)[2]
+        if last not in (hkv, hkv * dk):
+            n.fail(f"decay of width {last} (kv_num_heads or kv_num_heads * d_k expected)")
+        decay = heads(4, hkv)  # [B, H_kv, T, 1 or d_k]
+    if delta:
+        last = n.static_shape(5)[2]
+        if last not in (hkv, 1):
+            n.fail(f"beta of width {last} (kv_num_heads or 1 expected)")
+        beta = heads(5, last)  # [B, H_kv or 1, T, 1]
+    if n.has(3):
+        state = n.x(3)
+    else:
+        state = n.importer.operand(np.zeros([b, hkv, dk, dv], n.np_dtype(0)))
+    outs = []
+    for i in range(t):
+        k_t, v_t = step(k4, i), step(v4, i)  # [B, H_kv, 1, d]
+        if gating:
+            g = bl.exp(step(decay, i))  # [B, H_kv, 1, 1 or d_k]
+            state = bl.mul(state, bl.transpose(g, [0, 1, 3, 2]))
+        if delta:
+            retrieved = bl.matmul(k_t, state)  # [B, H_kv, 1, d_v]
+            v_t = bl.mul(step(beta, i), bl.sub(v_t, retrieved))
+        state = bl.add(state, bl.matmul(bl.transpose(k_t, [0, 1, 3, 2]), v_t))
+        read = state if hq == hkv else _repeat_heads(n, state, hq // hkv)
+        o = bl.mul(bl.matmul(step(q4, i), read), n.const(scale, dt))  # [B, H_q, 1, d_v]
+        outs.append(o)
+    y = bl.concat(outs, 2) if t > 1 else outs[0]
+    y = bl.reshape(bl.transpose(y, [0, 2, 1, 3]), [b, t, hq * dv])
+    return [y, state]

@@ -27,7 +27,7 @@ def dft(n):
         n.fail("the DFT axis cannot be the last (real/imaginary) axis")
     inverse, onesided = bool(n.attr("inverse", 0)), bool(n.attr("onesided", 0))
     if inverse and onesided:
-        n.fail("inverse with onesided is not supported")
+        return _irfft(n, shape, axis)
     size = shape[axis]
     length = int(n.c(1, what="dft_length").reshape(-1)[0]) if n.has(1) else size
     used = min(size, length)
@@ -66,6 +66,45 @@ def dft(n):
     yr = bl.unsqueeze(bl.transpose(yr, inv), [rank - 1])
     yi = bl.unsqueeze(bl.transpose(yi, inv), [rank - 1])
     return bl.concat([yr, yi], rank - 1)
+
+
+def _irfft(n, shape, axis):
+    """Inverse DFT of a one-sided spectrum (numpy's irfft): a real signal of dft_length
+    (default 2 * (bins - 1)) samples from bins 0 .. length // 2 (imaginary parts of bin 0 and,
+    for even lengths, bin length / 2 do not contribute), as products with constant bases
+    weighted 1 for those two bins and 2 for the others, scaled by 1 / length."""
+    bl = n.b
+    rank = len(shape)
+    size = shape[axis]
+    length = int(n.c(1, what="dft_length").reshape(-1)[0]) if n.has(1) else 2 * (size - 1)
+    if length < 1:
+        n.fail(f"a one-sided spectrum of {size} bins gives no signal; give dft_length")
+    used = min(size, length // 2 + 1)
+    k = np.arange(used)[:, None]
+    t = np.arange(length)[None, :]
+    weight = np.full((used, 1), 2.0)
+    weight[0] = 1.0
+    if length % 2 == 0 and used > length // 2:
+        weight[length // 2] = 1.0
+    theta = 2 * np.pi * ((k * t) % length) / length
+    npd = np.float16 if n.dtype(0) == "float16" else np.float32
+    real = n.importer.operand((weight * np.cos(theta) / length).astype(npd))
+    imag = n.importer.operand((-weight * np.sin(theta) / length).astype(npd))
+    x = n.x(0)
+    perm = [a for a in range(rank - 1) if a != axis] + [axis]
+    parts = []
+    for c in range(min(shape[-1], 2)):
+        p = bl.reshape(bl.slice(x, [0] * (rank - 1) + [c], shape[:-1] + [1]), shape[:-1])
+        p = bl.transpose(p, perm)
+        ps = bl.operand_shape(p)
+        if used < size:
+            p = bl.slice(p, [0] * len(ps), ps[:-1] + [used])
+        parts.append(p)
+    y = bl.matmul(parts[0], real)
+    if len(parts) > 1:
+        y = bl.add(y, bl.matmul(parts[1], imag))
+    inv = [perm.index(a) for a in range(rank - 1)]
+    return bl.unsqueeze(bl.transpose(y, inv), [rank - 1])
 
 
 @op("STFT")
