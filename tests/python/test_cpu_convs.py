@@ -179,6 +179,16 @@ def test_conv_transpose2d_paths(name):
     )
 
 
+@pytest.mark.parametrize("shape", [[2, 2, 37, 41], [1, 3, 160, 161], [1, 4, 9, 7], [3, 7, 5, 3]])
+def test_layout_transpose_few_channels(shape):
+    # NCHW -> NHWC of an image with fewer than 8 channels (the stem's input transpose): its
+    # planes interleaved over column chunks (several for the 160 x 161 image) instead of
+    # 8 x 8 blocks.
+    x = _data(np.random.default_rng(shape[1]), shape)
+    got = _run("cpu", lambda g, o: g.transpose(o["x"], permutation=[0, 2, 3, 1]), {"x": x}, {})
+    np.testing.assert_array_equal(got, x.transpose(0, 2, 3, 1))
+
+
 _EPILOGUE_KINDS = ["depthwise5", "depthwise_short", "stem", "convT"]
 _EPILOGUE_KINDS += [f"chunked_{k}" for k in sorted(_CHUNKED)]
 _EPILOGUE_KINDS += [f"convT_{k}" for k in sorted(_CONV_T)]

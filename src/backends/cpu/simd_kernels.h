@@ -167,6 +167,9 @@ struct SimdKernels {
   void (*row_max)(const float* x, float* y, int64_t n);  // y = max(y, x), NaN sticks
   // Rows [r0, r1) of a (rows x cols, row-major) written transposed into out (cols x rows).
   void (*transpose)(const float* a, int64_t rows, int64_t cols, int64_t r0, int64_t r1, float* out);
+  // The same transpose for columns [c0, c1) of a matrix of few rows (fewer than 8).
+  void (*interleave_rows)(const float* a, int64_t rows, int64_t cols, int64_t c0, int64_t c1,
+                          float* out);
   void (*strided_copy)(const float* src, int64_t stride, int64_t n,
                        float* dst);  // dst[i] = src[i*stride]
   float (*reduce_sum)(const float* x, int64_t n);
