@@ -1,12 +1,12 @@
 """Fused chains that the cpu epilogue computes in one pass (cpu/chain.inc): ONNX's decomposed
-hardSwish, x * clip(x + c, lo, hi) / d, and an affine step, x * s + b or x * s - b (s, b
-scalars or per-channel constants), after every kind of head (NHWC conv: inside the GEMM and
-depthwise kernels; NCHW conv: after it; an element-wise head: its own pass). Every operand
-order, values the chain reads again after the fused run (which must then run step by step),
-odd channel counts and block tails. The fused graph must give the same bits as the unfused
-one (WEBNN_PASSES without epilogue_fusion), including at -0, +-inf, NaN and the clamp's
-breakpoints, and match the reference within float32 tolerance on finite data. The last test
-reruns this file with the AVX2 and generic kernels and with 1 and 3 threads.
+hardSwish, x * clip(x + c, lo, hi) / d, an affine step, x * s + b or x * s - b (s, b scalars
+or per-channel constants), and the two in a row, after every kind of head (NHWC conv: inside
+the GEMM and depthwise kernels; NCHW conv: after it; an element-wise head: its own pass).
+Every operand order, values the chain reads again after a fused run (which must then not be
+fused), odd channel counts and block tails. The fused graph must give the same bits as the
+unfused one (WEBNN_PASSES without epilogue_fusion), including at -0, +-inf, NaN and the
+clamp's breakpoints, and match the reference within float32 tolerance on finite data. The last
+test reruns this file with the AVX2 and generic kernels and with 1 and 3 threads.
 """
 
 import numpy as np
@@ -30,8 +30,9 @@ _AFFINE = {
     "mixed_add": ("scalar", "channel", True, True, "add"),
 }
 
-# What else reads the chain's values: nothing, x after the group, the clamped temporary.
-_EXTRA = ["none", "x_again", "temp_again"]
+# What else reads the chain's values: nothing, x after the group, the clamped temporary, the
+# hardSwish result (also read by the affine step).
+_EXTRA = ["none", "x_again", "temp_again", "hs_again"]
 
 
 def _chain(b, y, shape, caxis, hs, affine, extra, rng):
@@ -40,6 +41,7 @@ def _chain(b, y, shape, caxis, hs, affine, extra, rng):
     t = b.add(three, y) if add_first else b.add(y, three)
     t1 = b.clamp(t, min_value=lo, max_value=hi)
     v = b.div(b.mul(t1, y) if clamped_first else b.mul(y, t1), six)
+    hs_value = v
     if _AFFINE[affine] is not None:
         s_kind, b_kind, s_first, b_first, op = _AFFINE[affine]
 
@@ -56,6 +58,8 @@ def _chain(b, y, shape, caxis, hs, affine, extra, rng):
         v = b.sub(v, y)
     elif extra == "temp_again":
         v = b.add(v, t1)
+    elif extra == "hs_again":
+        v = b.max(v, hs_value)
     return v
 
 

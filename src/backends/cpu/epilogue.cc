@@ -187,7 +187,7 @@ class FusedKernel final : public Kernel, public OutputSink {
       }
     }
     for (Group& g : groups_) {
-      if (g.kind == Group::kHardSwish) {
+      if (g.kind == Group::kHardSwish || g.kind == Group::kHardSwishAffine) {
         g.hs.add = *constant_ptr(g.k);
         g.hs.div = *constant_ptr(g.k + 3);
       }
@@ -217,11 +217,16 @@ class FusedKernel final : public Kernel, public OutputSink {
           simd_.hard_swish_chain(g.hs, reg_block(g.in_reg), reg_block(g.out_reg), len);
           continue;
         }
-        if (g.kind == Group::kAffine) {
+        if (g.kind == Group::kAffine || g.kind == Group::kHardSwishAffine) {
+          const size_t ka = g.kind == Group::kAffine ? g.k : g.k + 4;
           AffineChainArgs a = g.af;
-          a.s = operand_block(g.k, b);
-          a.b = operand_block(g.k + 1, b);
-          simd_.affine_chain(a, reg_block(g.in_reg), reg_block(g.out_reg), len);
+          a.s = operand_block(ka, b);
+          a.b = operand_block(ka + 1, b);
+          if (g.kind == Group::kAffine) {
+            simd_.affine_chain(a, reg_block(g.in_reg), reg_block(g.out_reg), len);
+          } else {
+            simd_.hard_swish_affine_chain(g.hs, a, reg_block(g.in_reg), reg_block(g.out_reg), len);
+          }
           continue;
         }
         const size_t k = g.k;
@@ -250,7 +255,7 @@ class FusedKernel final : public Kernel, public OutputSink {
  private:
   // Runs of steps that chain.inc computes in one pass: `k` is the first step's index.
   struct Group {
-    enum Kind : uint8_t { kStep, kHardSwish, kAffine } kind = kStep;
+    enum Kind : uint8_t { kStep, kHardSwish, kAffine, kHardSwishAffine } kind = kStep;
     size_t k = 0;
     int in_reg = 0, out_reg = 0;
     HardSwishChainArgs hs;  // the scalars are read per run
@@ -362,7 +367,15 @@ class FusedKernel final : public Kernel, public OutputSink {
   void group_steps() {
     for (size_t k = 0; k < steps_.size();) {
       Group g;
-      if (match_hard_swish(k, &g)) {
+      Group a;
+      if (match_hard_swish(k, &g) && match_affine(k + 4, &a) && a.in_reg == g.out_reg &&
+          (a.out_reg == g.out_reg || !read_later(g.out_reg, k + 6))) {
+        // The affine step reads the hardSwish result and nothing else does.
+        g.kind = Group::kHardSwishAffine;
+        g.out_reg = a.out_reg;
+        g.af = a.af;
+        k += 6;
+      } else if (match_hard_swish(k, &g)) {
         k += 4;
       } else if (match_affine(k, &g)) {
         k += 2;

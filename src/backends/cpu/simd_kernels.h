@@ -192,6 +192,8 @@ struct SimdKernels {
   // Fused chain shapes in one pass (chain.inc), bit-identical to their steps one by one.
   void (*hard_swish_chain)(const HardSwishChainArgs& args, const float* x, float* y, int64_t n);
   void (*affine_chain)(const AffineChainArgs& args, const float* x, float* y, int64_t n);
+  void (*hard_swish_affine_chain)(const HardSwishChainArgs& h, const AffineChainArgs& a,
+                                  const float* x, float* y, int64_t n);
 };
 
 // Kernels compiled for each ISA (null when this build has none for it).
