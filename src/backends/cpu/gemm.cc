@@ -167,8 +167,8 @@ void run_gemm(const SimdKernels& simd, const std::vector<GemmJob>& jobs, const G
   // Only when the whole K of the task's B block fits in L2 alongside (else the passes' blocks
   // would evict each other per chunk), or there is a single pass (then only the epilogue
   // moves), and never when B is packed per task and pass (it would be packed once per chunk).
-  const int64_t passes = ceil_div(std::max<int64_t>(1, taps), kb.taps_per_block) *
-                         ceil_div(std::max<int64_t>(1, k_per_tap), kb.cols_per_block);
+  const int64_t passes =
+      k_total == 0 ? 1 : ceil_div(taps, kb.taps_per_block) * ceil_div(k_per_tap, kb.cols_per_block);
   const bool b_fits = k_total * nb * 4 <= kL2Bytes / 2;
   const bool chunked = passes == 1 ? ep.post != nullptr : (!pack_per_task && b_fits);
   const int64_t chunk_rows =
