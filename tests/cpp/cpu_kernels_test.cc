@@ -287,6 +287,71 @@ TEST(GemmTest, DriverMatchesNaiveProduct) {
   }
 }
 
+// A task's rows go in chunks, each through every K pass and then the post epilogue: with K
+// in several passes (B packed once, small enough to stay in L2) and in one (B packed per task:
+// packed once for all chunks), the post must see each element once, with its final value.
+TEST(GemmTest, DriverRowChunksRunEveryPassThenThePost) {
+  for (const SimdKernels* simd : usable_kernels()) {
+    for (bool per_task : {false, true}) {
+      for (int64_t k : {40, 1700}) {
+        for (int threads : {1, 3}) {
+          const int64_t m = 1301, n = 24;
+          std::vector<float> a = random_floats(m * k, 11), b = random_floats(k * n, 12);
+          size_t floats = 0;
+          ASSERT_TRUE(packed_b_floats(k, n, simd->gemm_nr, &floats));
+          AlignedFloats packed(floats);
+          pack_b(b.data(), n, 1, k, n, simd->gemm_nr, packed.data());
+          std::vector<float> c(m * n, 99.0f);
+          std::vector<GemmJob> jobs(1);
+          jobs[0].m = m;
+          jobs[0].n = n;
+          jobs[0].k_per_tap = k;
+          jobs[0].b_packed = per_task ? nullptr : packed.data();
+          jobs[0].c = c.data();
+          jobs[0].ldc = n;
+          RowMajorA rows;
+          rows.a = {a.data()};
+          rows.lda = {k};
+          rows.rows = m;
+          rows.mr = simd->gemm_mr;
+          struct Ctx {
+            const float* b;
+            int64_t n;
+            int nr;
+          } ctx{b.data(), n, simd->gemm_nr};
+          GemmBFn b_fn{[](const void* p, int64_t, int64_t n0, int64_t nc, int64_t k0, int64_t kc,
+                          float* dst) {
+                         const auto& x = *static_cast<const Ctx*>(p);
+                         pack_b(x.b + k0 * x.n + n0, x.n, 1, kc, nc, x.nr, dst);
+                       },
+                       &ctx};
+          GemmEpilogue ep;
+          ep.post = [](const void*, float* block, int64_t ldc, int64_t r, int64_t cols) {
+            for (int64_t i = 0; i < r; ++i) {
+              for (int64_t j = 0; j < cols; ++j) block[i * ldc + j] = -block[i * ldc + j] + 1.0f;
+            }
+          };
+          GemmScratch scratch;
+          ThreadPool pool(threads);
+          run_gemm(*simd, jobs, ep, rows.fn(), b_fn, scratch, &pool);
+          for (int64_t i = 0; i < m; ++i) {
+            for (int64_t j = 0; j < n; ++j) {
+              double acc = 0, mag = 0;
+              for (int64_t t = 0; t < k; ++t) {
+                acc += double(a[i * k + t]) * b[t * n + j];
+                mag += std::fabs(double(a[i * k + t]) * b[t * n + j]);
+              }
+              ASSERT_NEAR(c[i * n + j], 1.0 - acc, (k + 1) * 1.2e-7 * mag + 1e-6)
+                  << simd->name << " per_task=" << per_task << " k=" << k << " threads=" << threads
+                  << " at " << i << "," << j;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // B packed per task through the callback (the path for operands packed on the fly).
 TEST(GemmTest, DriverPacksBPerTask) {
   for (const SimdKernels* simd : usable_kernels()) {

@@ -124,13 +124,92 @@ def test_conv_transpose2d_nhwc_one_channel(h, w, cin):
     _check_conv(x, filt, _data(rng, [1]), options, cin, op="conv_transpose2d")
 
 
-@pytest.mark.parametrize("kind", ["depthwise5", "depthwise_short", "stem", "convT"])
+# Convolutions whose GEMM rows go in several chunks per task (every K pass and the fused
+# epilogue run on a chunk before the next): K = 864 in two passes (det's 3x3 96 -> 24, on the
+# 3-vector tile, and 96 -> 40 on the main one), K = 40 in one pass; pixel counts that leave a
+# partial chunk and a partial row tile.
+_CHUNKED = {
+    "3x3_96_24": ([1, 23, 29, 96], [24, 96, 3, 3], 1),
+    "3x3_96_40": ([2, 13, 27, 96], [40, 96, 3, 3], 1),
+    "1x1_40_12": ([1, 37, 41, 40], [12, 40, 1, 1], 0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_CHUNKED))
+def test_conv2d_row_chunks(name):
+    x_shape, w_shape, pad = _CHUNKED[name]
+    rng = np.random.default_rng(len(name))
+    options = {"padding": [pad] * 4, "input_layout": "nhwc"}
+    k = w_shape[1] * w_shape[2] * w_shape[3]
+    _check_conv(_data(rng, x_shape), _data(rng, w_shape), _data(rng, [w_shape[0]]), options, k)
+
+
+# convTranspose2d shapes per kernel path: NCHW 2x2 stride 2 (the planar kernel, taps tiling
+# the output: det's 24 -> 24), NHWC 2x2 stride 2 with several channels (the phase GEMM with
+# merged column phases), NHWC 3x3 stride 2 with padding and output padding (one GEMM per
+# phase, phases of different sizes), NCHW 3x3 stride 2 (transposed around the phase GEMMs).
+_CONV_T = {
+    "planar_nchw": ([2, 24, 9, 11], [24, 24, 2, 2], {"strides": [2, 2]}),
+    "merged_nhwc": ([1, 9, 11, 24], [24, 20, 2, 2], {"strides": [2, 2], "input_layout": "nhwc"}),
+    "phases_nhwc": (
+        [2, 7, 10, 12],
+        [12, 18, 3, 3],
+        {
+            "strides": [2, 2],
+            "padding": [1, 1, 1, 1],
+            "output_padding": [1, 0],
+            "input_layout": "nhwc",
+        },
+    ),
+    "phases_nchw": ([1, 12, 7, 8], [12, 9, 3, 3], {"strides": [2, 2], "padding": [1, 0, 0, 1]}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_CONV_T))
+def test_conv_transpose2d_paths(name):
+    x_shape, w_shape, options = _CONV_T[name]
+    rng = np.random.default_rng(len(name) + 7)
+    _check_conv(
+        _data(rng, x_shape),
+        _data(rng, w_shape),
+        _data(rng, [w_shape[1]]),
+        options,
+        w_shape[0] * 4,
+        op="conv_transpose2d",
+    )
+
+
+@pytest.mark.parametrize("shape", [[2, 2, 37, 41], [1, 3, 160, 161], [1, 4, 9, 7], [3, 7, 5, 3]])
+def test_layout_transpose_few_channels(shape):
+    # NCHW -> NHWC of an image with fewer than 8 channels (the stem's input transpose): its
+    # planes interleaved over column chunks (several for the 160 x 161 image) instead of
+    # 8 x 8 blocks.
+    x = _data(np.random.default_rng(shape[1]), shape)
+    got = _run("cpu", lambda g, o: g.transpose(o["x"], permutation=[0, 2, 3, 1]), {"x": x}, {})
+    np.testing.assert_array_equal(got, x.transpose(0, 2, 3, 1))
+
+
+_EPILOGUE_KINDS = ["depthwise5", "depthwise_short", "stem", "convT"]
+_EPILOGUE_KINDS += [f"chunked_{k}" for k in sorted(_CHUNKED)]
+_EPILOGUE_KINDS += [f"convT_{k}" for k in sorted(_CONV_T)]
+
+
+@pytest.mark.parametrize("kind", _EPILOGUE_KINDS)
 @pytest.mark.parametrize("act", ["relu", "clamp", "hard_swish"])
 def test_fused_epilogue_bit_identical(kind, act):
     # conv -> activation in one graph (the activation runs in the conv's epilogue) against the
     # same conv and the activation as two cpu graphs.
     rng = np.random.default_rng(len(kind) * 10 + len(act))
-    if kind == "depthwise5":
+    if kind.startswith("chunked_"):
+        x_shape, w_shape, pad = _CHUNKED[kind[len("chunked_") :]]
+        x, filt = _data(rng, x_shape), _data(rng, w_shape)
+        options = {"padding": [pad] * 4, "input_layout": "nhwc"}
+        op = "conv2d"
+    elif kind.startswith("convT_"):
+        x_shape, w_shape, options = _CONV_T[kind[len("convT_") :]]
+        x, filt = _data(rng, x_shape), _data(rng, w_shape)
+        op = "conv_transpose2d"
+    elif kind == "depthwise5":
         x, filt = _data(rng, [1, 12, 20, 24]), _data(rng, [24, 1, 5, 5])
         options = {"padding": [2] * 4, "groups": 24, "input_layout": "nhwc"}
         op = "conv2d"
@@ -146,7 +225,7 @@ def test_fused_epilogue_bit_identical(kind, act):
         x, filt = _data(rng, [1, 9, 11, 24]), _data(rng, [24, 1, 2, 2])
         options = {"strides": [2, 2], "input_layout": "nhwc"}
         op = "conv_transpose2d"
-    bias = _data(rng, [filt.shape[0] if op == "conv2d" else 1])
+    bias = _data(rng, [filt.shape[0] if op == "conv2d" else filt.shape[1]])
 
     def activation(g, v):
         if act == "clamp":

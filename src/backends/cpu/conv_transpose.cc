@@ -143,6 +143,15 @@ class ConvTranspose2dKernel final : public Kernel, private ConvTransposeShape {
     return true;
   }
 
+  // NHWC: every output element is written once, by one GEMM block of its phase, and is final
+  // then; the fused epilogue runs on each block while it is in cache. NCHW outputs are
+  // transposed at the end: the caller applies it after.
+  bool set_output_sink(const OutputSink* sink) override {
+    if (!nhwc_) return false;
+    sink_ = sink;
+    return true;
+  }
+
   Status run(KernelContext& ctx) override {
     const auto& p = ctx.params<ConvTranspose2dParams>();
     if (!filter_constant_) prepare_weights(ctx.in(p.filter).as<float>());
@@ -160,7 +169,7 @@ class ConvTranspose2dKernel final : public Kernel, private ConvTransposeShape {
       x = in_nhwc_.data();
     }
     float* out = nhwc_ ? y : out_nhwc_.data();
-    for (const Phase& f : phases_) run_phase(f, x, bias, out, pool);
+    for (const Phase& f : phases_) run_phase(f, x, bias, out, y, pool);
     if (!nhwc_) transpose_batch(simd_, out, batch_, out_h_ * out_w_, out_c_, y, pool);
     return Status::ok();
   }
@@ -226,7 +235,8 @@ class ConvTranspose2dKernel final : public Kernel, private ConvTransposeShape {
     return dst;
   }
 
-  void run_phase(const Phase& f, const float* x, const float* bias, float* out, ThreadPool* pool) {
+  void run_phase(const Phase& f, const float* x, const float* bias, float* out, float* y,
+                 ThreadPool* pool) {
     const int nr = simd_.gemm_nr;
     const int64_t taps = static_cast<int64_t>(f.kh.size());
     const size_t group_floats =
@@ -249,10 +259,25 @@ class ConvTranspose2dKernel final : public Kernel, private ConvTransposeShape {
       job.col_bias = bias ? bias + g * group_out_ : nullptr;
     }
     TableCtx tc{this, &f, x};
-    run_gemm(simd_, jobs_, GemmEpilogue{}, GemmAFn{tile, &tc}, GemmBFn{}, scratch_, pool);
+    GemmEpilogue ep;
+    struct SinkCtx {
+      const OutputSink* sink;
+      float* y;
+    } sc{sink_, y};
+    if (sink_ && nhwc_) {
+      // A block's rows are output pixels stride_w apart (ldc); merged phases fill whole rows.
+      ep.post = [](const void* ctx, float* c, int64_t ldc, int64_t rows, int64_t cols) {
+        const auto& k = *static_cast<const SinkCtx*>(ctx);
+        if (cols == ldc) return k.sink->apply(k.y, c - k.y, rows * cols);
+        for (int64_t r = 0; r < rows; ++r) k.sink->apply(k.y, (c - k.y) + r * ldc, cols);
+      };
+      ep.post_ctx = &sc;
+    }
+    run_gemm(simd_, jobs_, ep, GemmAFn{tile, &tc}, GemmBFn{}, scratch_, pool);
   }
 
   const SimdKernels& simd_;
+  const OutputSink* sink_ = nullptr;
   bool filter_constant_ = false, merged_ = false;
   int64_t n_cols_ = 0;  // GEMM columns per group
   std::vector<Phase> phases_;
@@ -305,6 +330,14 @@ class ConvTranspose2dPlanarKernel final : public Kernel, private ConvTransposeSh
     }
     filter_constant_ = cc.is_constant(p.filter);
     if (filter_constant_) prepare_weights(w.as<float>());
+    return true;
+  }
+
+  // When the taps tile the output exactly (covered_), a band's output rows are final once its
+  // copies are done, in every plane: the fused epilogue runs on them while they are in cache.
+  bool set_output_sink(const OutputSink* sink) override {
+    if (!covered_) return false;
+    sink_ = sink;
     return true;
   }
 
@@ -404,6 +437,10 @@ class ConvTranspose2dPlanarKernel final : public Kernel, private ConvTransposeSh
             copy_tap(tap0 + kw * group_out_ * px, kh, kw, ih0, ih1, dst);
           }
         }
+        // covered_: output rows [ih0 * stride_h, ih1 * stride_h) of the plane, all written.
+        if (sink_) {
+          sink_->apply(y, (dst - y) + ih0 * stride_h_ * out_w_, (ih1 - ih0) * stride_h_ * out_w_);
+        }
       }
     };
     const int64_t tasks = batch_ * groups_ * bands;
@@ -483,6 +520,7 @@ class ConvTranspose2dPlanarKernel final : public Kernel, private ConvTransposeSh
   };
 
   const SimdKernels& simd_;
+  const OutputSink* sink_ = nullptr;
   int64_t rows_ = 0, band_rows_ = 1, bands_ = 1;
   bool covered_ = false, row_covered_ = false, filter_constant_ = false;
   AlignedFloats a_, row_bias_;

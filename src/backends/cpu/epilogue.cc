@@ -180,6 +180,7 @@ class FusedKernel final : public Kernel, public OutputSink {
         tile_[k].resize(static_cast<size_t>(arg->period + kBlock));
       }
     }
+    group_steps();
   }
 
   Status run(KernelContext& ctx) override {
@@ -194,6 +195,12 @@ class FusedKernel final : public Kernel, public OutputSink {
         const float* o = a_ptr_[k] ? a_ptr_[k] : b_ptr_[k];
         const int64_t period = broadcast_arg(s)->period;
         for (size_t i = 0; i < tile_[k].size(); ++i) tile_[k][i] = o[i % period];
+      }
+    }
+    for (Group& g : groups_) {
+      if (g.kind == Group::kHardSwish || g.kind == Group::kHardSwishAffine) {
+        g.hs.add = *constant_ptr(g.k);
+        g.hs.div = *constant_ptr(g.k + 3);
       }
     }
     if (head_) WEBNN_RETURN_IF_ERROR(head_->run(ctx));
@@ -215,7 +222,25 @@ class FusedKernel final : public Kernel, public OutputSink {
         if (a.kind == ChainArg::kSource) return src_ + b;
         return a.reg == 0 ? y + b : scratch[a.reg - 1];
       };
-      for (size_t k = 0; k < steps_.size(); ++k) {
+      auto reg_block = [&](int reg) { return reg == 0 ? y + b : scratch[reg - 1]; };
+      for (const Group& g : groups_) {
+        if (g.kind == Group::kHardSwish) {
+          simd_.hard_swish_chain(g.hs, reg_block(g.in_reg), reg_block(g.out_reg), len);
+          continue;
+        }
+        if (g.kind == Group::kAffine || g.kind == Group::kHardSwishAffine) {
+          const size_t ka = g.kind == Group::kAffine ? g.k : g.k + 4;
+          AffineChainArgs a = g.af;
+          a.s = operand_block(ka, b);
+          a.b = operand_block(ka + 1, b);
+          if (g.kind == Group::kAffine) {
+            simd_.affine_chain(a, reg_block(g.in_reg), reg_block(g.out_reg), len);
+          } else {
+            simd_.hard_swish_affine_chain(g.hs, a, reg_block(g.in_reg), reg_block(g.out_reg), len);
+          }
+          continue;
+        }
+        const size_t k = g.k;
         const ChainStep& s = steps_[k];
         float* out = s.out == 0 ? y + b : scratch[s.out - 1];
         if (s.unary) {
@@ -239,6 +264,151 @@ class FusedKernel final : public Kernel, public OutputSink {
   }
 
  private:
+  // Runs of steps that chain.inc computes in one pass: `k` is the first step's index.
+  struct Group {
+    enum Kind : uint8_t { kStep, kHardSwish, kAffine, kHardSwishAffine } kind = kStep;
+    size_t k = 0;
+    int in_reg = 0, out_reg = 0;
+    HardSwishChainArgs hs;  // the scalars are read per run
+    AffineChainArgs af;     // the operand pointers are set per block
+  };
+
+  static bool is_reg(const ChainArg& a) { return a.kind == ChainArg::kRegister; }
+  static bool is_scalar(const ChainArg& a) {
+    return a.kind == ChainArg::kBroadcast && a.period == 1;
+  }
+  // A broadcast operand of step k that is a scalar or its repeated short-period copy (tile_).
+  bool is_block_constant(size_t k, const ChainArg& a) const {
+    return is_scalar(a) || (a.kind == ChainArg::kBroadcast && !tile_[k].empty());
+  }
+
+  // Whether register `reg`'s value after step from - 1 is read by a later step (or is the
+  // output: register 0 at the end).
+  bool read_later(int reg, size_t from) const {
+    for (size_t j = from; j < steps_.size(); ++j) {
+      const ChainStep& s = steps_[j];
+      if (is_reg(s.a) && s.a.reg == reg) return true;
+      if (!s.unary && is_reg(s.b) && s.b.reg == reg) return true;
+      if (s.out == reg) return false;
+    }
+    return reg == 0;
+  }
+
+  // Steps k..k+3: t = x + c (either order), t1 = clamp(t), u = x * t1 (either order), v = u / d,
+  // c and d scalars, only v read after them.
+  bool match_hard_swish(size_t k, Group* g) const {
+    if (k + 3 >= steps_.size()) return false;
+    const ChainStep &s0 = steps_[k], &s1 = steps_[k + 1], &s2 = steps_[k + 2], &s3 = steps_[k + 3];
+    if (s0.unary || s0.op != BinaryOpF::kAdd) return false;
+    int x;
+    if (is_reg(s0.a) && is_scalar(s0.b)) {
+      x = s0.a.reg, g->hs.add_first = false;
+    } else if (is_scalar(s0.a) && is_reg(s0.b)) {
+      x = s0.b.reg, g->hs.add_first = true;
+    } else {
+      return false;
+    }
+    const int t = s0.out;
+    if (t == x || !s1.unary || s1.args.op != UnaryOpF::kClamp || !is_reg(s1.a) || s1.a.reg != t) {
+      return false;
+    }
+    const int t1 = s1.out;
+    if (t1 == x || s2.unary || s2.op != BinaryOpF::kMul || !is_reg(s2.a) || !is_reg(s2.b)) {
+      return false;
+    }
+    if (s2.a.reg == x && s2.b.reg == t1) {
+      g->hs.clamped_first = false;
+    } else if (s2.a.reg == t1 && s2.b.reg == x) {
+      g->hs.clamped_first = true;
+    } else {
+      return false;
+    }
+    const int u = s2.out;
+    if (s3.unary || s3.op != BinaryOpF::kDiv || !is_reg(s3.a) || s3.a.reg != u ||
+        !is_scalar(s3.b)) {
+      return false;
+    }
+    const int v = s3.out;
+    for (int r : {t, t1, u}) {
+      if (r != v && read_later(r, k + 4)) return false;
+    }
+    g->kind = Group::kHardSwish;
+    g->k = k;
+    g->in_reg = x;
+    g->out_reg = v;
+    g->hs.clamp = s1.args;
+    return true;
+  }
+
+  // Steps k, k+1: m = x * s (either order), z = m + b or m - b (either order), s and b scalars
+  // or short-period constants, only z read after them.
+  bool match_affine(size_t k, Group* g) const {
+    if (k + 1 >= steps_.size()) return false;
+    const ChainStep &s0 = steps_[k], &s1 = steps_[k + 1];
+    if (s0.unary || s0.op != BinaryOpF::kMul || s1.unary) return false;
+    if (s1.op != BinaryOpF::kAdd && s1.op != BinaryOpF::kSub) return false;
+    int x;
+    if (is_reg(s0.a) && is_block_constant(k, s0.b)) {
+      x = s0.a.reg, g->af.s_first = false;
+    } else if (is_block_constant(k, s0.a) && is_reg(s0.b)) {
+      x = s0.b.reg, g->af.s_first = true;
+    } else {
+      return false;
+    }
+    const int m = s0.out;
+    if (is_reg(s1.a) && s1.a.reg == m && is_block_constant(k + 1, s1.b)) {
+      g->af.b_first = false;
+    } else if (is_block_constant(k + 1, s1.a) && is_reg(s1.b) && s1.b.reg == m) {
+      g->af.b_first = true;
+    } else {
+      return false;
+    }
+    const int z = s1.out;
+    if (m != z && read_later(m, k + 2)) return false;
+    g->kind = Group::kAffine;
+    g->k = k;
+    g->in_reg = x;
+    g->out_reg = z;
+    g->af.op = s1.op;
+    g->af.s_step = tile_[k].empty() ? 0 : 1;
+    g->af.b_step = tile_[k + 1].empty() ? 0 : 1;
+    return true;
+  }
+
+  void group_steps() {
+    for (size_t k = 0; k < steps_.size();) {
+      Group g;
+      Group a;
+      if (match_hard_swish(k, &g) && match_affine(k + 4, &a) && a.in_reg == g.out_reg &&
+          (a.out_reg == g.out_reg || !read_later(g.out_reg, k + 6))) {
+        // The affine step reads the hardSwish result and nothing else does.
+        g.kind = Group::kHardSwishAffine;
+        g.out_reg = a.out_reg;
+        g.af = a.af;
+        k += 6;
+      } else if (match_hard_swish(k, &g)) {
+        k += 4;
+      } else if (match_affine(k, &g)) {
+        k += 2;
+      } else {
+        g.k = k++;
+      }
+      groups_.push_back(g);
+    }
+  }
+
+  // The scalar operand of step k (this run's tensor).
+  const float* constant_ptr(size_t k) const {
+    return steps_[k].a.kind == ChainArg::kBroadcast ? a_ptr_[k] : b_ptr_[k];
+  }
+
+  // Step k's constant operand over the block at chain element b: its repeated copy, or the
+  // scalar.
+  const float* operand_block(size_t k, int64_t b) const {
+    if (tile_[k].empty()) return constant_ptr(k);
+    return tile_[k].data() + b % broadcast_arg(steps_[k])->period;
+  }
+
   static const ChainArg* broadcast_arg(const ChainStep& s) {
     if (s.unary) return nullptr;
     if (s.a.kind == ChainArg::kBroadcast) return &s.a;
@@ -282,6 +452,7 @@ class FusedKernel final : public Kernel, public OutputSink {
   const float* src_ = nullptr;
   std::vector<const float*> a_ptr_, b_ptr_;
   std::vector<std::vector<float>> tile_;  // per step: its short-period operand, repeated
+  std::vector<Group> groups_;             // the steps, some runs of them fused (chain.inc)
 };
 
 }  // namespace

@@ -14,6 +14,8 @@ namespace {
 constexpr int64_t kKc = 768;
 constexpr int64_t kL2Bytes = 512 * 1024;
 constexpr int64_t kTasksPerThread = 4;
+// Floats of C per row chunk of a task (see run_gemm): 32 KiB, a small part of L2 (512 KiB).
+constexpr int64_t kChunkFloats = 8 * 1024;
 // Below this many multiply-adds a task costs less than waking and joining a thread does
 // (~1-3 us per region here), so small products (a MobileNet's late layers, a GEMV) are split
 // into fewer tasks, down to one. The split still depends only on shapes and thread count.
@@ -182,12 +184,25 @@ void run_gemm(const SimdKernels& simd, const std::vector<GemmJob>& jobs, const G
     if (pack_per_task) scratch.b_blocks[t].reserve(static_cast<size_t>(kc * nb));
   }
 
+  // Rows of one task go in chunks whose C block stays in L2 while every K pass and the fused
+  // epilogue (ep.post) run over it: with one thread a task is the whole product, and det's
+  // 3x3 96->24 convolutions (K = 864, two passes) wrote and re-read their 2.4 MB C from memory.
+  // Only when the whole K of the task's B block fits in L2 alongside (else the passes' blocks
+  // would evict each other per chunk), or there is a single pass (then only the epilogue
+  // moves), and never when B is packed per task and pass (it would be packed once per chunk).
+  const int64_t passes =
+      k_total == 0 ? 1 : ceil_div(taps, kb.taps_per_block) * ceil_div(k_per_tap, kb.cols_per_block);
+  const bool b_fits = k_total * nb * 4 <= kL2Bytes / 2;
+  const bool chunked = passes == 1 ? ep.post != nullptr : (!pack_per_task && b_fits);
+  const int64_t chunk_rows =
+      chunked ? std::max<int64_t>(1, kChunkFloats / nb / mr) * mr : std::max<int64_t>(1, m);
+
   auto run_task = [&](int64_t task, int thread) {
     const int64_t j = task / (m_blocks * n_blocks);
     const int64_t rest = task % (m_blocks * n_blocks);
     const int64_t mi = rest / n_blocks, ni = rest % n_blocks;
-    const int64_t m0 = block_start(mi, m_blocks, m_tiles, mr, m);
-    const int64_t m1 = block_start(mi + 1, m_blocks, m_tiles, mr, m);
+    const int64_t m_begin = block_start(mi, m_blocks, m_tiles, mr, m);
+    const int64_t m_end = block_start(mi + 1, m_blocks, m_tiles, mr, m);
     const int64_t n0 = block_start(ni, n_blocks, n_panels, nr, n);
     const int64_t n1 = block_start(ni + 1, n_blocks, n_panels, nr, n);
     const GemmJob& job = jobs[j];
@@ -200,50 +215,55 @@ void run_gemm(const SimdKernels& simd, const std::vector<GemmJob>& jobs, const G
     const int64_t t_step = k_total == 0 ? 1 : kb.taps_per_block;
     const int64_t c_step = k_total == 0 ? 1 : kb.cols_per_block;
     const int64_t t_end = k_total == 0 ? 1 : taps, c_end = k_total == 0 ? 1 : k_per_tap;
-    for (int64_t t0 = 0; t0 < t_end; t0 += t_step) {
-      const int64_t nt = k_total == 0 ? 0 : std::min(t_step, taps - t0);
-      for (int64_t c0 = 0; c0 < c_end; c0 += c_step) {
-        const int64_t nc = k_total == 0 ? 0 : std::min(c_step, k_per_tap - c0);
-        const bool first = t0 == 0 && c0 == 0;
-        const bool last = t0 + t_step >= t_end && c0 + c_step >= c_end;
-        const float* b_block;
-        int64_t panel_stride;
-        if (pack_per_task) {
-          float* buf = scratch.b_blocks[thread].data();
-          if (nc > 0) b_fn.fn(b_fn.ctx, j, n0, n1 - n0, c0, nc, buf);
-          b_block = buf;
-          panel_stride = nc * nr;
-          args.b_tap_stride = nc;
-        } else {
-          panel_stride = k_total * nr;
-          b_block = job.b_packed + (n0 / nr) * panel_stride + (t0 * k_per_tap + c0) * nr;
-          args.b_tap_stride = k_per_tap;
-        }
-        args.taps = nt;
-        args.kc = nc;
-        args.a_offset = job.a_offset + c0;
-        args.accumulate = first ? ep.accumulate : true;
-        args.clamp = last && ep.clamp;
-        args.lo = ep.lo;
-        args.hi = ep.hi;
-        for (int64_t i = m0; i < m1; i += mr) {
-          const float* const* table = a_fn.fn(a_fn.ctx, j, i, table_scratch);
-          args.a = table + t0 * mr;
-          args.mr = static_cast<int>(std::min<int64_t>(mr, m1 - i));
-          args.row_bias = first && job.row_bias ? job.row_bias + i : nullptr;
-          for (int64_t jj = n0; jj < n1; jj += nr) {
-            args.b = b_block + ((jj - n0) / nr) * panel_stride;
-            args.c = job.c + i * job.ldc + jj;
-            args.nr = static_cast<int>(std::min<int64_t>(nr, n1 - jj));
-            // The column bias joins the finished sum (last pass): C = A * B + bias, as a
-            // following add node would compute it, whatever the K blocking.
-            args.col_bias = last && job.col_bias ? job.col_bias + jj : nullptr;
-            micro.ukernel(args);
+    // Chunks start at multiples of mr from m_begin: the same tiles as one sweep, same bits.
+    for (int64_t m0 = m_begin; m0 < m_end; m0 += chunk_rows) {
+      const int64_t m1 = std::min(m_end, m0 + chunk_rows);
+      for (int64_t t0 = 0; t0 < t_end; t0 += t_step) {
+        const int64_t nt = k_total == 0 ? 0 : std::min(t_step, taps - t0);
+        for (int64_t c0 = 0; c0 < c_end; c0 += c_step) {
+          const int64_t nc = k_total == 0 ? 0 : std::min(c_step, k_per_tap - c0);
+          const bool first = t0 == 0 && c0 == 0;
+          const bool last = t0 + t_step >= t_end && c0 + c_step >= c_end;
+          const float* b_block;
+          int64_t panel_stride;
+          if (pack_per_task) {
+            float* buf = scratch.b_blocks[thread].data();
+            // With chunks there is one pass: pack it for the first chunk only.
+            if (nc > 0 && m0 == m_begin) b_fn.fn(b_fn.ctx, j, n0, n1 - n0, c0, nc, buf);
+            b_block = buf;
+            panel_stride = nc * nr;
+            args.b_tap_stride = nc;
+          } else {
+            panel_stride = k_total * nr;
+            b_block = job.b_packed + (n0 / nr) * panel_stride + (t0 * k_per_tap + c0) * nr;
+            args.b_tap_stride = k_per_tap;
+          }
+          args.taps = nt;
+          args.kc = nc;
+          args.a_offset = job.a_offset + c0;
+          args.accumulate = first ? ep.accumulate : true;
+          args.clamp = last && ep.clamp;
+          args.lo = ep.lo;
+          args.hi = ep.hi;
+          for (int64_t i = m0; i < m1; i += mr) {
+            const float* const* table = a_fn.fn(a_fn.ctx, j, i, table_scratch);
+            args.a = table + t0 * mr;
+            args.mr = static_cast<int>(std::min<int64_t>(mr, m1 - i));
+            args.row_bias = first && job.row_bias ? job.row_bias + i : nullptr;
+            for (int64_t jj = n0; jj < n1; jj += nr) {
+              args.b = b_block + ((jj - n0) / nr) * panel_stride;
+              args.c = job.c + i * job.ldc + jj;
+              args.nr = static_cast<int>(std::min<int64_t>(nr, n1 - jj));
+              // The column bias joins the finished sum (last pass): C = A * B + bias, as a
+              // following add node would compute it, whatever the K blocking.
+              args.col_bias = last && job.col_bias ? job.col_bias + jj : nullptr;
+              micro.ukernel(args);
+            }
           }
         }
       }
+      if (ep.post) ep.post(ep.post_ctx, job.c + m0 * job.ldc + n0, job.ldc, m1 - m0, n1 - n0);
     }
-    if (ep.post) ep.post(ep.post_ctx, job.c + m0 * job.ldc + n0, job.ldc, m1 - m0, n1 - n0);
   };
   if (pool) {
     pool->parallel_for(tasks, run_task);

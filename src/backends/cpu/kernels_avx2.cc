@@ -16,6 +16,8 @@ constexpr const char* kIsaName = "avx2";
 //
 #include "backends/cpu/elementwise.inc"
 //
+#include "backends/cpu/chain.inc"
+//
 #include "backends/cpu/transpose.inc"
 //
 #include "backends/cpu/window.inc"

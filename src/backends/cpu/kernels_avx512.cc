@@ -16,6 +16,8 @@ constexpr const char* kIsaName = "avx512";
 //
 #include "backends/cpu/elementwise.inc"
 //
+#include "backends/cpu/chain.inc"
+//
 #include "backends/cpu/transpose.inc"
 //
 #include "backends/cpu/window.inc"

@@ -17,6 +17,8 @@ constexpr const char* kIsaName = "generic";
 //
 #include "backends/cpu/elementwise.inc"
 //
+#include "backends/cpu/chain.inc"
+//
 #include "backends/cpu/transpose.inc"
 //
 #include "backends/cpu/window.inc"

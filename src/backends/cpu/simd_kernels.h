@@ -125,6 +125,24 @@ struct NormRowArgs {
 
 enum class PlaneOp : uint8_t { kDepthwise, kMaxPool, kAveragePool };
 
+// Fused chain shapes (chain.inc): y = (x * clamp(x + add)) / div, the operands of the add and
+// of the mul in the order given (add_first: add + x; clamped_first: clamp(..) * x).
+struct HardSwishChainArgs {
+  float add = 0, div = 1;
+  UnaryArgs clamp;
+  bool add_first = false, clamped_first = false;
+};
+
+// y = (x * s) op b, op kAdd or kSub; s[i * s_step], b[i * b_step] (steps 0 or 1); s_first:
+// s * x, b_first: b op (x * s).
+struct AffineChainArgs {
+  const float* s = nullptr;
+  const float* b = nullptr;
+  int64_t s_step = 0, b_step = 0;
+  BinaryOpF op = BinaryOpF::kAdd;
+  bool s_first = false, b_first = false;
+};
+
 struct SimdKernels {
   const char* name;
   int lanes;  // floats per vector register
@@ -149,6 +167,9 @@ struct SimdKernels {
   void (*row_max)(const float* x, float* y, int64_t n);  // y = max(y, x), NaN sticks
   // Rows [r0, r1) of a (rows x cols, row-major) written transposed into out (cols x rows).
   void (*transpose)(const float* a, int64_t rows, int64_t cols, int64_t r0, int64_t r1, float* out);
+  // The same transpose for columns [c0, c1) of a matrix of few rows (fewer than 8).
+  void (*interleave_rows)(const float* a, int64_t rows, int64_t cols, int64_t c0, int64_t c1,
+                          float* out);
   void (*strided_copy)(const float* src, int64_t stride, int64_t n,
                        float* dst);  // dst[i] = src[i*stride]
   float (*reduce_sum)(const float* x, int64_t n);
@@ -168,6 +189,11 @@ struct SimdKernels {
   // Recurrent ops (recurrent.inc), in double: columns [0, n) of y += x^T W, W being k rows of
   // floats spaced ld apart, each column summed over rows in order (the reference's dot).
   void (*gemv_acc_d)(const float* w, int64_t ld, int64_t k, int64_t n, const double* x, double* y);
+  // Fused chain shapes in one pass (chain.inc), bit-identical to their steps one by one.
+  void (*hard_swish_chain)(const HardSwishChainArgs& args, const float* x, float* y, int64_t n);
+  void (*affine_chain)(const AffineChainArgs& args, const float* x, float* y, int64_t n);
+  void (*hard_swish_affine_chain)(const HardSwishChainArgs& h, const AffineChainArgs& a,
+                                  const float* x, float* y, int64_t n);
 };
 
 // Kernels compiled for each ISA (null when this build has none for it).

@@ -13,6 +13,19 @@ namespace webnn {
 // threads (each row is transposed on its own, so the split does not change the result).
 inline void transpose_batch(const SimdKernels& simd, const float* a, int64_t count, int64_t rows,
                             int64_t cols, float* out, ThreadPool* pool) {
+  if (rows < 8) {
+    // Few rows (an RGB image to NHWC): split over columns, every row interleaved at once.
+    const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, rows));
+    parallel_chunks(pool, count * cols, grain, [&](int64_t begin, int64_t end) {
+      while (begin < end) {
+        const int64_t m = begin / cols, c0 = begin % cols;
+        const int64_t c1 = std::min(cols, c0 + (end - begin));
+        simd.interleave_rows(a + m * rows * cols, rows, cols, c0, c1, out + m * rows * cols);
+        begin += c1 - c0;
+      }
+    });
+    return;
+  }
   const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, cols));
   parallel_chunks(pool, count * rows, grain, [&](int64_t begin, int64_t end) {
     while (begin < end) {
