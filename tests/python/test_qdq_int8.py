@@ -198,3 +198,69 @@ def test_per_tensor_quantize_dequantize_match_reference(dtype, scale):
     np.testing.assert_array_equal(q_cpu, q_ref)
     dq_cpu, dq_ref = (_qdq_graph(be, q_ref, scale, zp, False) for be in ("cpu", "reference"))
     np.testing.assert_array_equal(dq_cpu.view(np.int32), dq_ref.view(np.int32))
+
+
+def _elementwise_cnn(path):
+    """Convolutions separated by the element-wise ops QDQ models keep in float between them
+    (batch normalization, hard-swish, sigmoid, leaky relu, clip, per-channel scale and shift),
+    which graph/passes/qdq_tables.cc tabulates into the preceding int8 convolution."""
+    rng = np.random.default_rng(11)
+    inits, nodes = [], []
+
+    def const(name, a):
+        inits.append(numpy_helper.from_array(np.asarray(a, np.float32), name))
+        return name
+
+    def conv(name, x, cin, cout, k, group=1):
+        w = rng.standard_normal((cout, cin // group, k, k)) * 1.5 / np.sqrt(cin // group * k * k)
+        b = 0.1 * rng.standard_normal(cout)
+        attrs = {"kernel_shape": [k, k], "group": group, "pads": [k // 2] * 4}
+        inputs = [x, const(f"{name}_w", w), const(f"{name}_b", b)]
+        nodes.append(helper.make_node("Conv", inputs, [f"{name}_y"], **attrs))
+        return f"{name}_y", cout
+
+    def node(op, inputs, **attrs):
+        out = f"t{len(nodes)}"
+        nodes.append(helper.make_node(op, inputs, [out], **attrs))
+        return out
+
+    y, c = conv("c1", "x", 3, 8, 3)
+    bn = [const(f"bn_{k}", v) for k, v in (("s", rng.uniform(0.5, 2, c)), ("b", rng.standard_normal(c)),
+          ("m", 0.1 * rng.standard_normal(c)), ("v", rng.uniform(0.5, 2, c)))]  # fmt: skip
+    y = node("BatchNormalization", [y, *bn], epsilon=1e-3)
+    y = node("HardSwish", [y])
+    y, c = conv("dw", y, c, c, 3, group=c)
+    y = node("Mul", [y, node("Sigmoid", [y])])  # swish
+    y, c = conv("pw", y, c, 12, 1)
+    y = node("LeakyRelu", [y], alpha=0.1)
+    y = node("Add", [node("Mul", [y, const("sc", rng.uniform(0.5, 2, (1, c, 1, 1)))]),
+                     const("sh", rng.standard_normal((1, c, 1, 1)))])  # fmt: skip
+    y, c = conv("c4", y, c, 6, 3)
+    y = node("Clip", [y, const("lo", -1.0), const("hi", 2.0)])
+    y = node("HardSigmoid", [y], alpha=0.3, beta=0.4)
+    y, c = conv("c5", y, c, 5, 1)
+    graph = helper.make_graph(
+        nodes,
+        "elementwise_cnn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 14, 18])],
+        [helper.make_tensor_value_info(y, TensorProto.FLOAT, None)],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return {"x": rng.standard_normal((2, 3, 14, 18)).astype(np.float32)}
+
+
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_qdq_tables_of_elementwise_regions(tmp_path, monkeypatch, per_channel):
+    """The element-wise float ops between int8 convolutions, tabulated per channel into the
+    convolution's requantization, give the float graph's bits (1 and 2 threads)."""
+    src = str(tmp_path / "ew.onnx")
+    feeds = _elementwise_cnn(src)
+    dst = str(tmp_path / "ew_qdq.onnx")
+    _quantize(src, dst, feeds, per_channel)
+    _check(dst, feeds, monkeypatch, min_fused=5)
+    _, stats = _ours(dst, feeds, monkeypatch, "all", 1)
+    assert stats["passes"].get("qdq_tables", 0) >= 4, stats["passes"]
+    assert "batchNormalization" not in stats["ops_after"], stats["ops_after"]

@@ -31,7 +31,12 @@ class QConv2dKernel final : public Kernel {
     if (x.rank() != 4 || w.rank() != 4 || y.rank() != 4 || !cc.is_constant(p.filter)) return false;
     if (w.data_type != DataType::kFloat32) return false;
     x_signed_ = x.data_type == DataType::kInt8;
-    rq_.is_signed = y.data_type == DataType::kInt8;
+    rq_.is_signed = q.requant_signed;
+    table_ = q.table;
+    if (!table_.empty() && table_.size() != 256 &&
+        static_cast<int64_t>(table_.size()) != 256 * y.shape[p.input_layout == "nhwc" ? 3 : 1])
+      return false;
+    rq_.table_per_column = table_.size() > 256;
     nhwc_ = p.input_layout == "nhwc";
     const int c_axis = nhwc_ ? 3 : 1, h_axis = nhwc_ ? 1 : 2, w_axis = nhwc_ ? 2 : 3;
     n_ = x.shape[0], c_ = x.shape[c_axis], h_ = x.shape[h_axis], w_ = x.shape[w_axis];
@@ -111,6 +116,7 @@ class QConv2dKernel final : public Kernel {
       Requant rq = rq_;
       rq.bias = bias_.empty() ? nullptr : bias_.data() + g * go_;
       rq.multiplier = multiplier_.data() + (rq.per_column ? g * go_ : 0);
+      if (!table_.empty()) rq.table = table_.data() + (rq.table_per_column ? g * go_ * 256 : 0);
       // Output (n, g * go_ + o, pixel): NCHW rows are pixels (stride 1), columns planes.
       uint8_t* out =
           nhwc_ ? y + (n * pixels + p0) * oc_ + g * go_ : y + (n * oc_ + g * go_) * pixels + p0;
@@ -173,6 +179,8 @@ class QConv2dKernel final : public Kernel {
     const int32_t* w = dw_weights_.data() + c * kh_ * kw_;
     const int32_t bias = bias_.empty() ? 0 : bias_[c];
     const float mult = multiplier_[rq_.per_column ? c : 0];
+    const uint8_t* table =
+        table_.empty() ? nullptr : table_.data() + (rq_.table_per_column ? c * 256 : 0);
     const int64_t step = nhwc_ ? sw_ * c_ : sw_;  // between the inputs of neighbouring outputs
     for (int64_t oh = 0; oh < oh_; ++oh) {
       std::fill(acc, acc + ow_, bias);
@@ -201,7 +209,8 @@ class QConv2dKernel final : public Kernel {
       for (int64_t ow = 0; ow < ow_; ++ow) {
         const int64_t at =
             nhwc_ ? ((n * oh_ + oh) * ow_ + ow) * oc_ + c : ((n * oc_ + c) * oh_ + oh) * ow_ + ow;
-        y[at] = requantize(acc[ow], mult, rq_.zero_point, rq_.is_signed);
+        const uint8_t v = requantize(acc[ow], mult, rq_.zero_point, rq_.is_signed);
+        y[at] = table ? table[v] : v;
       }
     }
   }
@@ -213,6 +222,7 @@ class QConv2dKernel final : public Kernel {
   int32_t x_zp_ = 0;
   std::vector<float> multiplier_;
   std::vector<int32_t> bias_, dw_weights_;
+  std::vector<uint8_t> table_;                // Node::Quantized::table
   std::vector<std::vector<int16_t>> packed_;  // per group
   Requant rq_;
   std::vector<std::vector<int16_t>> scratch_;      // per thread im2col rows
@@ -240,7 +250,12 @@ class QMatmulKernel final : public Kernel {
     rq_.per_column = multiplier_.size() != 1;
     rq_.multiplier = multiplier_.data();
     rq_.zero_point = q.output_zero_point;
-    rq_.is_signed = cc.view(OperandRef{node.outputs[0]}).data_type == DataType::kInt8;
+    rq_.is_signed = q.requant_signed;
+    table_ = q.table;
+    if (!table_.empty() && table_.size() != 256 && static_cast<int64_t>(table_.size()) != 256 * n_)
+      return false;
+    rq_.table = table_.empty() ? nullptr : table_.data();
+    rq_.table_per_column = table_.size() > 256;
     const float* bf = b.as<float>();
     std::vector<int16_t> b16(static_cast<size_t>(k_ * n_));
     for (size_t i = 0; i < b16.size(); ++i) b16[i] = static_cast<int16_t>(bf[i]);
@@ -283,6 +298,7 @@ class QMatmulKernel final : public Kernel {
   int32_t x_zp_ = 0;
   std::vector<float> multiplier_;
   Requant rq_;
+  std::vector<uint8_t> table_;
   std::vector<int16_t> packed_;
   std::vector<std::vector<int16_t>> scratch_;
 };

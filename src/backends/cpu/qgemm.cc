@@ -106,7 +106,8 @@ void qgemm_rows(QGemmUkernel uk, const int16_t* a, int64_t lda, int64_t m, const
           int32_t acc = tile[r * kQGemmNr + j];
           if (rq.bias) acc += rq.bias[j0 + j];
           const float mult = rq.per_column ? rq.multiplier[j0 + j] : rq.multiplier[0];
-          out[j * y_col] = requantize(acc, mult, rq.zero_point, rq.is_signed);
+          const uint8_t v = requantize(acc, mult, rq.zero_point, rq.is_signed);
+          out[j * y_col] = rq.table ? rq.table[(rq.table_per_column ? (j0 + j) * 256 : 0) + v] : v;
         }
       }
     }

@@ -59,6 +59,10 @@ struct Requant {
   bool per_column = false;  // multiplier per column, else multiplier[0]
   int32_t zero_point = 0;
   bool is_signed = false;  // int8 output, else uint8
+  // Node::Quantized::table, from this call's first column on (table_per_column: 256 entries
+  // per column), or null.
+  const uint8_t* table = nullptr;
+  bool table_per_column = false;
 };
 
 // C = A * B for rows [0, m) of A and columns [0, n) (B packed by qgemm_pack_b for k), each
