@@ -100,7 +100,7 @@ class QConv2dKernel final : public Kernel {
       run_tasks(pool, n_ * c_, [&](int64_t t, int thread) {
         std::vector<int32_t>& acc = row_scratch_[thread];
         acc.resize(static_cast<size_t>(ow_));
-        depthwise_plane(x, y, t / c_, t % c_, acc.data());
+        depthwise_plane(x, y, t / c_, t % c_, acc.data(), scratch_[thread]);
       });
       return Status::ok();
     }
@@ -136,81 +136,131 @@ class QConv2dKernel final : public Kernel {
     pool->parallel_for(tasks, fn);
   }
 
-  int32_t x_at(const uint8_t* x, int64_t n, int64_t c, int64_t h, int64_t w) const {
-    const int64_t i = nhwc_ ? ((n * h_ + h) * w_ + w) * c_ + c : ((n * c_ + c) * h_ + h) * w_ + w;
-    return x_signed_ ? int32_t{static_cast<int8_t>(x[i])} : int32_t{x[i]};
+  // Image row ih of channel c of image n, and the distance between its neighbouring pixels.
+  const uint8_t* x_row(const uint8_t* x, int64_t n, int64_t c, int64_t ih) const {
+    return nhwc_ ? x + ((n * h_ + ih) * w_) * c_ + c : x + ((n * c_ + c) * h_ + ih) * w_;
+  }
+  int64_t x_step() const { return nhwc_ ? c_ : 1; }
+
+  // out[i * out_step] = in[i * step] - x_zp for i < count (int16: |value| <= 255).
+  template <class T>
+  void shifted(const uint8_t* in, int64_t step, int64_t count, int16_t* out,
+               int64_t out_step) const {
+    const T* v = reinterpret_cast<const T*>(in);
+    for (int64_t i = 0; i < count; ++i) {
+      out[i * out_step] = static_cast<int16_t>(int32_t{v[i * step]} - x_zp_);
+    }
+  }
+  void shifted(const uint8_t* in, int64_t step, int64_t count, int16_t* out,
+               int64_t out_step) const {
+    if (x_signed_) return shifted<int8_t>(in, step, count, out, out_step);
+    shifted<uint8_t>(in, step, count, out, out_step);
   }
 
   // Rows [p0, p0 + rows) of group g's im2col matrix (row r at a + r * kp): x - x_zp at
-  // k = (i * kh + h) * kw + w, zero where the window leaves the image. Filled one k at a time
-  // so that NCHW reads run along the image rows.
+  // k = (i * kh + h) * kw + w, zero where the window leaves the image. Filled one k and one
+  // output row at a time: the valid output columns of a tap are one run, read along the image
+  // row (unit stride in NCHW).
   void im2col_block(const uint8_t* x, int64_t n, int64_t g, int64_t p0, int64_t rows, int16_t* a,
                     int64_t kp) const {
     if (k_ % 2) {
       for (int64_t r = 0; r < rows; ++r) a[r * kp + k_] = 0;
     }
+    const int64_t step = x_step();
     for (int64_t i = 0; i < gi_; ++i) {
       const int64_t c = g * gi_ + i;
       for (int64_t kh = 0; kh < kh_; ++kh) {
         for (int64_t kw = 0; kw < kw_; ++kw) {
           int16_t* col = a + (i * kh_ + kh) * kw_ + kw;
-          int64_t oh = p0 / ow_, ow = p0 % ow_;
-          if (!nhwc_ && !x_signed_ && sh_ == 1 && sw_ == 1 && pt_ == 0 && pl_ == 0 && kh_ == 1 &&
-              kw_ == 1) {
-            // 1x1, stride 1, no padding (most NCHW layers): the rows are consecutive pixels.
-            const uint8_t* in = x + (n * c_ + c) * h_ * w_ + p0;
-            for (int64_t r = 0; r < rows; ++r) col[r * kp] = static_cast<int16_t>(in[r] - x_zp_);
-            continue;
-          }
-          for (int64_t r = 0; r < rows; ++r) {
-            const int64_t ih = oh * sh_ - pt_ + kh * dh_, iw = ow * sw_ - pl_ + kw * dw_;
-            const bool inside = ih >= 0 && ih < h_ && iw >= 0 && iw < w_;
-            col[r * kp] = inside ? static_cast<int16_t>(x_at(x, n, c, ih, iw) - x_zp_) : int16_t{0};
-            if (++ow == ow_) ow = 0, ++oh;
+          const int64_t off = kw * dw_ - pl_;  // iw = ow * sw + off
+          const int64_t lo = off >= 0 ? 0 : (-off + sw_ - 1) / sw_;
+          const int64_t hi = w_ - 1 - off < 0 ? 0 : std::min(ow_, (w_ - 1 - off) / sw_ + 1);
+          for (int64_t r = 0; r < rows;) {
+            const int64_t oh = (p0 + r) / ow_, ow0 = (p0 + r) % ow_;
+            const int64_t seg = std::min(ow_ - ow0, rows - r);
+            const int64_t ih = oh * sh_ - pt_ + kh * dh_;
+            int16_t* out = col + r * kp;
+            const int64_t b = std::clamp(lo, ow0, ow0 + seg), e = std::clamp(hi, b, ow0 + seg);
+            if (ih < 0 || ih >= h_ || b >= e) {
+              for (int64_t j = 0; j < seg; ++j) out[j * kp] = 0;
+            } else {
+              for (int64_t j = ow0; j < b; ++j) out[(j - ow0) * kp] = 0;
+              const uint8_t* in = x_row(x, n, c, ih) + (b * sw_ + off) * step;
+              shifted(in, sw_ * step, e - b, out + (b - ow0) * kp, kp);
+              for (int64_t j = e; j < ow0 + seg; ++j) out[(j - ow0) * kp] = 0;
+            }
+            r += seg;
           }
         }
       }
     }
   }
 
-  // One channel plane, a row at a time: each filter tap adds its weight times the valid run
-  // of one input row into an int32 row (unit stride along NCHW rows for stride 1).
-  void depthwise_plane(const uint8_t* x, uint8_t* y, int64_t n, int64_t c, int32_t* acc) const {
+  // acc[i] = requantize(acc[i], mult, ...) (as an int32 holding the byte), for i < n: the same
+  // float32 operations as requantize(), in a loop the compiler vectorizes.
+  void requantize_row(int32_t* acc, int64_t n, float mult) const {
+    const float lo = (rq_.is_signed ? -128.0f : 0.0f) - static_cast<float>(rq_.zero_point);
+    const float hi = (rq_.is_signed ? 127.0f : 255.0f) - static_cast<float>(rq_.zero_point);
+    constexpr float kMagic = 12582912.0f;  // round_half_even_small
+    const int32_t zp = rq_.zero_point;
+    for (int64_t i = 0; i < n; ++i) {
+      float v = static_cast<float>(acc[i]) * mult;
+      v = v > lo ? v : lo;
+      v = v < hi ? v : hi;
+      acc[i] = static_cast<int32_t>((v + kMagic) - kMagic) + zp;
+    }
+  }
+
+  // One channel plane. The plane is first copied to int16 x - x_zp with the padding as zeros,
+  // split by column phase (column q goes to phase q % sw at q / sw), so that every filter tap
+  // reads one contiguous run per output row; each tap then adds its weight times that run into
+  // an int32 row (qdw_row: AVX2 where available).
+  void depthwise_plane(const uint8_t* x, uint8_t* y, int64_t n, int64_t c, int32_t* acc,
+                       std::vector<int16_t>& buf) const {
     const int32_t* w = dw_weights_.data() + c * kh_ * kw_;
     const int32_t bias = bias_.empty() ? 0 : bias_[c];
     const float mult = multiplier_[rq_.per_column ? c : 0];
     const uint8_t* table =
         table_.empty() ? nullptr : table_.data() + (rq_.table_per_column ? c * 256 : 0);
-    const int64_t step = nhwc_ ? sw_ * c_ : sw_;  // between the inputs of neighbouring outputs
+    const int64_t hp = (oh_ - 1) * sh_ + (kh_ - 1) * dh_ + 1;
+    const int64_t wp = (ow_ - 1) * sw_ + (kw_ - 1) * dw_ + 1;
+    const int64_t lp = (wp + sw_ - 1) / sw_;  // one phase's length
+    buf.assign(static_cast<size_t>(hp * sw_ * lp), 0);
+    const int64_t step = x_step();
+    for (int64_t r = 0; r < hp; ++r) {
+      const int64_t ih = r - pt_;
+      if (ih < 0 || ih >= h_) continue;
+      const int64_t q0 = std::max<int64_t>(0, pl_), q1 = std::min(wp, w_ + pl_);  // inside
+      if (q0 >= q1) continue;
+      const uint8_t* in = x_row(x, n, c, ih) + (q0 - pl_) * step;
+      for (int64_t ph = 0; ph < sw_; ++ph) {
+        // Columns q in [q0, q1) with q % sw == ph.
+        const int64_t first = q0 + ((ph - q0 % sw_) % sw_ + sw_) % sw_;
+        if (first >= q1) continue;
+        const int64_t count = (q1 - first + sw_ - 1) / sw_;
+        int16_t* out = buf.data() + (r * sw_ + ph) * lp + first / sw_;
+        shifted(in + (first - q0) * step, sw_ * step, count, out, 1);
+      }
+    }
+    const QDwRowFn row_step = qdw_row();
     for (int64_t oh = 0; oh < oh_; ++oh) {
       std::fill(acc, acc + ow_, bias);
       for (int64_t kh = 0; kh < kh_; ++kh) {
-        const int64_t ih = oh * sh_ - pt_ + kh * dh_;
-        if (ih < 0 || ih >= h_) continue;
-        const uint8_t* row =
-            x + (nhwc_ ? ((n * h_ + ih) * w_) * c_ + c : ((n * c_ + c) * h_ + ih) * w_);
+        const int64_t r = oh * sh_ + kh * dh_;
         for (int64_t kw = 0; kw < kw_; ++kw) {
-          const int64_t off = kw * dw_ - pl_;  // iw = ow * sw + off
-          const int64_t lo = off >= 0 ? 0 : (-off + sw_ - 1) / sw_;
-          const int64_t hi = w_ - 1 - off < 0 ? 0 : std::min(ow_, (w_ - 1 - off) / sw_ + 1);
-          if (lo >= hi) continue;
-          const int32_t wt = w[kh * kw_ + kw];
-          const uint8_t* in = row + (lo * sw_ + off) * (nhwc_ ? c_ : 1);
-          if (x_signed_) {
-            const int8_t* si = reinterpret_cast<const int8_t*>(in);
-            for (int64_t ow = lo; ow < hi; ++ow, si += step) acc[ow] += (*si - x_zp_) * wt;
-          } else if (step == 1) {
-            for (int64_t ow = lo; ow < hi; ++ow) acc[ow] += (in[ow - lo] - x_zp_) * wt;
-          } else {
-            for (int64_t ow = lo; ow < hi; ++ow, in += step) acc[ow] += (*in - x_zp_) * wt;
-          }
+          const int64_t q = kw * dw_;
+          row_step(acc, buf.data() + (r * sw_ + q % sw_) * lp + q / sw_, ow_, w[kh * kw_ + kw]);
         }
       }
-      for (int64_t ow = 0; ow < ow_; ++ow) {
-        const int64_t at =
-            nhwc_ ? ((n * oh_ + oh) * ow_ + ow) * oc_ + c : ((n * oc_ + c) * oh_ + oh) * ow_ + ow;
-        const uint8_t v = requantize(acc[ow], mult, rq_.zero_point, rq_.is_signed);
-        y[at] = table ? table[v] : v;
+      requantize_row(acc, ow_, mult);
+      uint8_t* out =
+          nhwc_ ? y + ((n * oh_ + oh) * ow_) * oc_ + c : y + ((n * oc_ + c) * oh_ + oh) * ow_;
+      const int64_t out_step = nhwc_ ? oc_ : 1;
+      if (table) {
+        for (int64_t ow = 0; ow < ow_; ++ow)
+          out[ow * out_step] = table[static_cast<uint8_t>(acc[ow])];
+      } else {
+        for (int64_t ow = 0; ow < ow_; ++ow) out[ow * out_step] = static_cast<uint8_t>(acc[ow]);
       }
     }
   }

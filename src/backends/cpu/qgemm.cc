@@ -52,6 +52,12 @@ QGemmUkernel qgemm_ukernel() {
   return uk;
 }
 
+QDwRowFn qdw_row() {
+  static const QDwRowFn fn =
+      best_isa() != QGemmIsa::kGeneric && qdw_row_avx2() ? qdw_row_avx2() : qdw_row_generic();
+  return fn;
+}
+
 const char* qgemm_isa_name() {
   switch (best_isa()) {
     case QGemmIsa::kAvx512Vnni:
@@ -93,21 +99,44 @@ void qgemm_rows(QGemmUkernel uk, const int16_t* a, int64_t lda, int64_t m, const
                 int64_t k, int64_t n, const Requant& rq, uint8_t* y, int64_t y_row, int64_t y_col) {
   const int64_t pairs = qgemm_kp(k) / 2;
   alignas(64) int32_t tile[kQGemmMr * kQGemmNr];
+  alignas(64) int32_t bias[kQGemmNr];
+  alignas(64) float mult[kQGemmNr];
+  alignas(64) int32_t q[kQGemmNr];
+  // requantize()'s clamp bounds: the same float32 operations, in a loop the compiler
+  // vectorizes (maxps / minps are exactly `v > lo ? v : lo` and `v < hi ? v : hi`).
+  const float lo = (rq.is_signed ? -128.0f : 0.0f) - static_cast<float>(rq.zero_point);
+  const float hi = (rq.is_signed ? 127.0f : 255.0f) - static_cast<float>(rq.zero_point);
+  constexpr float kMagic = 12582912.0f;  // round_half_even_small
   for (int64_t panel = 0; panel < qgemm_panels(n); ++panel) {
     const int16_t* b = b_packed + panel * pairs * kQGemmNr * 2;
     const int64_t j0 = panel * kQGemmNr;
     const int64_t cols = std::min<int64_t>(kQGemmNr, n - j0);
+    for (int64_t j = 0; j < kQGemmNr; ++j) {
+      bias[j] = rq.bias && j < cols ? rq.bias[j0 + j] : 0;
+      mult[j] = j < cols ? (rq.per_column ? rq.multiplier[j0 + j] : rq.multiplier[0]) : 0.0f;
+    }
     for (int64_t r0 = 0; r0 < m; r0 += kQGemmMr) {
       const int mr = static_cast<int>(std::min<int64_t>(kQGemmMr, m - r0));
       uk(QGemmTile{a + r0 * lda, lda, mr, b, pairs, tile});
       for (int r = 0; r < mr; ++r) {
+        const int32_t* t = tile + r * kQGemmNr;
+        for (int j = 0; j < kQGemmNr; ++j) {
+          float v = static_cast<float>(t[j] + bias[j]) * mult[j];
+          v = v > lo ? v : lo;
+          v = v < hi ? v : hi;
+          q[j] = static_cast<int32_t>((v + kMagic) - kMagic) + rq.zero_point;
+        }
         uint8_t* out = y + (r0 + r) * y_row + j0 * y_col;
-        for (int64_t j = 0; j < cols; ++j) {
-          int32_t acc = tile[r * kQGemmNr + j];
-          if (rq.bias) acc += rq.bias[j0 + j];
-          const float mult = rq.per_column ? rq.multiplier[j0 + j] : rq.multiplier[0];
-          const uint8_t v = requantize(acc, mult, rq.zero_point, rq.is_signed);
-          out[j * y_col] = rq.table ? rq.table[(rq.table_per_column ? (j0 + j) * 256 : 0) + v] : v;
+        if (rq.table) {
+          const uint8_t* table = rq.table + (rq.table_per_column ? j0 * 256 : 0);
+          const int64_t tstep = rq.table_per_column ? 256 : 0;
+          for (int64_t j = 0; j < cols; ++j) {
+            out[j * y_col] = table[j * tstep + static_cast<uint8_t>(q[j])];
+          }
+        } else if (y_col == 1) {
+          for (int64_t j = 0; j < cols; ++j) out[j] = static_cast<uint8_t>(q[j]);
+        } else {
+          for (int64_t j = 0; j < cols; ++j) out[j * y_col] = static_cast<uint8_t>(q[j]);
         }
       }
     }
@@ -131,5 +160,13 @@ void qgemm_generic_tile(const QGemmTile& t) {
 }  // namespace
 
 QGemmUkernel qgemm_ukernel_generic() { return qgemm_generic_tile; }
+
+namespace {
+void qdw_row_generic_impl(int32_t* acc, const int16_t* in, int64_t n, int32_t w) {
+  for (int64_t i = 0; i < n; ++i) acc[i] += w * int32_t{in[i]};
+}
+}  // namespace
+
+QDwRowFn qdw_row_generic() { return qdw_row_generic_impl; }
 
 }  // namespace webnn

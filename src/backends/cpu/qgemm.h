@@ -78,6 +78,12 @@ inline float round_half_even_small(float v) {
   return (v + kMagic) - kMagic;
 }
 
+// The depthwise row step: acc[i] += w * in[i] for i < n (exact int32; |in|, |w| <= 255).
+using QDwRowFn = void (*)(int32_t* acc, const int16_t* in, int64_t n, int32_t w);
+QDwRowFn qdw_row_generic();
+QDwRowFn qdw_row_avx2();  // null when not built
+QDwRowFn qdw_row();       // the fastest usable one (AVX2 when qgemm_ukernel() is AVX2 or better)
+
 // One requantized value (shared by the GEMM and the depthwise path).
 uint8_t requantize(int32_t acc, float multiplier, int32_t zero_point, bool is_signed);
 

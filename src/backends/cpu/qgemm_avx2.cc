@@ -35,13 +35,29 @@ void qgemm_avx2_tile(const QGemmTile& t) {
   }
 }
 
+// Depthwise rows: 8 int16 inputs widened to int32, times the tap's weight (vpmulld: the exact
+// product, |w * in| <= 65025), added to the int32 sums.
+void qdw_row_avx2_impl(int32_t* acc, const int16_t* in, int64_t n, int32_t w) {
+  const __m256i wv = _mm256_set1_epi32(w);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256i x =
+        _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i)));
+    __m256i* a = reinterpret_cast<__m256i*>(acc + i);
+    _mm256_storeu_si256(a, _mm256_add_epi32(_mm256_loadu_si256(a), _mm256_mullo_epi32(x, wv)));
+  }
+  for (; i < n; ++i) acc[i] += w * int32_t{in[i]};
+}
+
 }  // namespace
 
 QGemmUkernel qgemm_ukernel_avx2() { return qgemm_avx2_tile; }
+QDwRowFn qdw_row_avx2() { return qdw_row_avx2_impl; }
 
 }  // namespace webnn
 #else
 namespace webnn {
 QGemmUkernel qgemm_ukernel_avx2() { return nullptr; }
+QDwRowFn qdw_row_avx2() { return nullptr; }
 }  // namespace webnn
 #endif
