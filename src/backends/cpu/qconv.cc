@@ -72,6 +72,23 @@ class QConv2dKernel final : public Kernel {
       }
       return true;
     }
+    if (!nhwc_) {
+      // NCHW: the transposed GEMM (qgemm_cols), weights as int16 rows of kp.
+      const int64_t kp = qgemm_kp(k_);
+      for (int64_t g = 0; g < g_; ++g) {
+        std::vector<int16_t> rows(static_cast<size_t>(go_ * kp), 0);
+        for (int64_t o = 0; o < go_; ++o) {
+          for (int64_t i = 0; i < gi_; ++i) {
+            for (int64_t t = 0; t < taps; ++t) {
+              rows[o * kp + i * taps + t] =
+                  static_cast<int16_t>(wf[f.at(g * go_ + o, i, t / kw_, t % kw_)]);
+            }
+          }
+        }
+        packed_.push_back(std::move(rows));
+      }
+      return true;
+    }
     std::vector<int16_t> b(static_cast<size_t>(k_ * go_));
     for (int64_t g = 0; g < g_; ++g) {
       for (int64_t o = 0; o < go_; ++o) {
@@ -95,22 +112,52 @@ class QConv2dKernel final : public Kernel {
     const int threads = pool ? pool->num_threads() : 1;
     if (static_cast<int>(scratch_.size()) < threads) scratch_.resize(threads);
     if (static_cast<int>(row_scratch_.size()) < threads) row_scratch_.resize(threads);
+    if (static_cast<int>(tap_scratch_.size()) < threads) tap_scratch_.resize(threads);
     const int64_t pixels = oh_ * ow_;
     if (depthwise_) {
       run_tasks(pool, n_ * c_, [&](int64_t t, int thread) {
         std::vector<int32_t>& acc = row_scratch_[thread];
         acc.resize(static_cast<size_t>(ow_));
-        depthwise_plane(x, y, t / c_, t % c_, acc.data(), scratch_[thread]);
+        depthwise_plane(x, y, t / c_, t % c_, acc.data(), scratch_[thread], tap_scratch_[thread]);
       });
       return Status::ok();
     }
     const int64_t blocks = (pixels + kRowsPerTask - 1) / kRowsPerTask;
     const QGemmUkernel uk = qgemm_ukernel();
     const int64_t kp = qgemm_kp(k_);
+    if (static_cast<int>(pack_scratch_.size()) < threads) pack_scratch_.resize(threads);
     run_tasks(pool, n_ * g_ * blocks, [&](int64_t t, int thread) {
       const int64_t block = t % blocks, g = t / blocks % g_, n = t / blocks / g_;
       const int64_t p0 = block * kRowsPerTask, rows = std::min(kRowsPerTask, pixels - p0);
       std::vector<int16_t>& a = scratch_[thread];
+      if (!nhwc_) {
+        // Rows of k (kRowsPerTask pixels each), packed by pixel columns into panels.
+        a.resize(static_cast<size_t>(kp * kRowsPerTask));
+        im2col_block(x, n, g, p0, rows, a.data(), 1, kRowsPerTask);
+        std::vector<int16_t>& panels = pack_scratch_[thread];
+        const int64_t pairs = kp / 2, npanels = qgemm_panels(rows);
+        panels.resize(static_cast<size_t>(npanels * pairs * kQGemmNr * 2));
+        for (int64_t q = 0; q < npanels; ++q) {
+          const int64_t j0 = q * kQGemmNr, cols = std::min<int64_t>(kQGemmNr, rows - j0);
+          for (int64_t pr = 0; pr < pairs; ++pr) {
+            int16_t* out = panels.data() + ((q * pairs + pr) * kQGemmNr) * 2;
+            const int16_t* r0 = a.data() + 2 * pr * kRowsPerTask + j0;
+            const int16_t* r1 = r0 + kRowsPerTask;
+            const bool second = 2 * pr + 1 < k_;
+            for (int64_t j = 0; j < kQGemmNr; ++j) {
+              out[2 * j] = j < cols ? r0[j] : int16_t{0};
+              out[2 * j + 1] = j < cols && second ? r1[j] : int16_t{0};
+            }
+          }
+        }
+        Requant rq = rq_;
+        rq.bias = bias_.empty() ? nullptr : bias_.data() + g * go_;
+        rq.multiplier = multiplier_.data() + (rq.per_column ? g * go_ : 0);
+        if (!table_.empty()) rq.table = table_.data() + (rq.table_per_column ? g * go_ * 256 : 0);
+        qgemm_cols(uk, packed_[g].data(), kp, go_, panels.data(), k_, rows, rq,
+                   y + (n * oc_ + g * go_) * pixels + p0, pixels);
+        return;
+      }
       a.resize(static_cast<size_t>(kRowsPerTask * kp));
       im2col_block(x, n, g, p0, rows, a.data(), kp);
       Requant rq = rq_;
@@ -147,8 +194,13 @@ class QConv2dKernel final : public Kernel {
   void shifted(const uint8_t* in, int64_t step, int64_t count, int16_t* out,
                int64_t out_step) const {
     const T* v = reinterpret_cast<const T*>(in);
+    const int32_t zp = x_zp_;
+    if (step == 1 && out_step == 1) {  // vectorizes
+      for (int64_t i = 0; i < count; ++i) out[i] = static_cast<int16_t>(int32_t{v[i]} - zp);
+      return;
+    }
     for (int64_t i = 0; i < count; ++i) {
-      out[i * out_step] = static_cast<int16_t>(int32_t{v[i * step]} - x_zp_);
+      out[i * out_step] = static_cast<int16_t>(int32_t{v[i * step]} - zp);
     }
   }
   void shifted(const uint8_t* in, int64_t step, int64_t count, int16_t* out,
@@ -161,9 +213,11 @@ class QConv2dKernel final : public Kernel {
   // k = (i * kh + h) * kw + w, zero where the window leaves the image. Filled one k and one
   // output row at a time: the valid output columns of a tap are one run, read along the image
   // row (unit stride in NCHW).
+  // Element (r, k) goes to a[r * kp + k * ks] (ks == 1: rows of A padded to kp with a zero;
+  // kp == 1: rows of k, ks apart, for the transposed GEMM).
   void im2col_block(const uint8_t* x, int64_t n, int64_t g, int64_t p0, int64_t rows, int16_t* a,
-                    int64_t kp) const {
-    if (k_ % 2) {
+                    int64_t kp, int64_t ks = 1) const {
+    if (k_ % 2 && ks == 1) {
       for (int64_t r = 0; r < rows; ++r) a[r * kp + k_] = 0;
     }
     const int64_t step = x_step();
@@ -171,7 +225,7 @@ class QConv2dKernel final : public Kernel {
       const int64_t c = g * gi_ + i;
       for (int64_t kh = 0; kh < kh_; ++kh) {
         for (int64_t kw = 0; kw < kw_; ++kw) {
-          int16_t* col = a + (i * kh_ + kh) * kw_ + kw;
+          int16_t* col = a + ((i * kh_ + kh) * kw_ + kw) * ks;
           const int64_t off = kw * dw_ - pl_;  // iw = ow * sw + off
           const int64_t lo = off >= 0 ? 0 : (-off + sw_ - 1) / sw_;
           const int64_t hi = w_ - 1 - off < 0 ? 0 : std::min(ow_, (w_ - 1 - off) / sw_ + 1);
@@ -216,7 +270,7 @@ class QConv2dKernel final : public Kernel {
   // reads one contiguous run per output row; each tap then adds its weight times that run into
   // an int32 row (qdw_row: AVX2 where available).
   void depthwise_plane(const uint8_t* x, uint8_t* y, int64_t n, int64_t c, int32_t* acc,
-                       std::vector<int16_t>& buf) const {
+                       std::vector<int16_t>& buf, std::vector<const int16_t*>& tap_rows) const {
     const int32_t* w = dw_weights_.data() + c * kh_ * kw_;
     const int32_t bias = bias_.empty() ? 0 : bias_[c];
     const float mult = multiplier_[rq_.per_column ? c : 0];
@@ -243,15 +297,18 @@ class QConv2dKernel final : public Kernel {
       }
     }
     const QDwRowFn row_step = qdw_row();
+    const int64_t taps = kh_ * kw_;
+    tap_rows.resize(static_cast<size_t>(taps));
     for (int64_t oh = 0; oh < oh_; ++oh) {
       std::fill(acc, acc + ow_, bias);
       for (int64_t kh = 0; kh < kh_; ++kh) {
         const int64_t r = oh * sh_ + kh * dh_;
         for (int64_t kw = 0; kw < kw_; ++kw) {
           const int64_t q = kw * dw_;
-          row_step(acc, buf.data() + (r * sw_ + q % sw_) * lp + q / sw_, ow_, w[kh * kw_ + kw]);
+          tap_rows[kh * kw_ + kw] = buf.data() + (r * sw_ + q % sw_) * lp + q / sw_;
         }
       }
+      row_step(acc, tap_rows.data(), w, taps, ow_);
       requantize_row(acc, ow_, mult);
       uint8_t* out =
           nhwc_ ? y + ((n * oh_ + oh) * ow_) * oc_ + c : y + ((n * oc_ + c) * oh_ + oh) * ow_;
@@ -272,11 +329,14 @@ class QConv2dKernel final : public Kernel {
   int32_t x_zp_ = 0;
   std::vector<float> multiplier_;
   std::vector<int32_t> bias_, dw_weights_;
-  std::vector<uint8_t> table_;                // Node::Quantized::table
-  std::vector<std::vector<int16_t>> packed_;  // per group
+  std::vector<uint8_t> table_;  // Node::Quantized::table
+  // Per group: the packed filter (NHWC), or its int16 rows of kp (NCHW, qgemm_cols).
+  std::vector<std::vector<int16_t>> packed_;
   Requant rq_;
-  std::vector<std::vector<int16_t>> scratch_;      // per thread im2col rows
-  std::vector<std::vector<int32_t>> row_scratch_;  // per thread depthwise sums
+  std::vector<std::vector<int16_t>> scratch_;             // per thread im2col rows
+  std::vector<std::vector<int16_t>> pack_scratch_;        // per thread packed pixel panels (NCHW)
+  std::vector<std::vector<int32_t>> row_scratch_;         // per thread depthwise sums
+  std::vector<std::vector<const int16_t*>> tap_scratch_;  // per thread depthwise tap rows
 };
 
 // matmul of a (u)int8 x (..., K) by a constant (K, N): rows of x - x_zp in blocks of

@@ -143,6 +143,44 @@ void qgemm_rows(QGemmUkernel uk, const int16_t* a, int64_t lda, int64_t m, const
   }
 }
 
+void qgemm_cols(QGemmUkernel uk, const int16_t* w, int64_t ldw, int64_t m, const int16_t* x_panels,
+                int64_t k, int64_t n, const Requant& rq, uint8_t* y, int64_t y_row) {
+  const int64_t pairs = qgemm_kp(k) / 2;
+  alignas(64) int32_t tile[kQGemmMr * kQGemmNr];
+  alignas(64) int32_t q[kQGemmNr];
+  const float lo = (rq.is_signed ? -128.0f : 0.0f) - static_cast<float>(rq.zero_point);
+  const float hi = (rq.is_signed ? 127.0f : 255.0f) - static_cast<float>(rq.zero_point);
+  constexpr float kMagic = 12582912.0f;  // round_half_even_small
+  for (int64_t panel = 0; panel < qgemm_panels(n); ++panel) {
+    const int16_t* b = x_panels + panel * pairs * kQGemmNr * 2;
+    const int64_t j0 = panel * kQGemmNr;
+    const int64_t cols = std::min<int64_t>(kQGemmNr, n - j0);
+    for (int64_t r0 = 0; r0 < m; r0 += kQGemmMr) {
+      const int mr = static_cast<int>(std::min<int64_t>(kQGemmMr, m - r0));
+      uk(QGemmTile{w + r0 * ldw, ldw, mr, b, pairs, tile});
+      for (int r = 0; r < mr; ++r) {
+        const int64_t row = r0 + r;
+        const int32_t* t = tile + r * kQGemmNr;
+        const int32_t bias = rq.bias ? rq.bias[row] : 0;
+        const float mult = rq.per_column ? rq.multiplier[row] : rq.multiplier[0];
+        for (int j = 0; j < kQGemmNr; ++j) {
+          float v = static_cast<float>(t[j] + bias) * mult;
+          v = v > lo ? v : lo;
+          v = v < hi ? v : hi;
+          q[j] = static_cast<int32_t>((v + kMagic) - kMagic) + rq.zero_point;
+        }
+        uint8_t* out = y + row * y_row + j0;
+        if (rq.table) {
+          const uint8_t* table = rq.table + (rq.table_per_column ? row * 256 : 0);
+          for (int64_t j = 0; j < cols; ++j) out[j] = table[static_cast<uint8_t>(q[j])];
+        } else {
+          for (int64_t j = 0; j < cols; ++j) out[j] = static_cast<uint8_t>(q[j]);
+        }
+      }
+    }
+  }
+}
+
 // The portable micro-kernel: the same pairs in plain int32 arithmetic.
 namespace {
 void qgemm_generic_tile(const QGemmTile& t) {
@@ -162,8 +200,12 @@ void qgemm_generic_tile(const QGemmTile& t) {
 QGemmUkernel qgemm_ukernel_generic() { return qgemm_generic_tile; }
 
 namespace {
-void qdw_row_generic_impl(int32_t* acc, const int16_t* in, int64_t n, int32_t w) {
-  for (int64_t i = 0; i < n; ++i) acc[i] += w * int32_t{in[i]};
+void qdw_row_generic_impl(int32_t* acc, const int16_t* const* rows, const int32_t* w, int64_t taps,
+                          int64_t n) {
+  for (int64_t t = 0; t < taps; ++t) {
+    const int16_t* in = rows[t];
+    for (int64_t i = 0; i < n; ++i) acc[i] += w[t] * int32_t{in[i]};
+  }
 }
 }  // namespace
 

@@ -70,6 +70,14 @@ struct Requant {
 void qgemm_rows(QGemmUkernel uk, const int16_t* a, int64_t lda, int64_t m, const int16_t* b_packed,
                 int64_t k, int64_t n, const Requant& rq, uint8_t* y, int64_t y_row, int64_t y_col);
 
+// The transposed form, for NCHW outputs: rows of C are output channels, columns pixels.
+// C = W * X for W (m x k, int16 rows at w + row * ldw, zero past k up to qgemm_kp(k)) and X
+// packed by columns into panels like qgemm_pack_b (x_panels, n columns); each element
+// requantized with the parameters of its ROW (rq.per_column, rq.bias, rq.table_per_column
+// then index rows) and stored at y[row * y_row + col] (contiguous runs of columns).
+void qgemm_cols(QGemmUkernel uk, const int16_t* w, int64_t ldw, int64_t m, const int16_t* x_panels,
+                int64_t k, int64_t n, const Requant& rq, uint8_t* y, int64_t y_row);
+
 // nearbyint(v) in the default rounding mode (half to even) for |v| < 2^22, without a libm
 // call: adding 1.5 * 2^23 leaves no fraction bits, so the sum is rounded to an integer.
 inline float round_half_even_small(float v) {
@@ -78,8 +86,10 @@ inline float round_half_even_small(float v) {
   return (v + kMagic) - kMagic;
 }
 
-// The depthwise row step: acc[i] += w * in[i] for i < n (exact int32; |in|, |w| <= 255).
-using QDwRowFn = void (*)(int32_t* acc, const int16_t* in, int64_t n, int32_t w);
+// The depthwise row step: acc[i] += sum over t < taps of w[t] * rows[t][i], for i < n (exact
+// int32; |rows|, |w| <= 255, taps <= 255 * 255 keeps the sums far from overflow).
+using QDwRowFn = void (*)(int32_t* acc, const int16_t* const* rows, const int32_t* w, int64_t taps,
+                          int64_t n);
 QDwRowFn qdw_row_generic();
 QDwRowFn qdw_row_avx2();  // null when not built
 QDwRowFn qdw_row();       // the fastest usable one (AVX2 when qgemm_ukernel() is AVX2 or better)
