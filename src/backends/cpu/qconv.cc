@@ -117,7 +117,7 @@ class QConv2dKernel final : public Kernel {
     if (depthwise_) {
       run_tasks(pool, n_ * c_, [&](int64_t t, int thread) {
         std::vector<int32_t>& acc = row_scratch_[thread];
-        acc.resize(static_cast<size_t>(ow_));
+        acc.resize(static_cast<size_t>(2 * ow_));  // sums, then the row's bytes
         depthwise_plane(x, y, t / c_, t % c_, acc.data(), scratch_[thread], tap_scratch_[thread]);
       });
       return Status::ok();
@@ -250,21 +250,6 @@ class QConv2dKernel final : public Kernel {
     }
   }
 
-  // acc[i] = requantize(acc[i], mult, ...) (as an int32 holding the byte), for i < n: the same
-  // float32 operations as requantize(), in a loop the compiler vectorizes.
-  void requantize_row(int32_t* acc, int64_t n, float mult) const {
-    const float lo = (rq_.is_signed ? -128.0f : 0.0f) - static_cast<float>(rq_.zero_point);
-    const float hi = (rq_.is_signed ? 127.0f : 255.0f) - static_cast<float>(rq_.zero_point);
-    constexpr float kMagic = 12582912.0f;  // round_half_even_small
-    const int32_t zp = rq_.zero_point;
-    for (int64_t i = 0; i < n; ++i) {
-      float v = static_cast<float>(acc[i]) * mult;
-      v = v > lo ? v : lo;
-      v = v < hi ? v : hi;
-      acc[i] = static_cast<int32_t>((v + kMagic) - kMagic) + zp;
-    }
-  }
-
   // One channel plane. The plane is first copied to int16 x - x_zp with the padding as zeros,
   // split by column phase (column q goes to phase q % sw at q / sw), so that every filter tap
   // reads one contiguous run per output row; each tap then adds its weight times that run into
@@ -297,6 +282,7 @@ class QConv2dKernel final : public Kernel {
       }
     }
     const QDwRowFn row_step = qdw_row();
+    const QRequantFn requant = qrequant();
     const int64_t taps = kh_ * kw_;
     tap_rows.resize(static_cast<size_t>(taps));
     for (int64_t oh = 0; oh < oh_; ++oh) {
@@ -309,15 +295,18 @@ class QConv2dKernel final : public Kernel {
         }
       }
       row_step(acc, tap_rows.data(), w, taps, ow_);
-      requantize_row(acc, ow_, mult);
       uint8_t* out =
           nhwc_ ? y + ((n * oh_ + oh) * ow_) * oc_ + c : y + ((n * oc_ + c) * oh_ + oh) * ow_;
+      const bool direct = !nhwc_ && !table;
+      // The bytes go straight to an NCHW row, or through a row buffer (after the int32 sums).
+      uint8_t* q = direct ? out : reinterpret_cast<uint8_t*>(acc + ow_);
+      requant(QRequantRun{acc, ow_, nullptr, &mult, false, rq_.zero_point, rq_.is_signed, q});
+      if (direct) continue;
       const int64_t out_step = nhwc_ ? oc_ : 1;
       if (table) {
-        for (int64_t ow = 0; ow < ow_; ++ow)
-          out[ow * out_step] = table[static_cast<uint8_t>(acc[ow])];
+        for (int64_t ow = 0; ow < ow_; ++ow) out[ow * out_step] = table[q[ow]];
       } else {
-        for (int64_t ow = 0; ow < ow_; ++ow) out[ow * out_step] = static_cast<uint8_t>(acc[ow]);
+        for (int64_t ow = 0; ow < ow_; ++ow) out[ow * out_step] = q[ow];
       }
     }
   }

@@ -94,6 +94,33 @@ QDwRowFn qdw_row_generic();
 QDwRowFn qdw_row_avx2();  // null when not built
 QDwRowFn qdw_row();       // the fastest usable one (AVX2 when qgemm_ukernel() is AVX2 or better)
 
+// A run of requantizations: out[i] = the (u)int8 byte of requantize(acc[i] + bias[i],
+// mult[mult_per_element ? i : 0], zero_point, is_signed), for i < n: the same float32
+// operations as requantize() (convert, multiply, clamp, round half to even), so every ISA
+// gives the same bytes.
+struct QRequantRun {
+  const int32_t* acc = nullptr;
+  int64_t n = 0;
+  const int32_t* bias = nullptr;  // per element, or null
+  const float* mult = nullptr;
+  bool mult_per_element = false;
+  int32_t zero_point = 0;
+  bool is_signed = false;
+  uint8_t* out = nullptr;
+};
+using QRequantFn = void (*)(const QRequantRun& r);
+QRequantFn qrequant_generic();
+QRequantFn qrequant_avx2();  // null when not built
+QRequantFn qrequant();       // the fastest usable one
+
+// quantizeLinear with scale 1 of a float32 run (cpu/quantize_linear.cc): out[i] = the byte of
+// nearbyint(clamp(x[i], lo - zp, hi - zp)) + zp, NaN to 0 (stored as zp + (-zp)).
+using QQuantizeFn = void (*)(const float* x, int64_t n, int32_t zero_point, bool is_signed,
+                             uint8_t* out);
+QQuantizeFn qquantize_generic();
+QQuantizeFn qquantize_avx2();  // null when not built
+QQuantizeFn qquantize();
+
 // One requantized value (shared by the GEMM and the depthwise path).
 uint8_t requantize(int32_t acc, float multiplier, int32_t zero_point, bool is_signed);
 

@@ -69,19 +69,7 @@ class QuantizeKernel final : public Kernel {
       // monotone), and the rounding then only meets |v| <= 511 (no libm call needed).
       const float flo = lo - static_cast<float>(zp), fhi = hi - static_cast<float>(zp);
       if (s == 1.0f) {
-        // std::max / std::min compile to maxss / minss (no data-dependent branch: values past
-        // the range are common); NaN passes through both and is then mapped to -zp, storing 0.
-        // Written as selects so that the loop vectorizes: `x > flo ? x : flo` is maxps (NaN
-        // gives flo), then NaN is mapped to -zp by the last select.
-        const float nan_value = -static_cast<float>(zp);
-        constexpr float kMagic = 12582912.0f;  // round_half_even_small, inlined
-        for (int64_t i = b; i < e; ++i) {
-          const float x = in[i];
-          float v = x > flo ? x : flo;
-          v = v < fhi ? v : fhi;
-          v = x == x ? v : nan_value;
-          out[i] = static_cast<uint8_t>(static_cast<int32_t>((v + kMagic) - kMagic) + zp);
-        }
+        qquantize()(in + b, e - b, zp, is_signed, out + b);
         return;
       }
       for (int64_t i = b; i < e; ++i) {
