@@ -131,25 +131,11 @@ class QConv2dKernel final : public Kernel {
       const int64_t p0 = block * kRowsPerTask, rows = std::min(kRowsPerTask, pixels - p0);
       std::vector<int16_t>& a = scratch_[thread];
       if (!nhwc_) {
-        // Rows of k (kRowsPerTask pixels each), packed by pixel columns into panels.
-        a.resize(static_cast<size_t>(kp * kRowsPerTask));
-        im2col_block(x, n, g, p0, rows, a.data(), 1, kRowsPerTask);
+        // The im2col rows straight into pixel panels.
         std::vector<int16_t>& panels = pack_scratch_[thread];
-        const int64_t pairs = kp / 2, npanels = qgemm_panels(rows);
-        panels.resize(static_cast<size_t>(npanels * pairs * kQGemmNr * 2));
-        for (int64_t q = 0; q < npanels; ++q) {
-          const int64_t j0 = q * kQGemmNr, cols = std::min<int64_t>(kQGemmNr, rows - j0);
-          for (int64_t pr = 0; pr < pairs; ++pr) {
-            int16_t* out = panels.data() + ((q * pairs + pr) * kQGemmNr) * 2;
-            const int16_t* r0 = a.data() + 2 * pr * kRowsPerTask + j0;
-            const int16_t* r1 = r0 + kRowsPerTask;
-            const bool second = 2 * pr + 1 < k_;
-            for (int64_t j = 0; j < kQGemmNr; ++j) {
-              out[2 * j] = j < cols ? r0[j] : int16_t{0};
-              out[2 * j + 1] = j < cols && second ? r1[j] : int16_t{0};
-            }
-          }
-        }
+        const int64_t pairs = kp / 2;
+        panels.assign(static_cast<size_t>(qgemm_panels(rows) * pairs * kQGemmNr * 2), 0);
+        im2col_panels(x, n, g, p0, rows, panels.data(), pairs);
         Requant rq = rq_;
         rq.bias = bias_.empty() ? nullptr : bias_.data() + g * go_;
         rq.multiplier = multiplier_.data() + (rq.per_column ? g * go_ : 0);
@@ -213,19 +199,20 @@ class QConv2dKernel final : public Kernel {
   // k = (i * kh + h) * kw + w, zero where the window leaves the image. Filled one k and one
   // output row at a time: the valid output columns of a tap are one run, read along the image
   // row (unit stride in NCHW).
-  // Element (r, k) goes to a[r * kp + k * ks] (ks == 1: rows of A padded to kp with a zero;
-  // kp == 1: rows of k, ks apart, for the transposed GEMM).
-  void im2col_block(const uint8_t* x, int64_t n, int64_t g, int64_t p0, int64_t rows, int16_t* a,
-                    int64_t kp, int64_t ks = 1) const {
-    if (k_ % 2 && ks == 1) {
-      for (int64_t r = 0; r < rows; ++r) a[r * kp + k_] = 0;
-    }
+  // Rows [p0, p0 + rows) of group g's im2col matrix: x - x_zp at k = (i * kh + h) * kw + w,
+  // zero where the window leaves the image. Filled one k and one output row at a time: the
+  // valid output columns of a tap are one run, read along the image row (unit stride in NCHW).
+  // store(k, r, count, in, in_step) writes the run of rows [r, r + count) of column k
+  // (in == nullptr: zeros).
+  template <class Store>
+  void im2col_runs(const uint8_t* x, int64_t n, int64_t g, int64_t p0, int64_t rows,
+                   Store&& store) const {
     const int64_t step = x_step();
     for (int64_t i = 0; i < gi_; ++i) {
       const int64_t c = g * gi_ + i;
       for (int64_t kh = 0; kh < kh_; ++kh) {
         for (int64_t kw = 0; kw < kw_; ++kw) {
-          int16_t* col = a + ((i * kh_ + kh) * kw_ + kw) * ks;
+          const int64_t k = (i * kh_ + kh) * kw_ + kw;
           const int64_t off = kw * dw_ - pl_;  // iw = ow * sw + off
           const int64_t lo = off >= 0 ? 0 : (-off + sw_ - 1) / sw_;
           const int64_t hi = w_ - 1 - off < 0 ? 0 : std::min(ow_, (w_ - 1 - off) / sw_ + 1);
@@ -233,21 +220,60 @@ class QConv2dKernel final : public Kernel {
             const int64_t oh = (p0 + r) / ow_, ow0 = (p0 + r) % ow_;
             const int64_t seg = std::min(ow_ - ow0, rows - r);
             const int64_t ih = oh * sh_ - pt_ + kh * dh_;
-            int16_t* out = col + r * kp;
             const int64_t b = std::clamp(lo, ow0, ow0 + seg), e = std::clamp(hi, b, ow0 + seg);
             if (ih < 0 || ih >= h_ || b >= e) {
-              for (int64_t j = 0; j < seg; ++j) out[j * kp] = 0;
+              store(k, r, seg, nullptr, 0);
             } else {
-              for (int64_t j = ow0; j < b; ++j) out[(j - ow0) * kp] = 0;
-              const uint8_t* in = x_row(x, n, c, ih) + (b * sw_ + off) * step;
-              shifted(in, sw_ * step, e - b, out + (b - ow0) * kp, kp);
-              for (int64_t j = e; j < ow0 + seg; ++j) out[(j - ow0) * kp] = 0;
+              if (b > ow0) store(k, r, b - ow0, nullptr, 0);
+              store(k, r + b - ow0, e - b, x_row(x, n, c, ih) + (b * sw_ + off) * step, sw_ * step);
+              if (ow0 + seg > e) store(k, r + e - ow0, ow0 + seg - e, nullptr, 0);
             }
             r += seg;
           }
         }
       }
     }
+  }
+
+  // The im2col rows as rows of A (row r at a + r * kp, padded with a zero to kp).
+  void im2col_block(const uint8_t* x, int64_t n, int64_t g, int64_t p0, int64_t rows, int16_t* a,
+                    int64_t kp) const {
+    if (k_ % 2) {
+      for (int64_t r = 0; r < rows; ++r) a[r * kp + k_] = 0;
+    }
+    im2col_runs(x, n, g, p0, rows,
+                [&](int64_t k, int64_t r, int64_t count, const uint8_t* in, int64_t in_step) {
+                  int16_t* out = a + r * kp + k;
+                  if (!in) {
+                    for (int64_t j = 0; j < count; ++j) out[j * kp] = 0;
+                  } else {
+                    shifted(in, in_step, count, out, kp);
+                  }
+                });
+  }
+
+  // The im2col rows packed by pixel columns into qgemm panels (qgemm_pack_b's layout, the
+  // pixels as columns): element (r, k) at ((r / 16 * pairs + k / 2) * 16 + r % 16) * 2 + k % 2.
+  // `panels` must hold zeros past k and past rows (the caller clears it).
+  void im2col_panels(const uint8_t* x, int64_t n, int64_t g, int64_t p0, int64_t rows,
+                     int16_t* panels, int64_t pairs) const {
+    im2col_runs(x, n, g, p0, rows,
+                [&](int64_t k, int64_t r, int64_t count, const uint8_t* in, int64_t in_step) {
+                  while (count > 0) {
+                    const int64_t part = std::min<int64_t>(count, kQGemmNr - r % kQGemmNr);
+                    int16_t* out = panels +
+                                   ((r / kQGemmNr * pairs + k / 2) * kQGemmNr + r % kQGemmNr) * 2 +
+                                   k % 2;
+                    if (!in) {
+                      for (int64_t j = 0; j < part; ++j) out[2 * j] = 0;
+                    } else {
+                      shifted(in, in_step, part, out, 2);
+                      in += part * in_step;
+                    }
+                    r += part;
+                    count -= part;
+                  }
+                });
   }
 
   // One channel plane. The plane is first copied to int16 x - x_zp with the padding as zeros,

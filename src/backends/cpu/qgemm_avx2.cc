@@ -36,24 +36,40 @@ void qgemm_avx2_tile(const QGemmTile& t) {
   }
 }
 
-// Depthwise rows: 16 outputs at a time stay in two registers over every tap; each tap widens
-// 16 int16 inputs to int32 and multiplies by its weight (vpmulld: the exact product).
+// Depthwise rows: 16 outputs at a time stay in two registers over every tap. Taps go in pairs:
+// vpunpck{l,h}wd interleave the two taps' int16 inputs and vpmaddwd multiplies them by the
+// pair of weights and adds the two products into int32 (|x|, |w| <= 255: exact). The unpacks
+// work per 128-bit lane, so the registers hold outputs {0-3, 8-11} and {4-7, 12-15}; the
+// permutes at load and store undo that.
 void qdw_row_avx2_impl(int32_t* acc, const int16_t* const* rows, const int32_t* w, int64_t taps,
                        int64_t n) {
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
-    __m256i a0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + i));
-    __m256i a1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + i + 8));
-    for (int64_t t = 0; t < taps; ++t) {
-      const __m256i wv = _mm256_set1_epi32(w[t]);
-      const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[t] + i));
-      const __m256i x0 = _mm256_cvtepi16_epi32(_mm256_castsi256_si128(x));
-      const __m256i x1 = _mm256_cvtepi16_epi32(_mm256_extracti128_si256(x, 1));
-      a0 = _mm256_add_epi32(a0, _mm256_mullo_epi32(x0, wv));
-      a1 = _mm256_add_epi32(a1, _mm256_mullo_epi32(x1, wv));
+    const __m256i s0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + i));
+    const __m256i s1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + i + 8));
+    __m256i lo = _mm256_permute2x128_si256(s0, s1, 0x20);
+    __m256i hi = _mm256_permute2x128_si256(s0, s1, 0x31);
+    int64_t t = 0;
+    for (; t + 2 <= taps; t += 2) {
+      const __m256i wv = _mm256_set1_epi32(static_cast<int32_t>(
+          (static_cast<uint32_t>(w[t + 1]) << 16) | (static_cast<uint32_t>(w[t]) & 0xffffu)));
+      const __m256i xa = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[t] + i));
+      const __m256i xb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[t + 1] + i));
+      lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(xa, xb), wv));
+      hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(xa, xb), wv));
     }
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + i), a0);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + i + 8), a1);
+    if (t < taps) {
+      const __m256i wv =
+          _mm256_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(w[t]) & 0xffffu));
+      const __m256i xa = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[t] + i));
+      const __m256i z = _mm256_setzero_si256();
+      lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(xa, z), wv));
+      hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(xa, z), wv));
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + i),
+                        _mm256_permute2x128_si256(lo, hi, 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + i + 8),
+                        _mm256_permute2x128_si256(lo, hi, 0x31));
   }
   for (int64_t t = 0; t < taps; ++t) {
     for (int64_t j = i; j < n; ++j) acc[j] += w[t] * int32_t{rows[t][j]};
