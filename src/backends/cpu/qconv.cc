@@ -19,6 +19,22 @@ namespace webnn {
 namespace {
 
 constexpr int64_t kRowsPerTask = 64;  // multiple of kQGemmMr
+constexpr int64_t kMinTaskMacs = 128 * 1024;
+
+// Runs fn(item, thread) for every item, in tasks of consecutive items of at least
+// kMinTaskMacs multiply-adds each (small layers run inline: a wake-up would cost more than
+// the work). The split depends only on the shapes, never on the pool's state.
+template <class F>
+void run_tasks(ThreadPool* pool, int64_t items, int64_t macs_per_item, F&& fn) {
+  const int64_t tasks = std::clamp<int64_t>(items * macs_per_item / kMinTaskMacs, 1, items);
+  if (!pool || pool->num_threads() == 1 || tasks == 1) {
+    for (int64_t t = 0; t < items; ++t) fn(t, 0);
+    return;
+  }
+  pool->parallel_for(tasks, [&](int64_t t, int thread) {
+    for (int64_t i = t * items / tasks; i < (t + 1) * items / tasks; ++i) fn(i, thread);
+  });
+}
 
 class QConv2dKernel final : public Kernel {
  public:
@@ -115,7 +131,7 @@ class QConv2dKernel final : public Kernel {
     if (static_cast<int>(tap_scratch_.size()) < threads) tap_scratch_.resize(threads);
     const int64_t pixels = oh_ * ow_;
     if (depthwise_) {
-      run_tasks(pool, n_ * c_, [&](int64_t t, int thread) {
+      run_tasks(pool, n_ * c_, oh_ * ow_ * kh_ * kw_, [&](int64_t t, int thread) {
         std::vector<int32_t>& acc = row_scratch_[thread];
         acc.resize(static_cast<size_t>(2 * ow_));  // sums, then the row's bytes
         depthwise_plane(x, y, t / c_, t % c_, acc.data(), scratch_[thread], tap_scratch_[thread]);
@@ -126,7 +142,7 @@ class QConv2dKernel final : public Kernel {
     const QGemmUkernel uk = qgemm_ukernel();
     const int64_t kp = qgemm_kp(k_);
     if (static_cast<int>(pack_scratch_.size()) < threads) pack_scratch_.resize(threads);
-    run_tasks(pool, n_ * g_ * blocks, [&](int64_t t, int thread) {
+    run_tasks(pool, n_ * g_ * blocks, kRowsPerTask * k_ * go_, [&](int64_t t, int thread) {
       const int64_t block = t % blocks, g = t / blocks % g_, n = t / blocks / g_;
       const int64_t p0 = block * kRowsPerTask, rows = std::min(kRowsPerTask, pixels - p0);
       std::vector<int16_t>& a = scratch_[thread];
@@ -160,15 +176,6 @@ class QConv2dKernel final : public Kernel {
   }
 
  private:
-  template <class F>
-  static void run_tasks(ThreadPool* pool, int64_t tasks, F&& fn) {
-    if (!pool || pool->num_threads() == 1 || tasks == 1) {
-      for (int64_t t = 0; t < tasks; ++t) fn(t, 0);
-      return;
-    }
-    pool->parallel_for(tasks, fn);
-  }
-
   // Image row ih of channel c of image n, and the distance between its neighbouring pixels.
   const uint8_t* x_row(const uint8_t* x, int64_t n, int64_t c, int64_t ih) const {
     return nhwc_ ? x + ((n * h_ + ih) * w_) * c_ + c : x + ((n * c_ + c) * h_ + ih) * w_;
@@ -409,11 +416,7 @@ class QMatmulKernel final : public Kernel {
       }
       qgemm_rows(uk, a.data(), kp, rows, packed_.data(), k_, n_, rq_, y + m0 * n_, n_, 1);
     };
-    if (!pool || threads == 1 || blocks == 1) {
-      for (int64_t t = 0; t < blocks; ++t) task(t, 0);
-    } else {
-      pool->parallel_for(blocks, task);
-    }
+    run_tasks(pool, blocks, kRowsPerTask * k_ * n_, task);
     return Status::ok();
   }
 
