@@ -18,7 +18,8 @@ namespace webnn {
 
 namespace {
 
-constexpr int64_t kGrain = 16384;
+// Elements per task: these are a few cycles each, so a task must be long to pay for a wake-up.
+constexpr int64_t kGrain = 65536;
 
 bool byte_type(DataType t) { return t == DataType::kUint8 || t == DataType::kInt8; }
 
