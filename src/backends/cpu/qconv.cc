@@ -89,8 +89,18 @@ class QConv2dKernel final : public Kernel {
       return true;
     }
     if (!nhwc_) {
-      // NCHW: the transposed GEMM (qgemm_cols), weights as int16 rows of kp.
+      // NCHW: the transposed GEMM (qgemm_cols), weights as int16 rows of kp. Its pixel panels
+      // gather from the input padded once per run (x - x_zp, zeros around): element k of
+      // pixel (oh, ow) is at k_offset_[k] + (oh * sh) * wp_ + ow * sw in a group's planes.
       const int64_t kp = qgemm_kp(k_);
+      hp_ = (oh_ - 1) * sh_ + (kh_ - 1) * dh_ + 1;
+      wp_ = (ow_ - 1) * sw_ + (kw_ - 1) * dw_ + 1;
+      k_offset_.resize(static_cast<size_t>(k_));
+      for (int64_t i = 0; i < gi_; ++i) {
+        for (int64_t t = 0; t < taps; ++t) {
+          k_offset_[i * taps + t] = (i * hp_ + t / kw_ * dh_) * wp_ + t % kw_ * dw_;
+        }
+      }
       for (int64_t g = 0; g < g_; ++g) {
         std::vector<int16_t> rows(static_cast<size_t>(go_ * kp), 0);
         for (int64_t o = 0; o < go_; ++o) {
@@ -142,6 +152,8 @@ class QConv2dKernel final : public Kernel {
     const QGemmUkernel uk = qgemm_ukernel();
     const int64_t kp = qgemm_kp(k_);
     if (static_cast<int>(pack_scratch_.size()) < threads) pack_scratch_.resize(threads);
+    if (static_cast<int>(offset_scratch_.size()) < threads) offset_scratch_.resize(threads);
+    if (!nhwc_ && !pointwise()) pad_input(x);
     run_tasks(pool, n_ * g_ * blocks, kRowsPerTask * k_ * go_, [&](int64_t t, int thread) {
       const int64_t block = t % blocks, g = t / blocks % g_, n = t / blocks / g_;
       const int64_t p0 = block * kRowsPerTask, rows = std::min(kRowsPerTask, pixels - p0);
@@ -151,7 +163,12 @@ class QConv2dKernel final : public Kernel {
         std::vector<int16_t>& panels = pack_scratch_[thread];
         const int64_t pairs = kp / 2;
         panels.assign(static_cast<size_t>(qgemm_panels(rows) * pairs * kQGemmNr * 2), 0);
-        im2col_panels(x, n, g, p0, rows, panels.data(), pairs);
+        if (pointwise()) {
+          pointwise_panels(x, n, g, p0, rows, panels.data(), pairs);
+        } else {
+          gather_panels(padded_.data() + ((n * c_ + g * gi_) * hp_) * wp_, p0, rows, panels.data(),
+                        pairs, offset_scratch_[thread]);
+        }
         Requant rq = rq_;
         rq.bias = bias_.empty() ? nullptr : bias_.data() + g * go_;
         rq.multiplier = multiplier_.data() + (rq.per_column ? g * go_ : 0);
@@ -242,6 +259,56 @@ class QConv2dKernel final : public Kernel {
     }
   }
 
+  bool pointwise() const {
+    return kh_ == 1 && kw_ == 1 && sh_ == 1 && sw_ == 1 && pt_ == 0 && pl_ == 0 && !nhwc_ &&
+           oh_ == h_ && ow_ == w_;
+  }
+
+  // padded_ = every image's channels as hp_ x wp_ int16 planes of x - x_zp, zero outside.
+  void pad_input(const uint8_t* x) {
+    padded_.assign(static_cast<size_t>(n_ * c_ * hp_ * wp_), 0);
+    const int64_t q0 = pl_, q1 = std::min(wp_, w_ + pl_);  // padded columns inside the image
+    if (q0 >= q1) return;
+    for (int64_t n = 0; n < n_; ++n) {
+      for (int64_t c = 0; c < c_; ++c) {
+        for (int64_t r = 0; r < hp_; ++r) {
+          const int64_t ih = r - pt_;
+          if (ih < 0 || ih >= h_) continue;
+          int16_t* out = padded_.data() + ((n * c_ + c) * hp_ + r) * wp_ + q0;
+          shifted(x_row(x, n, c, ih), 1, q1 - q0, out, 1);
+        }
+      }
+    }
+  }
+
+  // The pixel panels of rows [p0, p0 + rows) gathered from one image's padded group planes,
+  // two k at a time, so that each pair row of a panel is written contiguously.
+  void gather_panels(const int16_t* planes, int64_t p0, int64_t rows, int16_t* panels,
+                     int64_t pairs, std::vector<int64_t>& offsets) const {
+    offsets.resize(static_cast<size_t>(rows));
+    for (int64_t j = 0; j < rows; ++j) {
+      const int64_t oh = (p0 + j) / ow_, ow = (p0 + j) % ow_;
+      offsets[j] = oh * sh_ * wp_ + ow * sw_;
+    }
+    for (int64_t q = 0; q * kQGemmNr < rows; ++q) {
+      const int64_t j0 = q * kQGemmNr, cols = std::min<int64_t>(kQGemmNr, rows - j0);
+      const int64_t* off = offsets.data() + j0;
+      for (int64_t pr = 0; pr < pairs; ++pr) {
+        int16_t* out = panels + (q * pairs + pr) * kQGemmNr * 2;
+        const int16_t* a = planes + k_offset_[2 * pr];
+        if (2 * pr + 1 < k_) {
+          const int16_t* b = planes + k_offset_[2 * pr + 1];
+          for (int64_t j = 0; j < cols; ++j) {
+            out[2 * j] = a[off[j]];
+            out[2 * j + 1] = b[off[j]];
+          }
+        } else {
+          for (int64_t j = 0; j < cols; ++j) out[2 * j] = a[off[j]];
+        }
+      }
+    }
+  }
+
   // out[2j] = a[j] - x_zp, out[2j + 1] = b[j] - x_zp (0 without b), for j < count (the rest of
   // the panel row stays zero).
   template <class T>
@@ -279,49 +346,29 @@ class QConv2dKernel final : public Kernel {
                 });
   }
 
-  // The im2col rows packed by pixel columns into qgemm panels (qgemm_pack_b's layout, the
-  // pixels as columns): element (r, k) at ((r / 16 * pairs + k / 2) * 16 + r % 16) * 2 + k % 2.
+  // A pointwise layer's pixel panels (qgemm_pack_b's layout, the pixels as columns): element
+  // (r, k) at ((r / 16 * pairs + k / 2) * 16 + r % 16) * 2 + k % 2, k the input channel whose
+  // pixels are contiguous; two channels at a time interleave into one pair row of a panel.
   // `panels` must hold zeros past k and past rows (the caller clears it).
-  void im2col_panels(const uint8_t* x, int64_t n, int64_t g, int64_t p0, int64_t rows,
-                     int16_t* panels, int64_t pairs) const {
-    if (kh_ == 1 && kw_ == 1 && sh_ == 1 && sw_ == 1 && pt_ == 0 && pl_ == 0 && !nhwc_ &&
-        oh_ == h_ && ow_ == w_) {
-      // Pointwise: k is the input channel, whose pixels are contiguous; two channels at a
-      // time interleave into one pair row of a panel (a loop the compiler vectorizes).
-      const uint8_t* base = x + (n * c_ + g * gi_) * h_ * w_ + p0;
-      const int64_t plane = h_ * w_;
-      for (int64_t pr = 0; pr < pairs; ++pr) {
-        const uint8_t* r0 = base + 2 * pr * plane;
-        const uint8_t* r1 = 2 * pr + 1 < k_ ? r0 + plane : nullptr;
-        for (int64_t q = 0; q * kQGemmNr < rows; ++q) {
-          int16_t* out = panels + (q * pairs + pr) * kQGemmNr * 2;
-          const int64_t cols = std::min<int64_t>(kQGemmNr, rows - q * kQGemmNr);
-          if (x_signed_) {
-            interleave<int8_t>(r0 + q * kQGemmNr, r1 ? r1 + q * kQGemmNr : nullptr, cols, out);
-          } else {
-            interleave<uint8_t>(r0 + q * kQGemmNr, r1 ? r1 + q * kQGemmNr : nullptr, cols, out);
-          }
+  void pointwise_panels(const uint8_t* x, int64_t n, int64_t g, int64_t p0, int64_t rows,
+                        int16_t* panels, int64_t pairs) const {
+    // Pointwise: k is the input channel, whose pixels are contiguous; two channels at a
+    // time interleave into one pair row of a panel (a loop the compiler vectorizes).
+    const uint8_t* base = x + (n * c_ + g * gi_) * h_ * w_ + p0;
+    const int64_t plane = h_ * w_;
+    for (int64_t pr = 0; pr < pairs; ++pr) {
+      const uint8_t* r0 = base + 2 * pr * plane;
+      const uint8_t* r1 = 2 * pr + 1 < k_ ? r0 + plane : nullptr;
+      for (int64_t q = 0; q * kQGemmNr < rows; ++q) {
+        int16_t* out = panels + (q * pairs + pr) * kQGemmNr * 2;
+        const int64_t cols = std::min<int64_t>(kQGemmNr, rows - q * kQGemmNr);
+        if (x_signed_) {
+          interleave<int8_t>(r0 + q * kQGemmNr, r1 ? r1 + q * kQGemmNr : nullptr, cols, out);
+        } else {
+          interleave<uint8_t>(r0 + q * kQGemmNr, r1 ? r1 + q * kQGemmNr : nullptr, cols, out);
         }
       }
-      return;
     }
-    im2col_runs(x, n, g, p0, rows,
-                [&](int64_t k, int64_t r, int64_t count, const uint8_t* in, int64_t in_step) {
-                  while (count > 0) {
-                    const int64_t part = std::min<int64_t>(count, kQGemmNr - r % kQGemmNr);
-                    int16_t* out = panels +
-                                   ((r / kQGemmNr * pairs + k / 2) * kQGemmNr + r % kQGemmNr) * 2 +
-                                   k % 2;
-                    if (!in) {
-                      for (int64_t j = 0; j < part; ++j) out[2 * j] = 0;
-                    } else {
-                      shifted(in, in_step, part, out, 2);
-                      in += part * in_step;
-                    }
-                    r += part;
-                    count -= part;
-                  }
-                });
   }
 
   // One channel plane. The plane is first copied to int16 x - x_zp with the padding as zeros,
@@ -400,6 +447,10 @@ class QConv2dKernel final : public Kernel {
   std::vector<std::vector<int16_t>> pack_scratch_;        // per thread packed pixel panels (NCHW)
   std::vector<std::vector<int32_t>> row_scratch_;         // per thread depthwise sums
   std::vector<std::vector<const int16_t*>> tap_scratch_;  // per thread depthwise tap rows
+  std::vector<std::vector<int64_t>> offset_scratch_;      // per thread pixel offsets (NCHW)
+  std::vector<int16_t> padded_;                           // NCHW: the padded input (pad_input)
+  std::vector<int64_t> k_offset_;  // NCHW: element k's offset in a padded group's planes
+  int64_t hp_ = 0, wp_ = 0;        // NCHW: padded plane size
 };
 
 // matmul of a (u)int8 x (..., K) by a constant (K, N): rows of x - x_zp in blocks of
