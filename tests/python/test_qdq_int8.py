@@ -381,3 +381,32 @@ def test_random_int8_convolutions_match_reference(monkeypatch, threads):
         assert len(np.unique(outs[1])) > 2, case  # not a saturated constant
     assert fused == len(cases)
     assert tables >= len(cases) // 4
+
+
+def test_qdq_fusion_walks_deep_graphs():
+    """Whether a DequantizeLinear's input is constant is traced back iteratively: a deep chain
+    of activations behind a MatMul's second input (attention in a QDQ transformer or in
+    PP-OCRv4 rec) once hit Python's recursion limit."""
+    from webnn.onnx.qdq import fuse_qdq
+
+    s = numpy_helper.from_array(np.array(0.1, np.float32), "s")
+    z = numpy_helper.from_array(np.array(3, np.uint8), "z")
+    nodes = [helper.make_node("Relu", ["x"], ["r0"])]
+    for i in range(3000):
+        nodes.append(helper.make_node("Relu", [f"r{i}"], [f"r{i + 1}"]))
+    nodes += [
+        helper.make_node("QuantizeLinear", ["r3000", "s", "z"], ["q"]),
+        helper.make_node("DequantizeLinear", ["q", "s", "z"], ["a"]),
+        helper.make_node("DequantizeLinear", ["q", "s", "z"], ["b"]),
+        helper.make_node("MatMul", ["a", "b"], ["m"]),
+        helper.make_node("QuantizeLinear", ["m", "s", "z"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "deep",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8, [4, 4])],
+        [s, z],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    assert fuse_qdq(model) == 0  # the second input is an activation: not a weight
