@@ -19,7 +19,7 @@ namespace webnn {
 namespace {
 
 constexpr int64_t kRowsPerTask = 64;  // multiple of kQGemmMr
-constexpr int64_t kMinTaskMacs = 128 * 1024;
+constexpr int64_t kMinTaskMacs = 256 * 1024;
 
 // Runs fn(item, thread) for every item, in tasks of consecutive items of at least
 // kMinTaskMacs multiply-adds each (small layers run inline: a wake-up would cost more than
