@@ -30,15 +30,15 @@ def test_cpu_gather_matches_reference(monkeypatch, threads):
     for case in range(40):
         rank = int(rng.integers(1, 5))
         shape = [int(d) for d in rng.integers(1, 9, rank)]
-        if case % 5 == 0:
-            shape[-1] = 3000  # a large last axis (several tasks)
         axis = int(rng.integers(0, rank))
+        if case % 5 == 0:  # a large last-axis gather (several tasks)
+            shape, rank, axis = [2, 3000], 2, 1
         dtype = TYPES[case % len(TYPES)]
         x = (rng.standard_normal(shape) * 50).astype(dtype)
         n = shape[axis]
         idx_shape = [int(d) for d in rng.integers(1, 6, int(rng.integers(0, 3)))]
         if case % 5 == 0:
-            idx_shape = [4000]
+            idx_shape = [9000]  # 18000 outputs: two tasks
         idx = rng.integers(-n - 3, n + 3, idx_shape)
         idx_type = ["int32", "int64", "uint32"][case % 3]
         if idx_type == "uint32":
