@@ -108,7 +108,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--rounds", type=int, default=21)
-    parser.add_argument("--models", nargs="+", default=["cls"], choices=["cls", "det", "rec"])
+    parser.add_argument("--models", nargs="+", default=["cls"], choices=fp.ALL_MODELS)
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--workdir", help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -127,6 +127,11 @@ struct Node::Quantized {
   int32_t input_zero_point = 0;
   std::vector<float> multiplier;
   int32_t output_zero_point = 0;
+  bool requant_signed = false;  // the requantized value is int8 (else uint8)
+  // Set by graph/passes/qdq_tables.cc: the output byte is table[c * 256 + requantized byte] for
+  // output channel c (or table[byte] when it holds 256 entries): the element-wise region that
+  // followed, tabulated. Empty: the requantized value is the output.
+  std::vector<uint8_t> table;
 };
 
 struct NamedOperand {

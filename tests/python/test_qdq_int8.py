@@ -198,3 +198,215 @@ def test_per_tensor_quantize_dequantize_match_reference(dtype, scale):
     np.testing.assert_array_equal(q_cpu, q_ref)
     dq_cpu, dq_ref = (_qdq_graph(be, q_ref, scale, zp, False) for be in ("cpu", "reference"))
     np.testing.assert_array_equal(dq_cpu.view(np.int32), dq_ref.view(np.int32))
+
+
+def _elementwise_cnn(path):
+    """Convolutions separated by the element-wise ops QDQ models keep in float between them
+    (batch normalization, hard-swish, sigmoid, leaky relu, clip, per-channel scale and shift),
+    which graph/passes/qdq_tables.cc tabulates into the preceding int8 convolution."""
+    rng = np.random.default_rng(11)
+    inits, nodes = [], []
+
+    def const(name, a):
+        inits.append(numpy_helper.from_array(np.asarray(a, np.float32), name))
+        return name
+
+    def conv(name, x, cin, cout, k, group=1):
+        w = rng.standard_normal((cout, cin // group, k, k)) * 1.5 / np.sqrt(cin // group * k * k)
+        b = 0.1 * rng.standard_normal(cout)
+        attrs = {"kernel_shape": [k, k], "group": group, "pads": [k // 2] * 4}
+        inputs = [x, const(f"{name}_w", w), const(f"{name}_b", b)]
+        nodes.append(helper.make_node("Conv", inputs, [f"{name}_y"], **attrs))
+        return f"{name}_y", cout
+
+    def node(op, inputs, **attrs):
+        out = f"t{len(nodes)}"
+        nodes.append(helper.make_node(op, inputs, [out], **attrs))
+        return out
+
+    y, c = conv("c1", "x", 3, 8, 3)
+    stats = {"s": rng.uniform(0.5, 2, c), "b": rng.standard_normal(c)}
+    stats.update(m=0.1 * rng.standard_normal(c), v=rng.uniform(0.5, 2, c))
+    bn = [const(f"bn_{k}", v) for k, v in stats.items()]
+    y = node("BatchNormalization", [y, *bn], epsilon=1e-3)
+    y = node("HardSwish", [y])
+    y, c = conv("dw", y, c, c, 3, group=c)
+    y = node("Mul", [y, node("Sigmoid", [y])])  # swish
+    y, c = conv("pw", y, c, 12, 1)
+    y = node("LeakyRelu", [y], alpha=0.1)
+    scaled = node("Mul", [y, const("sc", rng.uniform(0.5, 2, (1, c, 1, 1)))])
+    y = node("Add", [scaled, const("sh", rng.standard_normal((1, c, 1, 1)))])
+    y, c = conv("c4", y, c, 6, 3)
+    y = node("Clip", [y, const("lo", -1.0), const("hi", 2.0)])
+    y = node("HardSigmoid", [y], alpha=0.3, beta=0.4)
+    y, c = conv("c5", y, c, 5, 1)
+    graph = helper.make_graph(
+        nodes,
+        "elementwise_cnn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 14, 18])],
+        [helper.make_tensor_value_info(y, TensorProto.FLOAT, None)],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return {"x": rng.standard_normal((2, 3, 14, 18)).astype(np.float32)}
+
+
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_qdq_tables_of_elementwise_regions(tmp_path, monkeypatch, per_channel):
+    """The element-wise float ops between int8 convolutions, tabulated per channel into the
+    convolution's requantization, give the float graph's bits (1 and 2 threads)."""
+    src = str(tmp_path / "ew.onnx")
+    feeds = _elementwise_cnn(src)
+    dst = str(tmp_path / "ew_qdq.onnx")
+    _quantize(src, dst, feeds, per_channel)
+    _check(dst, feeds, monkeypatch, min_fused=5)
+    _, stats = _ours(dst, feeds, monkeypatch, "all", 1)
+    assert stats["passes"].get("qdq_tables", 0) >= 4, stats["passes"]
+    assert "batchNormalization" not in stats["ops_after"], stats["ops_after"]
+
+
+def _quantized_conv_graph(context, case):
+    """webnn.onnx's QLinearConv form (cast - x_zp -> conv2d -> mul -> quantizeLinear(1, y_zp)),
+    followed by an element-wise region back to (u)int8 (dequantize -> batch norm -> hard-swish
+    -> per-channel add -> sigmoid -> quantize), as the builder states it."""
+    rng = np.random.default_rng(case["seed"])
+    nhwc, xt, yt = case["nhwc"], case["x_type"], case["y_type"]
+    n, c, h, w, oc, k, g = (case[key] for key in ("n", "c", "h", "w", "oc", "k", "groups"))
+    b = context.create_graph_builder()
+
+    def const(a, t=None):
+        a = np.asarray(a)
+        return b.constant(a, shape=list(a.shape), data_type=t or a.dtype.name)
+
+    x_shape = [n, h, w, c] if nhwc else [n, c, h, w]
+    x = b.input("x", x_shape, xt)
+    lo, hi = (-128, 127) if xt == "int8" else (0, 255)
+    x_zp = int(rng.integers(lo, hi + 1))
+    shifted = b.sub(b.cast(x, "float32"), const(np.full([1] * 4, x_zp, np.float32)))
+    wts = rng.integers(-127, 128, [oc, c // g, k, k]).astype(np.float32)
+    bias = rng.integers(-3000, 3000, [oc]).astype(np.float32)
+    s, d = case["stride"], case["dilation"]
+    layout = "nhwc" if nhwc else "nchw"
+    acc = b.conv2d(
+        shifted,
+        const(wts),
+        strides=[s, s],
+        dilations=[d, d],
+        padding=case["pads"],
+        groups=g,
+        input_layout=layout,
+        bias=const(bias),
+    )
+    ch = [1, 1, 1, oc] if nhwc else [1, oc, 1, 1]
+    scale = 1.0 / (np.sqrt(c // g * k * k) * 60 * 127)
+    m = (scale * rng.uniform(0.5, 2, oc if case["per_channel"] else 1)).astype(np.float32)
+    mult = const(m.reshape(ch) if case["per_channel"] else m.reshape([1] * 4))
+    ylo = -128 if yt == "int8" else 0
+    y_zp = int(rng.integers(ylo, ylo + 256))
+    one = const(np.ones([1] * 4, np.float32))
+    y = b.quantize_linear(b.mul(acc, mult), one, const(np.full([1] * 4, y_zp), yt))
+    if case["region"]:
+        s1, z1 = np.float32(0.05), const(np.full([1] * 4, y_zp), yt)
+        v = b.dequantize_linear(y, const(np.full([1] * 4, s1, np.float32)), z1)
+        stats = [const(rng.uniform(0.5, 2, oc).astype(np.float32)) for _ in range(4)]
+        v = b.batch_normalization(v, *stats, axis=3 if nhwc else 1)
+        v = b.hard_swish(v)
+        v = b.add(v, const(rng.standard_normal(ch).astype(np.float32)))
+        v = b.sigmoid(v)
+        out_t = case["region_type"]
+        zp2 = const(np.full([1] * 4, 0 if out_t == "uint8" else -128), out_t)
+        y = b.quantize_linear(b.div(v, const(np.full([1] * 4, 2 / 255, np.float32))), one, zp2)
+    graph = b.build({"y": y})
+    xv = rng.integers(lo, hi + 1, x_shape).astype(np.uint8 if xt == "uint8" else np.int8)
+    return graph, {"x": xv}
+
+
+def _random_conv_cases(count):
+    rng = np.random.default_rng(21)
+    cases = []
+    for seed in range(count):
+        k = int(rng.choice([1, 2, 3, 5]))
+        c = int(rng.choice([1, 3, 8, 12, 17]))
+        kind = rng.choice(["plain", "depthwise", "grouped"])
+        if kind == "depthwise":
+            groups = c
+        elif kind == "grouped":
+            groups = int(rng.choice([g for g in (2, 3) if c % g == 0] or [1]))
+        else:
+            groups = 1
+        oc = c if kind == "depthwise" else groups * int(rng.integers(1, 23))
+        case = {"seed": seed, "k": k, "c": c, "groups": groups, "oc": oc}
+        case.update(n=int(rng.integers(1, 3)), h=int(rng.integers(k, 14)))
+        case.update(w=int(rng.integers(k, 40)), stride=int(rng.choice([1, 1, 2, 3])))
+        case.update(dilation=int(rng.choice([1, 1, 2])), nhwc=bool(rng.integers(0, 2)))
+        case.update(pads=[int(p) for p in rng.integers(0, 3, 4)])
+        case.update(x_type=str(rng.choice(["uint8", "int8"])))
+        case.update(y_type=str(rng.choice(["uint8", "int8"])))
+        case.update(per_channel=bool(rng.integers(0, 2)), region=bool(rng.integers(0, 3)))
+        case.update(region_type=str(rng.choice(["uint8", "int8"])))
+        if seed % 4 == 0:  # pointwise (the NCHW 1x1 fast path)
+            case.update(k=1, stride=1, dilation=1, pads=[0, 0, 0, 0])
+        cases.append(case)
+
+    def fits(c, axis):
+        size, pads = (c["h"], c["pads"][:2]) if axis == 0 else (c["w"], c["pads"][2:])
+        return size + sum(pads) - c["dilation"] * (c["k"] - 1) - 1 >= 0
+
+    return [c for c in cases if fits(c, 0) and fits(c, 1)]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_random_int8_convolutions_match_reference(monkeypatch, threads):
+    """Random int8 convolutions (plain, grouped, depthwise; 1x1 to 5x5; strides, dilations,
+    asymmetric padding; NCHW and NHWC; uint8 and int8 in and out; per-tensor and per-channel
+    multipliers), some followed by a tabulated element-wise region: the cpu int8 kernels give
+    the reference backend's bytes exactly."""
+    monkeypatch.setenv("WEBNN_NUM_THREADS", str(threads))
+    cases = _random_conv_cases(40)
+    assert len(cases) >= 30
+    fused = tables = 0
+    for case in cases:
+        outs = []
+        for backend in ("cpu", "reference"):
+            context = webnn.ML().create_context(accelerated=False, backend=backend)
+            graph, feeds = _quantized_conv_graph(context, case)
+            outs.append(context.compute(graph, feeds)["y"])
+            if backend == "cpu":
+                passes = graph.compile_stats["passes"]
+                fused += passes.get("qdq_fusion", 0)
+                tables += passes.get("qdq_tables", 0)
+        np.testing.assert_array_equal(outs[0], outs[1], err_msg=str(case))
+        assert len(np.unique(outs[1])) > 2, case  # not a saturated constant
+    assert fused == len(cases)
+    assert tables >= len(cases) // 4
+
+
+def test_qdq_fusion_walks_deep_graphs():
+    """Whether a DequantizeLinear's input is constant is traced back iteratively: a deep chain
+    of activations behind a MatMul's second input (attention in a QDQ transformer or in
+    PP-OCRv4 rec) once hit Python's recursion limit."""
+    from webnn.onnx.qdq import fuse_qdq
+
+    s = numpy_helper.from_array(np.array(0.1, np.float32), "s")
+    z = numpy_helper.from_array(np.array(3, np.uint8), "z")
+    nodes = [helper.make_node("Relu", ["x"], ["r0"])]
+    for i in range(3000):
+        nodes.append(helper.make_node("Relu", [f"r{i}"], [f"r{i + 1}"]))
+    nodes += [
+        helper.make_node("QuantizeLinear", ["r3000", "s", "z"], ["q"]),
+        helper.make_node("DequantizeLinear", ["q", "s", "z"], ["a"]),
+        helper.make_node("DequantizeLinear", ["q", "s", "z"], ["b"]),
+        helper.make_node("MatMul", ["a", "b"], ["m"]),
+        helper.make_node("QuantizeLinear", ["m", "s", "z"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "deep",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8, [4, 4])],
+        [s, z],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    assert fuse_qdq(model) == 0  # the second input is an activation: not a weight

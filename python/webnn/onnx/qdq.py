@@ -51,16 +51,35 @@ def _constant_nodes_as_inits(graph, inits):
 
 
 def _is_constant(name, producers, inits, memo):
-    """Known at import: an initializer, or computed from initializers only."""
-    if name in inits:
-        return True
-    if name in memo:
-        return memo[name]
-    memo[name] = False
-    node = producers.get(name)
-    if node is not None and node.input and all(a.type != a.GRAPH for a in node.attribute):
-        memo[name] = all(not i or _is_constant(i, producers, inits, memo) for i in node.input)
-    return memo[name]
+    """Known at import: an initializer, or computed from initializers only. Iterative (an
+    explicit stack): the chain behind a value can be as deep as the network."""
+
+    def inputs_of(n):
+        node = producers.get(n)
+        if node is None or not node.input or any(a.type == a.GRAPH for a in node.attribute):
+            return None
+        return [i for i in node.input if i]
+
+    stack = [name]
+    while stack:
+        top = stack[-1]
+        if top in inits or top in memo and memo[top] is not None:
+            stack.pop()
+            continue
+        ins = inputs_of(top)
+        if ins is None:
+            memo[top] = False
+            stack.pop()
+            continue
+        pending = [i for i in ins if i not in inits and i not in memo]
+        if top not in memo:
+            memo[top] = None  # being visited (a cycle reads as not constant)
+        if pending:
+            stack.extend(pending)
+            continue
+        memo[top] = all(i in inits or memo.get(i) is True for i in ins)
+        stack.pop()
+    return name in inits or memo.get(name) is True
 
 
 def fuse_qdq(model):

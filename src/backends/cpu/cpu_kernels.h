@@ -59,6 +59,8 @@ std::unique_ptr<Kernel> make_recurrent_kernel(const Node& node, const CompileCon
                                               const SimdKernels& simd);
 // Per-tensor quantizeLinear / dequantizeLinear of (u)int8 (quantize_linear.cc).
 std::unique_ptr<Kernel> make_quantize_linear_kernel(const Node& node, const CompileContext& cc);
+// gather (gather.cc); null for forms the reference keeps (an empty axis, other index types).
+std::unique_ptr<Kernel> make_gather_kernel(const Node& node, const CompileContext& cc);
 // conv2d / matmul with Node::Quantized (qconv.cc), on the int8 kernels.
 std::unique_ptr<Kernel> make_quantized_kernel(const Node& node, const CompileContext& cc);
 std::unique_ptr<Kernel> make_pool_kernel(const Node& node, const CompileContext& cc,

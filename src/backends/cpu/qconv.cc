@@ -19,6 +19,22 @@ namespace webnn {
 namespace {
 
 constexpr int64_t kRowsPerTask = 64;  // multiple of kQGemmMr
+constexpr int64_t kMinTaskMacs = 256 * 1024;
+
+// Runs fn(item, thread) for every item, in tasks of consecutive items of at least
+// kMinTaskMacs multiply-adds each (small layers run inline: a wake-up would cost more than
+// the work). The split depends only on the shapes, never on the pool's state.
+template <class F>
+void run_tasks(ThreadPool* pool, int64_t items, int64_t macs_per_item, F&& fn) {
+  const int64_t tasks = std::clamp<int64_t>(items * macs_per_item / kMinTaskMacs, 1, items);
+  if (!pool || pool->num_threads() == 1 || tasks == 1) {
+    for (int64_t t = 0; t < items; ++t) fn(t, 0);
+    return;
+  }
+  pool->parallel_for(tasks, [&](int64_t t, int thread) {
+    for (int64_t i = t * items / tasks; i < (t + 1) * items / tasks; ++i) fn(i, thread);
+  });
+}
 
 class QConv2dKernel final : public Kernel {
  public:
@@ -31,7 +47,12 @@ class QConv2dKernel final : public Kernel {
     if (x.rank() != 4 || w.rank() != 4 || y.rank() != 4 || !cc.is_constant(p.filter)) return false;
     if (w.data_type != DataType::kFloat32) return false;
     x_signed_ = x.data_type == DataType::kInt8;
-    rq_.is_signed = y.data_type == DataType::kInt8;
+    rq_.is_signed = q.requant_signed;
+    table_ = q.table;
+    if (!table_.empty() && table_.size() != 256 &&
+        static_cast<int64_t>(table_.size()) != 256 * y.shape[p.input_layout == "nhwc" ? 3 : 1])
+      return false;
+    rq_.table_per_column = table_.size() > 256;
     nhwc_ = p.input_layout == "nhwc";
     const int c_axis = nhwc_ ? 3 : 1, h_axis = nhwc_ ? 1 : 2, w_axis = nhwc_ ? 2 : 3;
     n_ = x.shape[0], c_ = x.shape[c_axis], h_ = x.shape[h_axis], w_ = x.shape[w_axis];
@@ -67,6 +88,33 @@ class QConv2dKernel final : public Kernel {
       }
       return true;
     }
+    if (!nhwc_) {
+      // NCHW: the transposed GEMM (qgemm_cols), weights as int16 rows of kp. Its pixel panels
+      // gather from the input padded once per run (x - x_zp, zeros around): element k of
+      // pixel (oh, ow) is at k_offset_[k] + (oh * sh) * wp_ + ow * sw in a group's planes.
+      const int64_t kp = qgemm_kp(k_);
+      hp_ = (oh_ - 1) * sh_ + (kh_ - 1) * dh_ + 1;
+      wp_ = (ow_ - 1) * sw_ + (kw_ - 1) * dw_ + 1;
+      k_offset_.resize(static_cast<size_t>(k_));
+      for (int64_t i = 0; i < gi_; ++i) {
+        for (int64_t t = 0; t < taps; ++t) {
+          k_offset_[i * taps + t] = (i * hp_ + t / kw_ * dh_) * wp_ + t % kw_ * dw_;
+        }
+      }
+      for (int64_t g = 0; g < g_; ++g) {
+        std::vector<int16_t> rows(static_cast<size_t>(go_ * kp), 0);
+        for (int64_t o = 0; o < go_; ++o) {
+          for (int64_t i = 0; i < gi_; ++i) {
+            for (int64_t t = 0; t < taps; ++t) {
+              rows[o * kp + i * taps + t] =
+                  static_cast<int16_t>(wf[f.at(g * go_ + o, i, t / kw_, t % kw_)]);
+            }
+          }
+        }
+        packed_.push_back(std::move(rows));
+      }
+      return true;
+    }
     std::vector<int16_t> b(static_cast<size_t>(k_ * go_));
     for (int64_t g = 0; g < g_; ++g) {
       for (int64_t o = 0; o < go_; ++o) {
@@ -90,27 +138,51 @@ class QConv2dKernel final : public Kernel {
     const int threads = pool ? pool->num_threads() : 1;
     if (static_cast<int>(scratch_.size()) < threads) scratch_.resize(threads);
     if (static_cast<int>(row_scratch_.size()) < threads) row_scratch_.resize(threads);
+    if (static_cast<int>(tap_scratch_.size()) < threads) tap_scratch_.resize(threads);
     const int64_t pixels = oh_ * ow_;
     if (depthwise_) {
-      run_tasks(pool, n_ * c_, [&](int64_t t, int thread) {
+      run_tasks(pool, n_ * c_, oh_ * ow_ * kh_ * kw_, [&](int64_t t, int thread) {
         std::vector<int32_t>& acc = row_scratch_[thread];
-        acc.resize(static_cast<size_t>(ow_));
-        depthwise_plane(x, y, t / c_, t % c_, acc.data());
+        acc.resize(static_cast<size_t>(2 * ow_));  // sums, then the row's bytes
+        depthwise_plane(x, y, t / c_, t % c_, acc.data(), scratch_[thread], tap_scratch_[thread]);
       });
       return Status::ok();
     }
     const int64_t blocks = (pixels + kRowsPerTask - 1) / kRowsPerTask;
     const QGemmUkernel uk = qgemm_ukernel();
     const int64_t kp = qgemm_kp(k_);
-    run_tasks(pool, n_ * g_ * blocks, [&](int64_t t, int thread) {
+    if (static_cast<int>(pack_scratch_.size()) < threads) pack_scratch_.resize(threads);
+    if (static_cast<int>(offset_scratch_.size()) < threads) offset_scratch_.resize(threads);
+    if (!nhwc_ && !pointwise()) pad_input(x);
+    run_tasks(pool, n_ * g_ * blocks, kRowsPerTask * k_ * go_, [&](int64_t t, int thread) {
       const int64_t block = t % blocks, g = t / blocks % g_, n = t / blocks / g_;
       const int64_t p0 = block * kRowsPerTask, rows = std::min(kRowsPerTask, pixels - p0);
       std::vector<int16_t>& a = scratch_[thread];
+      if (!nhwc_) {
+        // The im2col rows straight into pixel panels.
+        std::vector<int16_t>& panels = pack_scratch_[thread];
+        const int64_t pairs = kp / 2;
+        panels.assign(static_cast<size_t>(qgemm_panels(rows) * pairs * kQGemmNr * 2), 0);
+        if (pointwise()) {
+          pointwise_panels(x, n, g, p0, rows, panels.data(), pairs);
+        } else {
+          gather_panels(padded_.data() + ((n * c_ + g * gi_) * hp_) * wp_, p0, rows, panels.data(),
+                        pairs, offset_scratch_[thread]);
+        }
+        Requant rq = rq_;
+        rq.bias = bias_.empty() ? nullptr : bias_.data() + g * go_;
+        rq.multiplier = multiplier_.data() + (rq.per_column ? g * go_ : 0);
+        if (!table_.empty()) rq.table = table_.data() + (rq.table_per_column ? g * go_ * 256 : 0);
+        qgemm_cols(uk, packed_[g].data(), kp, go_, panels.data(), k_, rows, rq,
+                   y + (n * oc_ + g * go_) * pixels + p0, pixels);
+        return;
+      }
       a.resize(static_cast<size_t>(kRowsPerTask * kp));
       im2col_block(x, n, g, p0, rows, a.data(), kp);
       Requant rq = rq_;
       rq.bias = bias_.empty() ? nullptr : bias_.data() + g * go_;
       rq.multiplier = multiplier_.data() + (rq.per_column ? g * go_ : 0);
+      if (!table_.empty()) rq.table = table_.data() + (rq.table_per_column ? g * go_ * 256 : 0);
       // Output (n, g * go_ + o, pixel): NCHW rows are pixels (stride 1), columns planes.
       uint8_t* out =
           nhwc_ ? y + (n * pixels + p0) * oc_ + g * go_ : y + (n * oc_ + g * go_) * pixels + p0;
@@ -121,87 +193,241 @@ class QConv2dKernel final : public Kernel {
   }
 
  private:
-  template <class F>
-  static void run_tasks(ThreadPool* pool, int64_t tasks, F&& fn) {
-    if (!pool || pool->num_threads() == 1 || tasks == 1) {
-      for (int64_t t = 0; t < tasks; ++t) fn(t, 0);
+  // Image row ih of channel c of image n, and the distance between its neighbouring pixels.
+  const uint8_t* x_row(const uint8_t* x, int64_t n, int64_t c, int64_t ih) const {
+    return nhwc_ ? x + ((n * h_ + ih) * w_) * c_ + c : x + ((n * c_ + c) * h_ + ih) * w_;
+  }
+  int64_t x_step() const { return nhwc_ ? c_ : 1; }
+
+  // out[i * out_step] = in[i * step] - x_zp for i < count (int16: |value| <= 255).
+  template <class T>
+  void shifted(const uint8_t* in, int64_t step, int64_t count, int16_t* out,
+               int64_t out_step) const {
+    const T* v = reinterpret_cast<const T*>(in);
+    const int32_t zp = x_zp_;
+    if (step == 1 && out_step == 1) {  // vectorizes
+      for (int64_t i = 0; i < count; ++i) out[i] = static_cast<int16_t>(int32_t{v[i]} - zp);
       return;
     }
-    pool->parallel_for(tasks, fn);
+    for (int64_t i = 0; i < count; ++i) {
+      out[i * out_step] = static_cast<int16_t>(int32_t{v[i * step]} - zp);
+    }
   }
-
-  int32_t x_at(const uint8_t* x, int64_t n, int64_t c, int64_t h, int64_t w) const {
-    const int64_t i = nhwc_ ? ((n * h_ + h) * w_ + w) * c_ + c : ((n * c_ + c) * h_ + h) * w_ + w;
-    return x_signed_ ? int32_t{static_cast<int8_t>(x[i])} : int32_t{x[i]};
+  void shifted(const uint8_t* in, int64_t step, int64_t count, int16_t* out,
+               int64_t out_step) const {
+    if (x_signed_) return shifted<int8_t>(in, step, count, out, out_step);
+    shifted<uint8_t>(in, step, count, out, out_step);
   }
 
   // Rows [p0, p0 + rows) of group g's im2col matrix (row r at a + r * kp): x - x_zp at
-  // k = (i * kh + h) * kw + w, zero where the window leaves the image. Filled one k at a time
-  // so that NCHW reads run along the image rows.
+  // k = (i * kh + h) * kw + w, zero where the window leaves the image. Filled one k and one
+  // output row at a time: the valid output columns of a tap are one run, read along the image
+  // row (unit stride in NCHW).
+  // Rows [p0, p0 + rows) of group g's im2col matrix: x - x_zp at k = (i * kh + h) * kw + w,
+  // zero where the window leaves the image. Filled one k and one output row at a time: the
+  // valid output columns of a tap are one run, read along the image row (unit stride in NCHW).
+  // store(k, r, count, in, in_step) writes the run of rows [r, r + count) of column k
+  // (in == nullptr: zeros).
+  template <class Store>
+  void im2col_runs(const uint8_t* x, int64_t n, int64_t g, int64_t p0, int64_t rows,
+                   Store&& store) const {
+    const int64_t step = x_step();
+    for (int64_t i = 0; i < gi_; ++i) {
+      const int64_t c = g * gi_ + i;
+      for (int64_t kh = 0; kh < kh_; ++kh) {
+        for (int64_t kw = 0; kw < kw_; ++kw) {
+          const int64_t k = (i * kh_ + kh) * kw_ + kw;
+          const int64_t off = kw * dw_ - pl_;  // iw = ow * sw + off
+          const int64_t lo = off >= 0 ? 0 : (-off + sw_ - 1) / sw_;
+          const int64_t hi = w_ - 1 - off < 0 ? 0 : std::min(ow_, (w_ - 1 - off) / sw_ + 1);
+          for (int64_t r = 0; r < rows;) {
+            const int64_t oh = (p0 + r) / ow_, ow0 = (p0 + r) % ow_;
+            const int64_t seg = std::min(ow_ - ow0, rows - r);
+            const int64_t ih = oh * sh_ - pt_ + kh * dh_;
+            const int64_t b = std::clamp(lo, ow0, ow0 + seg), e = std::clamp(hi, b, ow0 + seg);
+            if (ih < 0 || ih >= h_ || b >= e) {
+              store(k, r, seg, nullptr, 0);
+            } else {
+              if (b > ow0) store(k, r, b - ow0, nullptr, 0);
+              store(k, r + b - ow0, e - b, x_row(x, n, c, ih) + (b * sw_ + off) * step, sw_ * step);
+              if (ow0 + seg > e) store(k, r + e - ow0, ow0 + seg - e, nullptr, 0);
+            }
+            r += seg;
+          }
+        }
+      }
+    }
+  }
+
+  bool pointwise() const {
+    return kh_ == 1 && kw_ == 1 && sh_ == 1 && sw_ == 1 && pt_ == 0 && pl_ == 0 && !nhwc_ &&
+           oh_ == h_ && ow_ == w_;
+  }
+
+  // padded_ = every image's channels as hp_ x wp_ int16 planes of x - x_zp, zero outside.
+  void pad_input(const uint8_t* x) {
+    padded_.assign(static_cast<size_t>(n_ * c_ * hp_ * wp_), 0);
+    const int64_t q0 = pl_, q1 = std::min(wp_, w_ + pl_);  // padded columns inside the image
+    if (q0 >= q1) return;
+    for (int64_t n = 0; n < n_; ++n) {
+      for (int64_t c = 0; c < c_; ++c) {
+        for (int64_t r = 0; r < hp_; ++r) {
+          const int64_t ih = r - pt_;
+          if (ih < 0 || ih >= h_) continue;
+          int16_t* out = padded_.data() + ((n * c_ + c) * hp_ + r) * wp_ + q0;
+          shifted(x_row(x, n, c, ih), 1, q1 - q0, out, 1);
+        }
+      }
+    }
+  }
+
+  // The pixel panels of rows [p0, p0 + rows) gathered from one image's padded group planes,
+  // two k at a time, so that each pair row of a panel is written contiguously.
+  void gather_panels(const int16_t* planes, int64_t p0, int64_t rows, int16_t* panels,
+                     int64_t pairs, std::vector<int64_t>& offsets) const {
+    offsets.resize(static_cast<size_t>(rows));
+    for (int64_t j = 0; j < rows; ++j) {
+      const int64_t oh = (p0 + j) / ow_, ow = (p0 + j) % ow_;
+      offsets[j] = oh * sh_ * wp_ + ow * sw_;
+    }
+    for (int64_t q = 0; q * kQGemmNr < rows; ++q) {
+      const int64_t j0 = q * kQGemmNr, cols = std::min<int64_t>(kQGemmNr, rows - j0);
+      const int64_t* off = offsets.data() + j0;
+      for (int64_t pr = 0; pr < pairs; ++pr) {
+        int16_t* out = panels + (q * pairs + pr) * kQGemmNr * 2;
+        const int16_t* a = planes + k_offset_[2 * pr];
+        if (2 * pr + 1 < k_) {
+          const int16_t* b = planes + k_offset_[2 * pr + 1];
+          for (int64_t j = 0; j < cols; ++j) {
+            out[2 * j] = a[off[j]];
+            out[2 * j + 1] = b[off[j]];
+          }
+        } else {
+          for (int64_t j = 0; j < cols; ++j) out[2 * j] = a[off[j]];
+        }
+      }
+    }
+  }
+
+  // out[2j] = a[j] - x_zp, out[2j + 1] = b[j] - x_zp (0 without b), for j < count (the rest of
+  // the panel row stays zero).
+  template <class T>
+  void interleave(const uint8_t* a, const uint8_t* b, int64_t count, int16_t* out) const {
+    const T* u = reinterpret_cast<const T*>(a);
+    const T* v = reinterpret_cast<const T*>(b);
+    const int32_t zp = x_zp_;
+    if (v && count == kQGemmNr) {
+      for (int j = 0; j < kQGemmNr; ++j) {
+        out[2 * j] = static_cast<int16_t>(int32_t{u[j]} - zp);
+        out[2 * j + 1] = static_cast<int16_t>(int32_t{v[j]} - zp);
+      }
+      return;
+    }
+    for (int64_t j = 0; j < count; ++j) {
+      out[2 * j] = static_cast<int16_t>(int32_t{u[j]} - zp);
+      out[2 * j + 1] = v ? static_cast<int16_t>(int32_t{v[j]} - zp) : int16_t{0};
+    }
+  }
+
+  // The im2col rows as rows of A (row r at a + r * kp, padded with a zero to kp).
   void im2col_block(const uint8_t* x, int64_t n, int64_t g, int64_t p0, int64_t rows, int16_t* a,
                     int64_t kp) const {
     if (k_ % 2) {
       for (int64_t r = 0; r < rows; ++r) a[r * kp + k_] = 0;
     }
-    for (int64_t i = 0; i < gi_; ++i) {
-      const int64_t c = g * gi_ + i;
-      for (int64_t kh = 0; kh < kh_; ++kh) {
-        for (int64_t kw = 0; kw < kw_; ++kw) {
-          int16_t* col = a + (i * kh_ + kh) * kw_ + kw;
-          int64_t oh = p0 / ow_, ow = p0 % ow_;
-          if (!nhwc_ && !x_signed_ && sh_ == 1 && sw_ == 1 && pt_ == 0 && pl_ == 0 && kh_ == 1 &&
-              kw_ == 1) {
-            // 1x1, stride 1, no padding (most NCHW layers): the rows are consecutive pixels.
-            const uint8_t* in = x + (n * c_ + c) * h_ * w_ + p0;
-            for (int64_t r = 0; r < rows; ++r) col[r * kp] = static_cast<int16_t>(in[r] - x_zp_);
-            continue;
-          }
-          for (int64_t r = 0; r < rows; ++r) {
-            const int64_t ih = oh * sh_ - pt_ + kh * dh_, iw = ow * sw_ - pl_ + kw * dw_;
-            const bool inside = ih >= 0 && ih < h_ && iw >= 0 && iw < w_;
-            col[r * kp] = inside ? static_cast<int16_t>(x_at(x, n, c, ih, iw) - x_zp_) : int16_t{0};
-            if (++ow == ow_) ow = 0, ++oh;
-          }
+    im2col_runs(x, n, g, p0, rows,
+                [&](int64_t k, int64_t r, int64_t count, const uint8_t* in, int64_t in_step) {
+                  int16_t* out = a + r * kp + k;
+                  if (!in) {
+                    for (int64_t j = 0; j < count; ++j) out[j * kp] = 0;
+                  } else {
+                    shifted(in, in_step, count, out, kp);
+                  }
+                });
+  }
+
+  // A pointwise layer's pixel panels (qgemm_pack_b's layout, the pixels as columns): element
+  // (r, k) at ((r / 16 * pairs + k / 2) * 16 + r % 16) * 2 + k % 2, k the input channel whose
+  // pixels are contiguous; two channels at a time interleave into one pair row of a panel.
+  // `panels` must hold zeros past k and past rows (the caller clears it).
+  void pointwise_panels(const uint8_t* x, int64_t n, int64_t g, int64_t p0, int64_t rows,
+                        int16_t* panels, int64_t pairs) const {
+    // Pointwise: k is the input channel, whose pixels are contiguous; two channels at a
+    // time interleave into one pair row of a panel (a loop the compiler vectorizes).
+    const uint8_t* base = x + (n * c_ + g * gi_) * h_ * w_ + p0;
+    const int64_t plane = h_ * w_;
+    for (int64_t pr = 0; pr < pairs; ++pr) {
+      const uint8_t* r0 = base + 2 * pr * plane;
+      const uint8_t* r1 = 2 * pr + 1 < k_ ? r0 + plane : nullptr;
+      for (int64_t q = 0; q * kQGemmNr < rows; ++q) {
+        int16_t* out = panels + (q * pairs + pr) * kQGemmNr * 2;
+        const int64_t cols = std::min<int64_t>(kQGemmNr, rows - q * kQGemmNr);
+        if (x_signed_) {
+          interleave<int8_t>(r0 + q * kQGemmNr, r1 ? r1 + q * kQGemmNr : nullptr, cols, out);
+        } else {
+          interleave<uint8_t>(r0 + q * kQGemmNr, r1 ? r1 + q * kQGemmNr : nullptr, cols, out);
         }
       }
     }
   }
 
-  // One channel plane, a row at a time: each filter tap adds its weight times the valid run
-  // of one input row into an int32 row (unit stride along NCHW rows for stride 1).
-  void depthwise_plane(const uint8_t* x, uint8_t* y, int64_t n, int64_t c, int32_t* acc) const {
+  // One channel plane. The plane is first copied to int16 x - x_zp with the padding as zeros,
+  // split by column phase (column q goes to phase q % sw at q / sw), so that every filter tap
+  // reads one contiguous run per output row; each tap then adds its weight times that run into
+  // an int32 row (qdw_row: AVX2 where available).
+  void depthwise_plane(const uint8_t* x, uint8_t* y, int64_t n, int64_t c, int32_t* acc,
+                       std::vector<int16_t>& buf, std::vector<const int16_t*>& tap_rows) const {
     const int32_t* w = dw_weights_.data() + c * kh_ * kw_;
     const int32_t bias = bias_.empty() ? 0 : bias_[c];
     const float mult = multiplier_[rq_.per_column ? c : 0];
-    const int64_t step = nhwc_ ? sw_ * c_ : sw_;  // between the inputs of neighbouring outputs
+    const uint8_t* table =
+        table_.empty() ? nullptr : table_.data() + (rq_.table_per_column ? c * 256 : 0);
+    const int64_t hp = (oh_ - 1) * sh_ + (kh_ - 1) * dh_ + 1;
+    const int64_t wp = (ow_ - 1) * sw_ + (kw_ - 1) * dw_ + 1;
+    const int64_t lp = (wp + sw_ - 1) / sw_;  // one phase's length
+    buf.assign(static_cast<size_t>(hp * sw_ * lp), 0);
+    const int64_t step = x_step();
+    for (int64_t r = 0; r < hp; ++r) {
+      const int64_t ih = r - pt_;
+      if (ih < 0 || ih >= h_) continue;
+      const int64_t q0 = std::max<int64_t>(0, pl_), q1 = std::min(wp, w_ + pl_);  // inside
+      if (q0 >= q1) continue;
+      const uint8_t* in = x_row(x, n, c, ih) + (q0 - pl_) * step;
+      for (int64_t ph = 0; ph < sw_; ++ph) {
+        // Columns q in [q0, q1) with q % sw == ph.
+        const int64_t first = q0 + ((ph - q0 % sw_) % sw_ + sw_) % sw_;
+        if (first >= q1) continue;
+        const int64_t count = (q1 - first + sw_ - 1) / sw_;
+        int16_t* out = buf.data() + (r * sw_ + ph) * lp + first / sw_;
+        shifted(in + (first - q0) * step, sw_ * step, count, out, 1);
+      }
+    }
+    const QDwRowFn row_step = qdw_row();
+    const QRequantFn requant = qrequant();
+    const int64_t taps = kh_ * kw_;
+    tap_rows.resize(static_cast<size_t>(taps));
     for (int64_t oh = 0; oh < oh_; ++oh) {
       std::fill(acc, acc + ow_, bias);
       for (int64_t kh = 0; kh < kh_; ++kh) {
-        const int64_t ih = oh * sh_ - pt_ + kh * dh_;
-        if (ih < 0 || ih >= h_) continue;
-        const uint8_t* row =
-            x + (nhwc_ ? ((n * h_ + ih) * w_) * c_ + c : ((n * c_ + c) * h_ + ih) * w_);
+        const int64_t r = oh * sh_ + kh * dh_;
         for (int64_t kw = 0; kw < kw_; ++kw) {
-          const int64_t off = kw * dw_ - pl_;  // iw = ow * sw + off
-          const int64_t lo = off >= 0 ? 0 : (-off + sw_ - 1) / sw_;
-          const int64_t hi = w_ - 1 - off < 0 ? 0 : std::min(ow_, (w_ - 1 - off) / sw_ + 1);
-          if (lo >= hi) continue;
-          const int32_t wt = w[kh * kw_ + kw];
-          const uint8_t* in = row + (lo * sw_ + off) * (nhwc_ ? c_ : 1);
-          if (x_signed_) {
-            const int8_t* si = reinterpret_cast<const int8_t*>(in);
-            for (int64_t ow = lo; ow < hi; ++ow, si += step) acc[ow] += (*si - x_zp_) * wt;
-          } else if (step == 1) {
-            for (int64_t ow = lo; ow < hi; ++ow) acc[ow] += (in[ow - lo] - x_zp_) * wt;
-          } else {
-            for (int64_t ow = lo; ow < hi; ++ow, in += step) acc[ow] += (*in - x_zp_) * wt;
-          }
+          const int64_t q = kw * dw_;
+          tap_rows[kh * kw_ + kw] = buf.data() + (r * sw_ + q % sw_) * lp + q / sw_;
         }
       }
-      for (int64_t ow = 0; ow < ow_; ++ow) {
-        const int64_t at =
-            nhwc_ ? ((n * oh_ + oh) * ow_ + ow) * oc_ + c : ((n * oc_ + c) * oh_ + oh) * ow_ + ow;
-        y[at] = requantize(acc[ow], mult, rq_.zero_point, rq_.is_signed);
+      row_step(acc, tap_rows.data(), w, taps, ow_);
+      uint8_t* out =
+          nhwc_ ? y + ((n * oh_ + oh) * ow_) * oc_ + c : y + ((n * oc_ + c) * oh_ + oh) * ow_;
+      const bool direct = !nhwc_ && !table;
+      // The bytes go straight to an NCHW row, or through a row buffer (after the int32 sums).
+      uint8_t* q = direct ? out : reinterpret_cast<uint8_t*>(acc + ow_);
+      requant(QRequantRun{acc, ow_, nullptr, &mult, false, rq_.zero_point, rq_.is_signed, q});
+      if (direct) continue;
+      const int64_t out_step = nhwc_ ? oc_ : 1;
+      if (table) {
+        for (int64_t ow = 0; ow < ow_; ++ow) out[ow * out_step] = table[q[ow]];
+      } else {
+        for (int64_t ow = 0; ow < ow_; ++ow) out[ow * out_step] = q[ow];
       }
     }
   }
@@ -213,10 +439,18 @@ class QConv2dKernel final : public Kernel {
   int32_t x_zp_ = 0;
   std::vector<float> multiplier_;
   std::vector<int32_t> bias_, dw_weights_;
-  std::vector<std::vector<int16_t>> packed_;  // per group
+  std::vector<uint8_t> table_;  // Node::Quantized::table
+  // Per group: the packed filter (NHWC), or its int16 rows of kp (NCHW, qgemm_cols).
+  std::vector<std::vector<int16_t>> packed_;
   Requant rq_;
-  std::vector<std::vector<int16_t>> scratch_;      // per thread im2col rows
-  std::vector<std::vector<int32_t>> row_scratch_;  // per thread depthwise sums
+  std::vector<std::vector<int16_t>> scratch_;             // per thread im2col rows
+  std::vector<std::vector<int16_t>> pack_scratch_;        // per thread packed pixel panels (NCHW)
+  std::vector<std::vector<int32_t>> row_scratch_;         // per thread depthwise sums
+  std::vector<std::vector<const int16_t*>> tap_scratch_;  // per thread depthwise tap rows
+  std::vector<std::vector<int64_t>> offset_scratch_;      // per thread pixel offsets (NCHW)
+  std::vector<int16_t> padded_;                           // NCHW: the padded input (pad_input)
+  std::vector<int64_t> k_offset_;  // NCHW: element k's offset in a padded group's planes
+  int64_t hp_ = 0, wp_ = 0;        // NCHW: padded plane size
 };
 
 // matmul of a (u)int8 x (..., K) by a constant (K, N): rows of x - x_zp in blocks of
@@ -240,7 +474,12 @@ class QMatmulKernel final : public Kernel {
     rq_.per_column = multiplier_.size() != 1;
     rq_.multiplier = multiplier_.data();
     rq_.zero_point = q.output_zero_point;
-    rq_.is_signed = cc.view(OperandRef{node.outputs[0]}).data_type == DataType::kInt8;
+    rq_.is_signed = q.requant_signed;
+    table_ = q.table;
+    if (!table_.empty() && table_.size() != 256 && static_cast<int64_t>(table_.size()) != 256 * n_)
+      return false;
+    rq_.table = table_.empty() ? nullptr : table_.data();
+    rq_.table_per_column = table_.size() > 256;
     const float* bf = b.as<float>();
     std::vector<int16_t> b16(static_cast<size_t>(k_ * n_));
     for (size_t i = 0; i < b16.size(); ++i) b16[i] = static_cast<int16_t>(bf[i]);
@@ -269,11 +508,7 @@ class QMatmulKernel final : public Kernel {
       }
       qgemm_rows(uk, a.data(), kp, rows, packed_.data(), k_, n_, rq_, y + m0 * n_, n_, 1);
     };
-    if (!pool || threads == 1 || blocks == 1) {
-      for (int64_t t = 0; t < blocks; ++t) task(t, 0);
-    } else {
-      pool->parallel_for(blocks, task);
-    }
+    run_tasks(pool, blocks, kRowsPerTask * k_ * n_, task);
     return Status::ok();
   }
 
@@ -283,6 +518,7 @@ class QMatmulKernel final : public Kernel {
   int32_t x_zp_ = 0;
   std::vector<float> multiplier_;
   Requant rq_;
+  std::vector<uint8_t> table_;
   std::vector<int16_t> packed_;
   std::vector<std::vector<int16_t>> scratch_;
 };

@@ -52,6 +52,24 @@ QGemmUkernel qgemm_ukernel() {
   return uk;
 }
 
+QRequantFn qrequant() {
+  static const QRequantFn fn =
+      best_isa() != QGemmIsa::kGeneric && qrequant_avx2() ? qrequant_avx2() : qrequant_generic();
+  return fn;
+}
+
+QQuantizeFn qquantize() {
+  static const QQuantizeFn fn =
+      best_isa() != QGemmIsa::kGeneric && qquantize_avx2() ? qquantize_avx2() : qquantize_generic();
+  return fn;
+}
+
+QDwRowFn qdw_row() {
+  static const QDwRowFn fn =
+      best_isa() != QGemmIsa::kGeneric && qdw_row_avx2() ? qdw_row_avx2() : qdw_row_generic();
+  return fn;
+}
+
 const char* qgemm_isa_name() {
   switch (best_isa()) {
     case QGemmIsa::kAvx512Vnni:
@@ -93,20 +111,67 @@ void qgemm_rows(QGemmUkernel uk, const int16_t* a, int64_t lda, int64_t m, const
                 int64_t k, int64_t n, const Requant& rq, uint8_t* y, int64_t y_row, int64_t y_col) {
   const int64_t pairs = qgemm_kp(k) / 2;
   alignas(64) int32_t tile[kQGemmMr * kQGemmNr];
+  alignas(64) int32_t bias[kQGemmNr];
+  alignas(64) float mult[kQGemmNr];
+  alignas(64) uint8_t q[kQGemmNr];
+  const QRequantFn requant = qrequant();
   for (int64_t panel = 0; panel < qgemm_panels(n); ++panel) {
     const int16_t* b = b_packed + panel * pairs * kQGemmNr * 2;
     const int64_t j0 = panel * kQGemmNr;
     const int64_t cols = std::min<int64_t>(kQGemmNr, n - j0);
+    for (int64_t j = 0; j < kQGemmNr; ++j) {
+      bias[j] = rq.bias && j < cols ? rq.bias[j0 + j] : 0;
+      mult[j] = j < cols ? (rq.per_column ? rq.multiplier[j0 + j] : rq.multiplier[0]) : 0.0f;
+    }
     for (int64_t r0 = 0; r0 < m; r0 += kQGemmMr) {
       const int mr = static_cast<int>(std::min<int64_t>(kQGemmMr, m - r0));
       uk(QGemmTile{a + r0 * lda, lda, mr, b, pairs, tile});
       for (int r = 0; r < mr; ++r) {
         uint8_t* out = y + (r0 + r) * y_row + j0 * y_col;
-        for (int64_t j = 0; j < cols; ++j) {
-          int32_t acc = tile[r * kQGemmNr + j];
-          if (rq.bias) acc += rq.bias[j0 + j];
-          const float mult = rq.per_column ? rq.multiplier[j0 + j] : rq.multiplier[0];
-          out[j * y_col] = requantize(acc, mult, rq.zero_point, rq.is_signed);
+        const bool direct = y_col == 1 && cols == kQGemmNr && !rq.table;
+        requant(QRequantRun{tile + r * kQGemmNr, kQGemmNr, bias, mult, true, rq.zero_point,
+                            rq.is_signed, direct ? out : q});
+        if (direct) continue;
+        if (rq.table) {
+          const uint8_t* table = rq.table + (rq.table_per_column ? j0 * 256 : 0);
+          const int64_t tstep = rq.table_per_column ? 256 : 0;
+          for (int64_t j = 0; j < cols; ++j) out[j * y_col] = table[j * tstep + q[j]];
+        } else {
+          for (int64_t j = 0; j < cols; ++j) out[j * y_col] = q[j];
+        }
+      }
+    }
+  }
+}
+
+void qgemm_cols(QGemmUkernel uk, const int16_t* w, int64_t ldw, int64_t m, const int16_t* x_panels,
+                int64_t k, int64_t n, const Requant& rq, uint8_t* y, int64_t y_row) {
+  const int64_t pairs = qgemm_kp(k) / 2;
+  alignas(64) int32_t tile[kQGemmMr * kQGemmNr];
+  alignas(64) int32_t bias[kQGemmNr];
+  alignas(64) uint8_t q[kQGemmNr];
+  const QRequantFn requant = qrequant();
+  for (int64_t panel = 0; panel < qgemm_panels(n); ++panel) {
+    const int16_t* b = x_panels + panel * pairs * kQGemmNr * 2;
+    const int64_t j0 = panel * kQGemmNr;
+    const int64_t cols = std::min<int64_t>(kQGemmNr, n - j0);
+    for (int64_t r0 = 0; r0 < m; r0 += kQGemmMr) {
+      const int mr = static_cast<int>(std::min<int64_t>(kQGemmMr, m - r0));
+      uk(QGemmTile{w + r0 * ldw, ldw, mr, b, pairs, tile});
+      for (int r = 0; r < mr; ++r) {
+        const int64_t row = r0 + r;
+        std::fill(bias, bias + kQGemmNr, rq.bias ? rq.bias[row] : 0);
+        const float* mult = rq.multiplier + (rq.per_column ? row : 0);
+        uint8_t* out = y + row * y_row + j0;
+        const bool direct = cols == kQGemmNr && !rq.table;
+        requant(QRequantRun{tile + r * kQGemmNr, cols, bias, mult, false, rq.zero_point,
+                            rq.is_signed, direct ? out : q});
+        if (direct) continue;
+        if (rq.table) {
+          const uint8_t* table = rq.table + (rq.table_per_column ? row * 256 : 0);
+          for (int64_t j = 0; j < cols; ++j) out[j] = table[q[j]];
+        } else {
+          for (int64_t j = 0; j < cols; ++j) out[j] = q[j];
         }
       }
     }
@@ -130,5 +195,38 @@ void qgemm_generic_tile(const QGemmTile& t) {
 }  // namespace
 
 QGemmUkernel qgemm_ukernel_generic() { return qgemm_generic_tile; }
+
+namespace {
+void qdw_row_generic_impl(int32_t* acc, const int16_t* const* rows, const int32_t* w, int64_t taps,
+                          int64_t n) {
+  for (int64_t t = 0; t < taps; ++t) {
+    const int16_t* in = rows[t];
+    for (int64_t i = 0; i < n; ++i) acc[i] += w[t] * int32_t{in[i]};
+  }
+}
+}  // namespace
+
+QDwRowFn qdw_row_generic() { return qdw_row_generic_impl; }
+
+namespace {
+void qrequant_generic_impl(const QRequantRun& r) {
+  for (int64_t i = 0; i < r.n; ++i) {
+    const int32_t acc = r.acc[i] + (r.bias ? r.bias[i] : 0);
+    r.out[i] = requantize(acc, r.mult[r.mult_per_element ? i : 0], r.zero_point, r.is_signed);
+  }
+}
+
+void qquantize_generic_impl(const float* x, int64_t n, int32_t zp, bool is_signed, uint8_t* out) {
+  const float lo = (is_signed ? -128.0f : 0.0f) - static_cast<float>(zp);
+  const float hi = (is_signed ? 127.0f : 255.0f) - static_cast<float>(zp);
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i] != x[i] ? -static_cast<float>(zp) : std::min(std::max(x[i], lo), hi);
+    out[i] = static_cast<uint8_t>(static_cast<int32_t>(round_half_even_small(v)) + zp);
+  }
+}
+}  // namespace
+
+QRequantFn qrequant_generic() { return qrequant_generic_impl; }
+QQuantizeFn qquantize_generic() { return qquantize_generic_impl; }
 
 }  // namespace webnn

@@ -59,12 +59,24 @@ struct Requant {
   bool per_column = false;  // multiplier per column, else multiplier[0]
   int32_t zero_point = 0;
   bool is_signed = false;  // int8 output, else uint8
+  // Node::Quantized::table, from this call's first column on (table_per_column: 256 entries
+  // per column), or null.
+  const uint8_t* table = nullptr;
+  bool table_per_column = false;
 };
 
 // C = A * B for rows [0, m) of A and columns [0, n) (B packed by qgemm_pack_b for k), each
 // element requantized and stored at y[row * y_row + col * y_col].
 void qgemm_rows(QGemmUkernel uk, const int16_t* a, int64_t lda, int64_t m, const int16_t* b_packed,
                 int64_t k, int64_t n, const Requant& rq, uint8_t* y, int64_t y_row, int64_t y_col);
+
+// The transposed form, for NCHW outputs: rows of C are output channels, columns pixels.
+// C = W * X for W (m x k, int16 rows at w + row * ldw, zero past k up to qgemm_kp(k)) and X
+// packed by columns into panels like qgemm_pack_b (x_panels, n columns); each element
+// requantized with the parameters of its ROW (rq.per_column, rq.bias, rq.table_per_column
+// then index rows) and stored at y[row * y_row + col] (contiguous runs of columns).
+void qgemm_cols(QGemmUkernel uk, const int16_t* w, int64_t ldw, int64_t m, const int16_t* x_panels,
+                int64_t k, int64_t n, const Requant& rq, uint8_t* y, int64_t y_row);
 
 // nearbyint(v) in the default rounding mode (half to even) for |v| < 2^22, without a libm
 // call: adding 1.5 * 2^23 leaves no fraction bits, so the sum is rounded to an integer.
@@ -73,6 +85,41 @@ inline float round_half_even_small(float v) {
   constexpr float kMagic = 12582912.0f;
   return (v + kMagic) - kMagic;
 }
+
+// The depthwise row step: acc[i] += sum over t < taps of w[t] * rows[t][i], for i < n (exact
+// int32; |rows|, |w| <= 255, taps <= 255 * 255 keeps the sums far from overflow).
+using QDwRowFn = void (*)(int32_t* acc, const int16_t* const* rows, const int32_t* w, int64_t taps,
+                          int64_t n);
+QDwRowFn qdw_row_generic();
+QDwRowFn qdw_row_avx2();  // null when not built
+QDwRowFn qdw_row();       // the fastest usable one (AVX2 when qgemm_ukernel() is AVX2 or better)
+
+// A run of requantizations: out[i] = the (u)int8 byte of requantize(acc[i] + bias[i],
+// mult[mult_per_element ? i : 0], zero_point, is_signed), for i < n: the same float32
+// operations as requantize() (convert, multiply, clamp, round half to even), so every ISA
+// gives the same bytes.
+struct QRequantRun {
+  const int32_t* acc = nullptr;
+  int64_t n = 0;
+  const int32_t* bias = nullptr;  // per element, or null
+  const float* mult = nullptr;
+  bool mult_per_element = false;
+  int32_t zero_point = 0;
+  bool is_signed = false;
+  uint8_t* out = nullptr;
+};
+using QRequantFn = void (*)(const QRequantRun& r);
+QRequantFn qrequant_generic();
+QRequantFn qrequant_avx2();  // null when not built
+QRequantFn qrequant();       // the fastest usable one
+
+// quantizeLinear with scale 1 of a float32 run (cpu/quantize_linear.cc): out[i] = the byte of
+// nearbyint(clamp(x[i], lo - zp, hi - zp)) + zp, NaN to 0 (stored as zp + (-zp)).
+using QQuantizeFn = void (*)(const float* x, int64_t n, int32_t zero_point, bool is_signed,
+                             uint8_t* out);
+QQuantizeFn qquantize_generic();
+QQuantizeFn qquantize_avx2();  // null when not built
+QQuantizeFn qquantize();
 
 // One requantized value (shared by the GEMM and the depthwise path).
 uint8_t requantize(int32_t acc, float multiplier, int32_t zero_point, bool is_signed);

@@ -7,6 +7,7 @@
 #if defined(__AVX2__)
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace webnn {
@@ -35,13 +36,118 @@ void qgemm_avx2_tile(const QGemmTile& t) {
   }
 }
 
+// Depthwise rows: 16 outputs at a time stay in two registers over every tap. Taps go in pairs:
+// vpunpck{l,h}wd interleave the two taps' int16 inputs and vpmaddwd multiplies them by the
+// pair of weights and adds the two products into int32 (|x|, |w| <= 255: exact). The unpacks
+// work per 128-bit lane, so the registers hold outputs {0-3, 8-11} and {4-7, 12-15}; the
+// permutes at load and store undo that.
+void qdw_row_avx2_impl(int32_t* acc, const int16_t* const* rows, const int32_t* w, int64_t taps,
+                       int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256i s0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + i));
+    const __m256i s1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + i + 8));
+    __m256i lo = _mm256_permute2x128_si256(s0, s1, 0x20);
+    __m256i hi = _mm256_permute2x128_si256(s0, s1, 0x31);
+    int64_t t = 0;
+    for (; t + 2 <= taps; t += 2) {
+      const __m256i wv = _mm256_set1_epi32(static_cast<int32_t>(
+          (static_cast<uint32_t>(w[t + 1]) << 16) | (static_cast<uint32_t>(w[t]) & 0xffffu)));
+      const __m256i xa = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[t] + i));
+      const __m256i xb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[t + 1] + i));
+      lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(xa, xb), wv));
+      hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(xa, xb), wv));
+    }
+    if (t < taps) {
+      const __m256i wv =
+          _mm256_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(w[t]) & 0xffffu));
+      const __m256i xa = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[t] + i));
+      const __m256i z = _mm256_setzero_si256();
+      lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(xa, z), wv));
+      hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(xa, z), wv));
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + i),
+                        _mm256_permute2x128_si256(lo, hi, 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + i + 8),
+                        _mm256_permute2x128_si256(lo, hi, 0x31));
+  }
+  for (int64_t t = 0; t < taps; ++t) {
+    for (int64_t j = i; j < n; ++j) acc[j] += w[t] * int32_t{rows[t][j]};
+  }
+}
+
+// 8 int32 byte values (already in the output type's range) stored as 8 bytes.
+inline void store8(__m256i v, bool is_signed, uint8_t* out) {
+  const __m256i w = _mm256_packs_epi32(v, v);  // lanes: v0..3 v0..3 | v4..7 v4..7 (int16)
+  const __m256i b = is_signed ? _mm256_packs_epi16(w, w) : _mm256_packus_epi16(w, w);
+  const int32_t lo = _mm256_cvtsi256_si32(b);
+  const int32_t hi = _mm_cvtsi128_si32(_mm256_extracti128_si256(b, 1));
+  std::memcpy(out, &lo, 4);
+  std::memcpy(out + 4, &hi, 4);
+}
+
+// requantize() on 8 lanes: vcvtdq2ps, vmulps, vmaxps(v, lo) == `v > lo ? v : lo`,
+// vminps(v, hi) == `v < hi ? v : hi`, the 1.5 * 2^23 rounding, vcvttps2dq (exact: integral).
+void qrequant_avx2_impl(const QRequantRun& r) {
+  const float flo = (r.is_signed ? -128.0f : 0.0f) - static_cast<float>(r.zero_point);
+  const float fhi = (r.is_signed ? 127.0f : 255.0f) - static_cast<float>(r.zero_point);
+  const __m256 lo = _mm256_set1_ps(flo), hi = _mm256_set1_ps(fhi);
+  const __m256 magic = _mm256_set1_ps(12582912.0f);
+  const __m256i zp = _mm256_set1_epi32(r.zero_point);
+  const __m256 m0 = _mm256_set1_ps(r.mult[0]);
+  int64_t i = 0;
+  for (; i + 8 <= r.n; i += 8) {
+    __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r.acc + i));
+    if (r.bias)
+      a = _mm256_add_epi32(a, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r.bias + i)));
+    const __m256 m = r.mult_per_element ? _mm256_loadu_ps(r.mult + i) : m0;
+    __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(a), m);
+    v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
+    v = _mm256_sub_ps(_mm256_add_ps(v, magic), magic);
+    store8(_mm256_add_epi32(_mm256_cvttps_epi32(v), zp), r.is_signed, r.out + i);
+  }
+  for (; i < r.n; ++i) {
+    const int32_t acc = r.acc[i] + (r.bias ? r.bias[i] : 0);
+    r.out[i] = requantize(acc, r.mult[r.mult_per_element ? i : 0], r.zero_point, r.is_signed);
+  }
+}
+
+// The scale-1 quantizeLinear on 8 lanes: vmaxps(x, lo) gives lo for NaN, which the ordered
+// compare then replaces by -zp (stored as byte 0), as the scalar kernel does.
+void qquantize_avx2_impl(const float* x, int64_t n, int32_t zp, bool is_signed, uint8_t* out) {
+  const float flo = (is_signed ? -128.0f : 0.0f) - static_cast<float>(zp);
+  const float fhi = (is_signed ? 127.0f : 255.0f) - static_cast<float>(zp);
+  const __m256 lo = _mm256_set1_ps(flo), hi = _mm256_set1_ps(fhi);
+  const __m256 magic = _mm256_set1_ps(12582912.0f);
+  const __m256 nan_value = _mm256_set1_ps(-static_cast<float>(zp));
+  const __m256i z = _mm256_set1_epi32(zp);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 xv = _mm256_loadu_ps(x + i);
+    __m256 v = _mm256_min_ps(_mm256_max_ps(xv, lo), hi);
+    v = _mm256_blendv_ps(nan_value, v, _mm256_cmp_ps(xv, xv, _CMP_ORD_Q));
+    v = _mm256_sub_ps(_mm256_add_ps(v, magic), magic);
+    store8(_mm256_add_epi32(_mm256_cvttps_epi32(v), z), is_signed, out + i);
+  }
+  for (; i < n; ++i) {
+    const float v = x[i] != x[i] ? -static_cast<float>(zp) : std::min(std::max(x[i], flo), fhi);
+    out[i] = static_cast<uint8_t>(static_cast<int32_t>(round_half_even_small(v)) + zp);
+  }
+}
+
 }  // namespace
 
 QGemmUkernel qgemm_ukernel_avx2() { return qgemm_avx2_tile; }
+QDwRowFn qdw_row_avx2() { return qdw_row_avx2_impl; }
+QRequantFn qrequant_avx2() { return qrequant_avx2_impl; }
+QQuantizeFn qquantize_avx2() { return qquantize_avx2_impl; }
 
 }  // namespace webnn
 #else
 namespace webnn {
 QGemmUkernel qgemm_ukernel_avx2() { return nullptr; }
+QDwRowFn qdw_row_avx2() { return nullptr; }
+QRequantFn qrequant_avx2() { return nullptr; }
+QQuantizeFn qquantize_avx2() { return nullptr; }
 }  // namespace webnn
 #endif

@@ -18,7 +18,8 @@ namespace webnn {
 
 namespace {
 
-constexpr int64_t kGrain = 16384;
+// Elements per task: these are a few cycles each, so a task must be long to pay for a wake-up.
+constexpr int64_t kGrain = 65536;
 
 bool byte_type(DataType t) { return t == DataType::kUint8 || t == DataType::kInt8; }
 
@@ -69,14 +70,7 @@ class QuantizeKernel final : public Kernel {
       // monotone), and the rounding then only meets |v| <= 511 (no libm call needed).
       const float flo = lo - static_cast<float>(zp), fhi = hi - static_cast<float>(zp);
       if (s == 1.0f) {
-        // std::max / std::min compile to maxss / minss (no data-dependent branch: values past
-        // the range are common); NaN passes through both and is then mapped to -zp, storing 0.
-        for (int64_t i = b; i < e; ++i) {
-          const float x = in[i];
-          float v = std::min(std::max(x, flo), fhi);
-          if (x != x) v = -static_cast<float>(zp);
-          out[i] = static_cast<uint8_t>(static_cast<int32_t>(round_half_even_small(v)) + zp);
-        }
+        qquantize()(in + b, e - b, zp, is_signed, out + b);
         return;
       }
       for (int64_t i = b; i < e; ++i) {

@@ -184,6 +184,7 @@ bool match(const Graph& g, const std::vector<int>& uses, const Node& q, Node* fu
   form->input_zero_point = x_zp;
   form->multiplier = std::move(mult);
   form->output_zero_point = y_zp;
+  form->requant_signed = yt == DataType::kInt8;
   fused->quantized = std::move(form);
   dead->push_back(g.operands[acc].producer);
   dead->push_back(g.operands[qp.input.id].producer);

@@ -1,0 +1,123 @@
+// gather on the cpu: the same elements as the reference kernel (reference/gather.cc: negative
+// indices count from the end, the rest is clamped), copied with the indices normalized once
+// (at compile time when they are a constant, else once per run instead of once per element)
+// and a plain element loop for the common last-axis gather, split over the context's pool.
+#include <algorithm>
+#include <cstring>
+
+#include "backends/cpu/cpu_kernels.h"
+
+namespace webnn {
+
+namespace {
+
+constexpr int64_t kGrain = 16384;  // elements per task
+
+bool read_indices(const TensorView& v, int64_t axis_size, std::vector<int64_t>* out) {
+  out->resize(static_cast<size_t>(v.count));
+  for (uint64_t j = 0; j < v.count; ++j) {
+    int64_t i;
+    switch (v.data_type) {
+      case DataType::kInt32:
+        i = v.as<int32_t>()[j];
+        break;
+      case DataType::kUint32:
+        i = v.as<uint32_t>()[j];
+        break;
+      case DataType::kInt64:
+        i = v.as<int64_t>()[j];
+        break;
+      default:
+        return false;
+    }
+    if (i < 0) i += axis_size;
+    (*out)[j] = std::clamp<int64_t>(i, 0, axis_size - 1);
+  }
+  return true;
+}
+
+template <class T>
+void gather_rows(const T* in, const int64_t* idx, T* out, int64_t count, int64_t axis_size,
+                 int64_t b, int64_t e) {
+  // Output elements [b, e) of (outer, count) with inner == 1.
+  for (int64_t k = b; k < e; ++k) out[k] = in[k / count * axis_size + idx[k % count]];
+}
+
+class GatherKernel final : public Kernel {
+ public:
+  bool init(const Node& node, const CompileContext& cc) {
+    const auto& p = node.as<GatherParams>();
+    const TensorView& x = cc.view(p.input);
+    const TensorView& ind = cc.view(p.indices);
+    axis_ = p.axis;
+    if (axis_ < 0 || axis_ >= static_cast<int64_t>(x.rank())) return false;
+    axis_size_ = x.shape[axis_];
+    if (axis_size_ <= 0) return false;  // the reference reports indexing an empty axis
+    if (ind.data_type != DataType::kInt32 && ind.data_type != DataType::kUint32 &&
+        ind.data_type != DataType::kInt64) {
+      return false;
+    }
+    outer_ = inner_ = 1;
+    for (int64_t a = 0; a < axis_; ++a) outer_ *= x.shape[a];
+    for (size_t a = axis_ + 1; a < x.rank(); ++a) inner_ *= x.shape[a];
+    count_ = static_cast<int64_t>(ind.count);
+    element_ = element_size(x.data_type);
+    constant_ = cc.is_constant(p.indices);
+    if (constant_ && !read_indices(ind, axis_size_, &idx_)) return false;
+    return true;
+  }
+
+  Status run(KernelContext& ctx) override {
+    const auto& p = ctx.params<GatherParams>();
+    if (!constant_) read_indices(ctx.in(p.indices), axis_size_, &idx_);
+    const uint8_t* in = ctx.in(p.input).data;
+    uint8_t* out = ctx.out().data;
+    const int64_t total = outer_ * count_;  // rows of inner elements
+    if (total == 0 || inner_ == 0) return Status::ok();
+    const int64_t* idx = idx_.data();
+    if (inner_ == 1 && (element_ == 4 || element_ == 2 || element_ == 1 || element_ == 8)) {
+      parallel_chunks(ctx.pool(), total, kGrain, [&](int64_t b, int64_t e) {
+        switch (element_) {
+          case 4:
+            return gather_rows(reinterpret_cast<const uint32_t*>(in), idx,
+                               reinterpret_cast<uint32_t*>(out), count_, axis_size_, b, e);
+          case 2:
+            return gather_rows(reinterpret_cast<const uint16_t*>(in), idx,
+                               reinterpret_cast<uint16_t*>(out), count_, axis_size_, b, e);
+          case 8:
+            return gather_rows(reinterpret_cast<const uint64_t*>(in), idx,
+                               reinterpret_cast<uint64_t*>(out), count_, axis_size_, b, e);
+          default:
+            return gather_rows(in, idx, out, count_, axis_size_, b, e);
+        }
+      });
+      return Status::ok();
+    }
+    const size_t row = static_cast<size_t>(inner_) * element_;
+    const int64_t grain = std::max<int64_t>(1, kGrain / inner_);
+    parallel_chunks(ctx.pool(), total, grain, [&](int64_t b, int64_t e) {
+      for (int64_t k = b; k < e; ++k) {
+        const int64_t src = k / count_ * axis_size_ + idx[k % count_];
+        std::memcpy(out + k * row, in + src * row, row);
+      }
+    });
+    return Status::ok();
+  }
+
+ private:
+  int64_t axis_ = 0, axis_size_ = 0, outer_ = 1, inner_ = 1, count_ = 0;
+  size_t element_ = 4;
+  bool constant_ = false;
+  std::vector<int64_t> idx_;  // normalized indices (per run when not constant)
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> make_gather_kernel(const Node& node, const CompileContext& cc) {
+  if (node.kind != OpKind::kGather) return nullptr;
+  auto k = std::make_unique<GatherKernel>();
+  if (!k->init(node, cc)) return nullptr;
+  return k;
+}
+
+}  // namespace webnn

@@ -1,0 +1,53 @@
+"""The cpu gather kernel (cpu/gather.cc) against the reference backend: random shapes, axes,
+element types and index types, negative and out-of-range indices (counted from the end, then
+clamped, as the reference does), indices as constants and as graph inputs, 1 and 2 threads."""
+
+import numpy as np
+import pytest
+import webnn
+
+TYPES = ["float32", "float16", "int8", "uint8", "int32", "int64"]
+
+
+def _gather(backend, x, idx, axis, constant_indices):
+    context = webnn.ML().create_context(accelerated=False, backend=backend)
+    b = context.create_graph_builder()
+    xi = b.input("x", list(x.shape), str(x.dtype))
+    feeds = {"x": x}
+    if constant_indices:
+        ind = b.constant(idx, shape=list(idx.shape), data_type=str(idx.dtype))
+    else:
+        ind = b.input("i", list(idx.shape), str(idx.dtype))
+        feeds["i"] = idx
+    graph = b.build({"y": b.gather(xi, ind, axis=axis)})
+    return context.compute(graph, feeds)["y"]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_cpu_gather_matches_reference(monkeypatch, threads):
+    monkeypatch.setenv("WEBNN_NUM_THREADS", str(threads))
+    rng = np.random.default_rng(17)
+    for case in range(40):
+        rank = int(rng.integers(1, 5))
+        shape = [int(d) for d in rng.integers(1, 9, rank)]
+        axis = int(rng.integers(0, rank))
+        if case % 5 == 0:  # a large last-axis gather (several tasks)
+            shape, rank, axis = [2, 3000], 2, 1
+        dtype = TYPES[case % len(TYPES)]
+        x = (rng.standard_normal(shape) * 50).astype(dtype)
+        n = shape[axis]
+        idx_shape = [int(d) for d in rng.integers(1, 6, int(rng.integers(0, 3)))]
+        if case % 5 == 0:
+            idx_shape = [9000]  # 18000 outputs: two tasks
+        idx = rng.integers(-n - 3, n + 3, idx_shape)
+        idx_type = ["int32", "int64", "uint32"][case % 3]
+        if idx_type == "uint32":
+            idx = np.abs(idx)
+        idx = idx.astype(idx_type)
+        for constant in (True, False):
+            got = _gather("cpu", x, idx, axis, constant)
+            want = _gather("reference", x, idx, axis, constant)
+            assert got.shape == want.shape
+            np.testing.assert_array_equal(
+                got.reshape(-1).view(np.uint8), want.reshape(-1).view(np.uint8), err_msg=str(case)
+            )
