@@ -24,7 +24,8 @@ def test_found_input_is_handled(path):
     data = path.read_bytes()
     target.run_one(data)  # raises target.Finding for a crash or an unclear error
     ctx = webnn.ML().create_context(accelerated=False, backend="cpu")
-    named = r"node .*('|\]) \([\w.]+::\w+, opset \d+\): "  # the node, its op and opset
+    # The node, its op and opset; or the initializer.
+    named = r"node .*('|\]) \([\w.]+::\w+, opset \d+\): |initializer '[^']*': "
     with pytest.raises(webnn.onnx.OnnxImportError, match=named):
         webnn.onnx.load(ctx, data[1:], base_dir=target.work_dir())
 
@@ -53,6 +54,15 @@ def test_constant_with_external_data_reads_from_the_model_directory(tmp_path):
     for escape in ("../w.bin", str(tmp_path / "w.bin")):
         with pytest.raises(webnn.onnx.OnnxImportError, match="absolute|leaves the model"):
             webnn.onnx.load(ctx, _constant_model(escape), base_dir=tmp_path)
+
+
+@pytest.mark.parametrize("location", [".", "./", "sub/..", ""])
+def test_external_location_naming_no_file_is_refused(tmp_path, location):
+    # Found by the fuzzer: location "." has no path parts, and the absolute-path check indexed
+    # the first one (IndexError).
+    ctx = webnn.ML().create_context(accelerated=False, backend="reference")
+    with pytest.raises(webnn.onnx.OnnxImportError, match="names no file|no location|leaves the"):
+        webnn.onnx.load(ctx, _constant_model(location), base_dir=tmp_path)
 
 
 def test_bytes_that_are_no_model_raise_the_import_error():
