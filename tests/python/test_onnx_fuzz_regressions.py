@@ -65,6 +65,28 @@ def test_external_location_naming_no_file_is_refused(tmp_path, location):
         webnn.onnx.load(ctx, _constant_model(location), base_dir=tmp_path)
 
 
+@pytest.mark.parametrize("op,gates", [("RNN", 1), ("GRU", 3), ("LSTM", 4)])
+def test_recurrent_hidden_size_must_match_r(op, gates):
+    # Found by the fuzzer: RNN allocated its zero initial state [batch, hidden_size] from the
+    # attribute (2^31 - 1: 24 GiB, MemoryError) before any check against the weights.
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])
+    w = helper.make_tensor("w", TensorProto.FLOAT, [1, gates * 5, 4], [0.1] * gates * 20)
+    r = helper.make_tensor("r", TensorProto.FLOAT, [1, gates * 5, 5], [0.1] * gates * 25)
+    node = helper.make_node(op, ["x", "w", "r"], ["", "h"], hidden_size=2**31 - 1)
+    y = helper.make_tensor_value_info("h", TensorProto.FLOAT, None)
+    graph = helper.make_graph([node], "g", [x], [y], initializer=[w, r])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    ctx = webnn.ML().create_context(accelerated=False, backend="reference")
+    with pytest.raises(
+        webnn.onnx.OnnxImportError, match=r"hidden_size 2147483647 does not match R"
+    ):
+        webnn.onnx.load(ctx, model)
+    model.graph.node[0].attribute[0].i = 5  # the matching size imports and runs
+    graph = webnn.onnx.load(ctx, model)
+    out = ctx.compute(graph, {"x": np.ones([2, 3, 4], np.float32)})
+    assert out["h"].shape == (1, 3, 5) and np.isfinite(out["h"]).all()
+
+
 def test_bytes_that_are_no_model_raise_the_import_error():
     ctx = webnn.ML().create_context(accelerated=False, backend="cpu")
     with pytest.raises(webnn.onnx.OnnxImportError, match="5 bytes given are not a readable"):
