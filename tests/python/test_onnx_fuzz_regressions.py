@@ -87,6 +87,21 @@ def test_recurrent_hidden_size_must_match_r(op, gates):
     assert out["h"].shape == (1, 3, 5) and np.isfinite(out["h"]).all()
 
 
+@pytest.mark.parametrize("constant_data", [True, False])
+def test_gather_with_omitted_indices_names_the_missing_input(constant_data):
+    # Found by the fuzzer: Gather(data, "") - constant folding read the omitted input
+    # (AttributeError on None), and the converter passed None to the builder.
+    data = helper.make_tensor("d", TensorProto.FLOAT, [3], [1.0, 2.0, 3.0])
+    node = helper.make_node("Gather", ["d", ""], ["y"])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    inputs = [] if constant_data else [helper.make_tensor_value_info("d", TensorProto.FLOAT, [3])]
+    graph = helper.make_graph([node], "g", inputs, [y], initializer=[data] if constant_data else [])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    ctx = webnn.ML().create_context(accelerated=False, backend="reference")
+    with pytest.raises(webnn.onnx.OnnxImportError, match=r"Gather.*required input is missing"):
+        webnn.onnx.load(ctx, model)
+
+
 def test_bytes_that_are_no_model_raise_the_import_error():
     ctx = webnn.ML().create_context(accelerated=False, backend="cpu")
     with pytest.raises(webnn.onnx.OnnxImportError, match="5 bytes given are not a readable"):
