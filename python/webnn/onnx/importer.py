@@ -712,7 +712,7 @@ class Importer:
             raise OnnxImportError(f"{ctx.describe()}: {text}") from exc
         except (ValueError, RuntimeError, ArithmeticError) as exc:
             raise OnnxImportError(f"{ctx.describe()}: {exc}") from exc
-        except (IndexError, KeyError, AttributeError) as exc:
+        except (IndexError, KeyError, AttributeError, StopIteration) as exc:
             # A converter reached for an input, attribute or type the node does not have: the
             # node is malformed (fuzzing finds these); say which node instead of a traceback.
             raise OnnxImportError(

@@ -180,6 +180,8 @@ def unsqueeze(n):
     axes = _axes_arg(n, 1)
     out_rank = len(shape) + len(axes)
     axes = sorted(norm_axes(n, axes, out_rank))
+    if len(set(axes)) != len(axes):  # found by the fuzzer (the shape ran out: StopIteration)
+        n.fail(f"axes {axes} repeat an axis")
     out, it = [], iter(shape)
     for i in range(out_rank):
         out.append(1 if i in axes else next(it))
