@@ -132,6 +132,20 @@ def test_unsqueeze_with_a_repeated_axis_is_refused(axes):
         webnn.onnx.load(ctx, model)
 
 
+@pytest.mark.parametrize("kernel", [[-(2**63), 2, 2], [0, 2, 2], [2, 2]])
+def test_pool3d_kernel_must_be_positive(kernel):
+    # Found by the fuzzer as a hang: MaxPool 3-D with kernel_shape[0] = -2^63 unrolled the
+    # depth axis in an endless loop.
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4, 4])
+    node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=kernel)
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    graph = helper.make_graph([node], "g", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    ctx = webnn.ML().create_context(accelerated=False, backend="reference")
+    with pytest.raises(webnn.onnx.OnnxImportError, match=r"kernel_shape .* must be 3 positive"):
+        webnn.onnx.load(ctx, model)
+
+
 def test_bytes_that_are_no_model_raise_the_import_error():
     ctx = webnn.ML().create_context(accelerated=False, backend="cpu")
     with pytest.raises(webnn.onnx.OnnxImportError, match="5 bytes given are not a readable"):
