@@ -78,6 +78,17 @@ def _zeros(n, batch, hidden, dtype):
     return n.importer.operand(np.zeros([batch, hidden], dtype))
 
 
+MAX_UNROLLED_STEPS = 100_000  # time steps an unrolled RNN / peephole LSTM imports
+
+
+def _unrolled_steps(n, steps):
+    """The steps of a recurrence unrolled at import, refused when a declared sequence length
+    is absurd (found by the fuzzer: [None] * steps raised MemoryError)."""
+    if steps > MAX_UNROLLED_STEPS:
+        n.fail(f"{steps} time steps are more than the {MAX_UNROLLED_STEPS} this import unrolls")
+    return steps
+
+
 def _initial(n, index, layout):
     if not n.has(index):
         return None
@@ -189,7 +200,7 @@ def _lstm_unrolled(n, x, steps, hidden, direction, bias, rbias, layout, acts, wa
         c = part(c0, d) if c0 is not None else zeros
         backward = direction == "reverse" or (direction == "bidirectional" and d == 1)
         order = range(steps - 1, -1, -1) if backward else range(steps)
-        outs = [None] * steps
+        outs = [None] * _unrolled_steps(n, steps)
         for t in order:
             xt = part(x, t)
             g = bl.add(bl.gemm(xt, wd, b_transpose=True), bl.gemm(h, rd, b_transpose=True))
@@ -262,7 +273,7 @@ def rnn(n):
             if (direction == "forward" or (direction == "bidirectional" and d == 0))
             else range(steps - 1, -1, -1)
         )
-        outs = [None] * steps
+        outs = [None] * _unrolled_steps(n, steps)
         for t in order:
             xt = bl.reshape(
                 bl.slice(x, [t, 0, 0], [1] + bl.operand_shape(x)[1:]), bl.operand_shape(x)[1:]
