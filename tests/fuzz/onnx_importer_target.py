@@ -24,6 +24,7 @@ KeyError, DecodeError, ...), or a message saying "internal".
 import functools
 import os
 import tempfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -31,8 +32,13 @@ import numpy as np
 # Exceptions a rejected model may raise: the importer's error class (a ValueError) and the
 # argument errors of the Python API.
 ALLOWED = (ValueError, TypeError)
-MAX_NODES = 24  # nodes kept from a real model's prefix
-MAX_RUN_ELEMENTS = 1 << 16  # a session runs only when its inputs are this small
+# Speed (docs/reliability.md): an execution is an import of a small model (a node-test model or
+# a window of a real one), about a millisecond; a session (build, compile, dispatch) costs ten
+# times that, so it runs for a few percent of the inputs only.
+MAX_NODES = 8  # nodes kept from a real model's window
+MAX_WINDOW_BYTES = 256 << 10  # initializer bytes a window may carry (MiniLM's are megabytes)
+MAX_RUN_ELEMENTS = 1 << 14  # a session runs only when its inputs are this small
+SESSION_PERCENT = 4  # inputs that also run a session when they import
 
 
 class Finding(Exception):
@@ -119,6 +125,10 @@ class Base:
         self.name = name
         self.proto = proto
         self.real = len(proto.graph.node) > MAX_NODES
+        g = proto.graph
+        # Looked up by every window of a real model (built once, not per input).
+        self.initializers = {t.name: t for t in g.initializer} if self.real else {}
+        self.infos = {vi.name: vi for vi in list(g.input) + list(g.value_info)} if self.real else {}
 
 
 @functools.cache
@@ -159,7 +169,13 @@ def _prefix(base, r):
         return proto
     start = r.pick(max(1, len(src.graph.node) - 1)) if r.chance(50) else 0
     count = 1 + r.pick(MAX_NODES)
-    nodes = src.graph.node[start : start + count]
+    inits = base.initializers
+    nodes, size = [], 0
+    for node in src.graph.node[start : start + count]:
+        size += sum(inits[i].ByteSize() for i in node.input if i in inits)
+        if nodes and size > MAX_WINDOW_BYTES:
+            break
+        nodes.append(node)
     proto = onnx.ModelProto()
     proto.ir_version = src.ir_version
     proto.opset_import.extend(src.opset_import)
@@ -168,8 +184,7 @@ def _prefix(base, r):
     g.node.extend(nodes)
     produced = {o for n in nodes for o in n.output}
     used = {i for n in nodes for i in n.input if i and i not in produced}
-    inits = {t.name: t for t in src.graph.initializer}
-    infos = {vi.name: vi for vi in list(src.graph.input) + list(src.graph.value_info)}
+    infos = base.infos
     for name in sorted(used):
         if name in inits:
             g.initializer.append(inits[name])
@@ -330,13 +345,21 @@ def _deep_chain(proto, r):
         return
     name = g.output[0].name
     op = ["Identity", "Relu", "Neg", "Abs"][r.pick(4)]
-    n = [100, 1000, 5000][r.pick(3)]
-    for k in range(n):
-        out = f"{name}__chain{k}"
-        g.node.append(onnx.helper.make_node(op, [name], [out]))
-        name = out
+    n = [100, 400, 2000][r.pick(3)]  # 2000: past Python's default recursion limit
+    g.node.append(onnx.helper.make_node("Identity", [name], ["__chain0"]))
+    g.MergeFromString(_chain_nodes(op, n))  # appends the nodes (parsed in C, not copied one by one)
     del g.output[:]
-    g.output.append(onnx.ValueInfoProto(name=name))
+    g.output.append(onnx.ValueInfoProto(name=f"__chain{n}"))
+
+
+@functools.cache
+def _chain_nodes(op, n):
+    """A serialized GraphProto of n nodes __chain{k} -> __chain{k+1}."""
+    import onnx
+
+    g = onnx.GraphProto()
+    g.node.extend(onnx.helper.make_node(op, [f"__chain{k}"], [f"__chain{k + 1}"]) for k in range(n))
+    return g.SerializeToString()
 
 
 def _mutate_op(proto, r):
@@ -392,7 +415,7 @@ MUTATIONS = [
     _deep_chain,
     _huge_constant,
 ]
-WEIGHTS = [6, 8, 6, 5, 3, 2, 1, 1]  # picks per 32
+WEIGHTS = [12, 16, 12, 10, 6, 4, 1, 3]  # picks per 64 (chains are slow to import: rare)
 
 
 def _pick_mutation(r):
@@ -415,7 +438,10 @@ def structured_model(data):
         if mutation is _deep_chain and len(proto.graph.node) > 1000:
             continue  # chains of chains: the proto grows past the memory limit in protobuf
         mutation(proto, r)
-    return proto, r.chance(30)
+    # Not a decision byte: the fuzzer would keep inputs that run a session (they add coverage)
+    # and their offspring, until most inputs ran one at ten times the cost. A hash of the
+    # input keeps sessions at SESSION_PERCENT of the offspring too.
+    return proto, zlib.crc32(data) % 100 < SESSION_PERCENT
 
 
 # -- running --------------------------------------------------------------------------------
@@ -464,22 +490,43 @@ def _guarded(what, fn):
         raise Finding(f"{what}: {type(exc).__name__}: {exc}") from exc
 
 
+# What the inputs did (printed every STATS_EVERY inputs by a fuzzing run, docs/reliability.md).
+STATS = dict.fromkeys(["inputs", "raw", "structured", "imported", "sessions", "runs"], 0)
+STATS_EVERY = 100_000
+
+
+def _count(key):
+    STATS[key] += 1
+
+
 def run_one(data):
     """Import (and sometimes run) the model an input describes; raise Finding if unclean."""
     import webnn.onnx
 
+    _count("inputs")
+    if STATS["inputs"] % STATS_EVERY == 0:
+        print("onnx_importer stats:", ", ".join(f"{k} {v}" for k, v in STATS.items()), flush=True)
     if not data:
         return
     if data[0] % 2 == 0:
+        _count("raw")
         raw = bytes(data[1:])
-        _guarded("load(bytes)", lambda: webnn.onnx.load(context(), raw, base_dir=work_dir()))
+        graph, _ = _guarded(
+            "load(bytes)", lambda: webnn.onnx.load(context(), raw, base_dir=work_dir())
+        )
+        if graph is not None:
+            _count("imported")
         return
+    _count("structured")
     proto, run = structured_model(data[1:])
     base_dir = work_dir()
     graph, _ = _guarded(
         "load(ModelProto)", lambda: webnn.onnx.load(context(), proto, base_dir=base_dir)
     )
-    if graph is None or not run:
+    if graph is None:
+        return
+    _count("imported")
+    if not run:
         return
     session, _ = _guarded(
         "InferenceSession",
@@ -487,9 +534,12 @@ def run_one(data):
     )
     if session is None:
         return
+    _count("sessions")
     feeds = _session_feeds(session)
     if feeds is not None:
-        _guarded("InferenceSession.run", lambda: session.run(None, feeds))
+        _, exc = _guarded("InferenceSession.run", lambda: session.run(None, feeds))
+        if exc is None:
+            _count("runs")
 
 
 def as_raw_input(data):

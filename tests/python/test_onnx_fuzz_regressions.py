@@ -1,6 +1,7 @@
 """Inputs the ONNX importer fuzz target found (tests/data/fuzz_regressions/onnx_importer/),
 replayed through the target itself: each now imports or raises a clear error naming the node."""
 
+import re
 import sys
 from pathlib import Path
 
@@ -24,9 +25,24 @@ def test_found_input_is_handled(path):
     data = path.read_bytes()
     target.run_one(data)  # raises target.Finding for a crash or an unclear error
     ctx = webnn.ML().create_context(accelerated=False, backend="cpu")
-    named = r"node .*('|\]) \([\w.]+::\w+, opset \d+\): "  # the node, its op and opset
-    with pytest.raises(webnn.onnx.OnnxImportError, match=named):
+    # The node, its op and opset; or the initializer.
+    named = r"node .*('|\]) \([\w.]+::\w+, opset \d+\): |initializer '[^']*': "
+    try:
         webnn.onnx.load(ctx, data[1:], base_dir=target.work_dir())
+    except webnn.onnx.OnnxImportError as exc:
+        assert re.search(named, str(exc)), str(exc)
+        return
+    # A valid model (the finding was at run time, e.g. a hang in a kernel): it runs on both
+    # backends with the same results.
+    results = []
+    for backend in ("cpu", "reference"):
+        c = webnn.ML().create_context(accelerated=False, backend=backend)
+        session = webnn.onnx.InferenceSession(data[1:], context=c, base_dir=target.work_dir())
+        feeds = target._session_feeds(session)
+        assert feeds is not None
+        results.append(session.run(None, feeds))
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
 def _constant_model(location):
@@ -53,6 +69,81 @@ def test_constant_with_external_data_reads_from_the_model_directory(tmp_path):
     for escape in ("../w.bin", str(tmp_path / "w.bin")):
         with pytest.raises(webnn.onnx.OnnxImportError, match="absolute|leaves the model"):
             webnn.onnx.load(ctx, _constant_model(escape), base_dir=tmp_path)
+
+
+@pytest.mark.parametrize("location", [".", "./", "sub/..", ""])
+def test_external_location_naming_no_file_is_refused(tmp_path, location):
+    # Found by the fuzzer: location "." has no path parts, and the absolute-path check indexed
+    # the first one (IndexError).
+    ctx = webnn.ML().create_context(accelerated=False, backend="reference")
+    with pytest.raises(webnn.onnx.OnnxImportError, match="names no file|no location|leaves the"):
+        webnn.onnx.load(ctx, _constant_model(location), base_dir=tmp_path)
+
+
+@pytest.mark.parametrize("op,gates", [("RNN", 1), ("GRU", 3), ("LSTM", 4)])
+def test_recurrent_hidden_size_must_match_r(op, gates):
+    # Found by the fuzzer: RNN allocated its zero initial state [batch, hidden_size] from the
+    # attribute (2^31 - 1: 24 GiB, MemoryError) before any check against the weights.
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])
+    w = helper.make_tensor("w", TensorProto.FLOAT, [1, gates * 5, 4], [0.1] * gates * 20)
+    r = helper.make_tensor("r", TensorProto.FLOAT, [1, gates * 5, 5], [0.1] * gates * 25)
+    node = helper.make_node(op, ["x", "w", "r"], ["", "h"], hidden_size=2**31 - 1)
+    y = helper.make_tensor_value_info("h", TensorProto.FLOAT, None)
+    graph = helper.make_graph([node], "g", [x], [y], initializer=[w, r])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    ctx = webnn.ML().create_context(accelerated=False, backend="reference")
+    with pytest.raises(
+        webnn.onnx.OnnxImportError, match=r"hidden_size 2147483647 does not match R"
+    ):
+        webnn.onnx.load(ctx, model)
+    model.graph.node[0].attribute[0].i = 5  # the matching size imports and runs
+    graph = webnn.onnx.load(ctx, model)
+    out = ctx.compute(graph, {"x": np.ones([2, 3, 4], np.float32)})
+    assert out["h"].shape == (1, 3, 5) and np.isfinite(out["h"]).all()
+
+
+@pytest.mark.parametrize("constant_data", [True, False])
+def test_gather_with_omitted_indices_names_the_missing_input(constant_data):
+    # Found by the fuzzer: Gather(data, "") - constant folding read the omitted input
+    # (AttributeError on None), and the converter passed None to the builder.
+    data = helper.make_tensor("d", TensorProto.FLOAT, [3], [1.0, 2.0, 3.0])
+    node = helper.make_node("Gather", ["d", ""], ["y"])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    inputs = [] if constant_data else [helper.make_tensor_value_info("d", TensorProto.FLOAT, [3])]
+    graph = helper.make_graph([node], "g", inputs, [y], initializer=[data] if constant_data else [])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    ctx = webnn.ML().create_context(accelerated=False, backend="reference")
+    with pytest.raises(webnn.onnx.OnnxImportError, match=r"Gather.*required input is missing"):
+        webnn.onnx.load(ctx, model)
+
+
+@pytest.mark.parametrize("axes", [[0, 0], [1, -2], [0, 0, 0, 0]])
+def test_unsqueeze_with_a_repeated_axis_is_refused(axes):
+    # Found by the fuzzer: repeated axes ran the converter's shape iterator dry
+    # (StopIteration escaped the importer).
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    a = helper.make_tensor("a", TensorProto.INT64, [len(axes)], axes)
+    node = helper.make_node("Unsqueeze", ["x", "a"], ["y"])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    graph = helper.make_graph([node], "g", [x], [y], initializer=[a])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    ctx = webnn.ML().create_context(accelerated=False, backend="reference")
+    with pytest.raises(webnn.onnx.OnnxImportError, match=r"Unsqueeze.*repeat an axis"):
+        webnn.onnx.load(ctx, model)
+
+
+@pytest.mark.parametrize("kernel", [[-(2**63), 2, 2], [0, 2, 2], [2, 2]])
+def test_pool3d_kernel_must_be_positive(kernel):
+    # Found by the fuzzer as a hang: MaxPool 3-D with kernel_shape[0] = -2^63 unrolled the
+    # depth axis in an endless loop.
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4, 4])
+    node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=kernel)
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    graph = helper.make_graph([node], "g", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    ctx = webnn.ML().create_context(accelerated=False, backend="reference")
+    with pytest.raises(webnn.onnx.OnnxImportError, match=r"kernel_shape .* must be 3 positive"):
+        webnn.onnx.load(ctx, model)
 
 
 def test_bytes_that_are_no_model_raise_the_import_error():

@@ -123,7 +123,9 @@ def evaluate(node, inputs, opsets, domain):
         try:
             with np.errstate(all="ignore"):
                 fast = _fast(node, inputs, opsets.get("", 1))
-        except (ValueError, IndexError, TypeError):
+        except (ValueError, IndexError, TypeError, AttributeError):
+            # Malformed for the fast path (an omitted input is None: Gather without indices,
+            # found by the fuzzer); the evaluator and then the converter say what is wrong.
             fast = None
         if fast is not None:
             return [np.require(v, requirements="C") for v in fast]

@@ -722,9 +722,19 @@ class Importer:
             result = entry.convert(ctx)
         except OnnxImportError:
             raise
-        except (ValueError, TypeError, RuntimeError, ArithmeticError) as exc:
+        except TypeError as exc:
+            text = str(exc)
+            if "incompatible function arguments" in text and "NoneType" in text:
+                # An omitted input (None) reached a builder call: say that, not the binding's
+                # list of signatures (found by the fuzzer: Gather without indices).
+                text = (
+                    f"malformed node, a required input is missing (None given to the builder's "
+                    f"{text.split('(')[0]}())"
+                )
+            raise OnnxImportError(f"{ctx.describe()}: {text}") from exc
+        except (ValueError, RuntimeError, ArithmeticError) as exc:
             raise OnnxImportError(f"{ctx.describe()}: {exc}") from exc
-        except (IndexError, KeyError, AttributeError) as exc:
+        except (IndexError, KeyError, AttributeError, StopIteration) as exc:
             # A converter reached for an input, attribute or type the node does not have: the
             # node is malformed (fuzzing finds these); say which node instead of a traceback.
             raise OnnxImportError(

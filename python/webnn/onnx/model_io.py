@@ -97,6 +97,10 @@ def _check_relative(location, tensor_name):
     if not location:
         raise OnnxImportError(f"initializer '{tensor_name}': external data has no location")
     pure = Path(location)
+    if not pure.parts:  # "." or "./": a directory, not a file in it
+        raise OnnxImportError(
+            f"initializer '{tensor_name}': external data location '{location}' names no file"
+        )
     if pure.is_absolute() or location.startswith(("/", "\\")) or ":" in pure.parts[0]:
         raise OnnxImportError(
             f"initializer '{tensor_name}': external data location '{location}' is absolute; "

@@ -70,6 +70,7 @@ class Conv2dKernel final : public Kernel {
       weights_.reserve(static_cast<size_t>(std::max<int64_t>(1, s.in_c * s.taps())));
       if (!s.nhwc) {
         plane_ = PaddedPlane(window());
+        if (!plane_.fits()) return false;  // the reference kernel computes it
       }
     } else {
       tile_ = gemm_tile_for_columns(simd_, s.group_out);

@@ -18,9 +18,11 @@ std::unique_ptr<Kernel> make_float32_kernel(const Node& node, const CompileConte
     case OpKind::kGemm:
       return make_gemm_kernel(node, cc, simd);
     case OpKind::kConv2d:
-      return make_conv2d_kernel(node, cc, simd);
+      return guard_non_finite_filter(make_conv2d_kernel(node, cc, simd), node,
+                                     node.as<Conv2dParams>().filter, cc);
     case OpKind::kConvTranspose2d:
-      return make_conv_transpose2d_kernel(node, cc, simd);
+      return guard_non_finite_filter(make_conv_transpose2d_kernel(node, cc, simd), node,
+                                     node.as<ConvTranspose2dParams>().filter, cc);
     case OpKind::kResample2d:
       return make_resample2d_kernel(node, cc, simd);
     case OpKind::kBatchNormalization:

@@ -18,6 +18,10 @@ std::unique_ptr<Kernel> make_conv2d_kernel(const Node& node, const CompileContex
                                            const SimdKernels& simd);
 std::unique_ptr<Kernel> make_conv_transpose2d_kernel(const Node& node, const CompileContext& cc,
                                                      const SimdKernels& simd);
+// A conv2d / convTranspose2d fast kernel that computes a filter with NaN or infinities by the
+// definition instead (padded taps add nothing; conv_nonfinite_filter.cc). Null stays null.
+std::unique_ptr<Kernel> guard_non_finite_filter(std::unique_ptr<Kernel> fast, const Node& node,
+                                                OperandRef filter, const CompileContext& cc);
 std::unique_ptr<Kernel> make_resample2d_kernel(const Node& node, const CompileContext& cc,
                                                const SimdKernels& simd);
 std::unique_ptr<Kernel> make_normalization_kernel(const Node& node, const CompileContext& cc,

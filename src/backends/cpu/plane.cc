@@ -5,11 +5,37 @@
 
 namespace webnn {
 
+namespace {
+
+// The per-thread copy of one plane is at most this many floats (1 GiB).
+constexpr int64_t kMaxPlaneFloats = int64_t{1} << 28;
+
+// (n - 1) * stride + (k - 1) * dil + 1, the padded extent n windows reach, or -1 on overflow.
+int64_t extent(int64_t n, int64_t stride, int64_t k, int64_t dil) {
+  if (n == 0) return 0;
+  int64_t a = 0, b = 0, e = 0;
+  if (__builtin_mul_overflow(n - 1, stride, &a) || __builtin_mul_overflow(k - 1, dil, &b) ||
+      __builtin_add_overflow(a, b, &e) || __builtin_add_overflow(e, int64_t{1}, &e)) {
+    return -1;
+  }
+  return e;
+}
+
+}  // namespace
+
 PaddedPlane::PaddedPlane(const WindowGeometry& g) : g_(g) {
-  rows_ = g.out_h == 0 ? 0 : (g.out_h - 1) * g.stride_h + (g.k_h - 1) * g.dil_h + 1;
-  cols_ = g.out_w == 0 ? 0 : (g.out_w - 1) * g.stride_w + (g.k_w - 1) * g.dil_w + 1;
-  row_stride_ = (cols_ + g.stride_w - 1) / g.stride_w;
-  phase_stride_ = rows_ * row_stride_;
+  rows_ = extent(g.out_h, g.stride_h, g.k_h, g.dil_h);
+  cols_ = extent(g.out_w, g.stride_w, g.k_w, g.dil_w);
+  if (rows_ < 0 || cols_ < 0 || g.stride_w < 1) {
+    rows_ = cols_ = 0;
+    return;  // fits_ stays false
+  }
+  row_stride_ = cols_ / g.stride_w + (cols_ % g.stride_w != 0);
+  // Phases q >= cols_ hold no column (a stride wider than the extent).
+  phases_ = std::min(g.stride_w, std::max<int64_t>(cols_, 1));
+  int64_t floats = 0;
+  fits_ = !__builtin_mul_overflow(rows_, row_stride_, &phase_stride_) &&
+          !__builtin_mul_overflow(phase_stride_, phases_, &floats) && floats <= kMaxPlaneFloats;
 }
 
 void PaddedPlane::fill(const SimdKernels& simd, const float* plane, float pad, float* dst) const {
@@ -37,7 +63,7 @@ void PaddedPlane::fill(const SimdKernels& simd, const float* plane, float pad, f
       continue;
     }
     // Phase q holds padded columns q, q + s, q + 2s, ...: i < i_lo and i >= i_hi are padding.
-    for (int64_t q = 0; q < s; ++q) {
+    for (int64_t q = 0; q < phases_; ++q) {
       float* d = dst + q * phase_stride_ + r * row_stride_;
       const int64_t n = (cols_ - q + s - 1) / s;
       const int64_t i_lo = inside ? std::min(n, (std::max<int64_t>(c_lo - q, 0) + s - 1) / s) : n;

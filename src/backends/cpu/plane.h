@@ -17,8 +17,12 @@ struct WindowGeometry {
 class PaddedPlane {
  public:
   explicit PaddedPlane(const WindowGeometry& g);
+  // False when the padded copy would be absurd (a stride of 2^62 between two windows makes it
+  // span 2^62 columns in 2^62 phases; found by fuzzing): the caller then declines the node
+  // and the reference kernel computes it.
+  bool fits() const { return fits_; }
   // Floats of the buffer fill() writes.
-  int64_t floats() const { return phase_stride_ * g_.stride_w; }
+  int64_t floats() const { return phase_stride_ * phases_; }
   // Copies `plane` (in_h x in_w) into dst, `pad` outside the image.
   void fill(const SimdKernels& simd, const float* plane, float pad, float* dst) const;
   // PlaneArgs with the source and geometry set.
@@ -28,6 +32,8 @@ class PaddedPlane {
   WindowGeometry g_;
   int64_t rows_ = 0, cols_ = 0;  // padded extent the outputs' windows reach
   int64_t row_stride_ = 0, phase_stride_ = 0;
+  int64_t phases_ = 0;  // column phases that hold a column (at most cols_)
+  bool fits_ = false;
 };
 
 }  // namespace webnn

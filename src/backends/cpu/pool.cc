@@ -218,6 +218,7 @@ std::unique_ptr<Kernel> make_pool_kernel(const Node& node, const CompileContext&
     return std::make_unique<GlobalPoolKernel>(simd, max, nhwc, input, batch, channels,
                                               g.in_h * g.in_w);
   }
+  if (!nhwc && !PaddedPlane(g).fits()) return nullptr;  // the reference kernel computes it
   return std::make_unique<PoolKernel>(simd, max, nhwc, input, batch, channels, g);
 }
 

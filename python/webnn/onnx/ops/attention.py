@@ -26,6 +26,9 @@ def _repeat_heads(n, x, reps):
     return bl.reshape(x, [b, h * reps, s, d])
 
 
+MAX_MASK_ELEMENTS = 1 << 26  # the constant mask made at import (64 MiB of bool)
+
+
 @op("Attention")
 def attention(n):
     bl = n.b
@@ -55,6 +58,8 @@ def attention(n):
     neg_inf = np_dtype(-np.inf)
 
     # The bias: constant parts (causal, sliding window) in numpy, the rest as operands.
+    if q_len * kv_len > MAX_MASK_ELEMENTS:  # declared lengths of 2^31 - 1: MemoryError (fuzzer)
+        n.fail(f"a {q_len} x {kv_len} attention mask is too large to import")
     i_idx = np.arange(q_len).reshape(q_len, 1)
     j_idx = np.arange(kv_len).reshape(1, kv_len)
     allowed = np.ones((q_len, kv_len), dtype=bool)

@@ -141,6 +141,8 @@ def scan(n):
     if n.opset < 9:
         n.fail("Scan-8 (with sequence_lens) is not supported")
     m = int(n.attr("num_scan_inputs"))
+    if not 1 <= m <= n.n_inputs:  # sizes the attribute defaults (2^62 of them: MemoryError)
+        n.fail(f"num_scan_inputs {m} is not between 1 and the node's {n.n_inputs} inputs")
     inputs = [n.value(i) for i in range(n.n_inputs)]
     states, xs = inputs[: len(inputs) - m], inputs[len(inputs) - m :]
     in_axes = list(n.attr("scan_input_axes", [0] * m))

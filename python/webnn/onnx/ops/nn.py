@@ -622,6 +622,9 @@ def conv3d(n, x, w, bias):
     return out
 
 
+MAX_DEPTH_SLICES = 100_000  # slices of an unrolled 3-D pool (output frames x depth taps)
+
+
 def pool3d(n, kind):
     bl = n.b
     x = n.x(0)
@@ -631,6 +634,11 @@ def pool3d(n, kind):
     dilations = list(n.attr("dilations", [1, 1, 1]))
     auto_pad = n.attr("auto_pad", "NOTSET")
     ceil_mode = int(n.attr("ceil_mode", 0))
+    # The depth axis is unrolled below (a slice per output frame and tap): a kernel_shape of
+    # -2^63 made that loop endless (found by the fuzzer).
+    for name, v in (("kernel_shape", kernel), ("strides", strides), ("dilations", dilations)):
+        if len(v) != 3 or min(v) < 1:
+            n.fail(f"{name} {v} must be 3 positive values")
     if auto_pad in ("", "NOTSET"):
         pads = list(n.attr("pads", [0] * 6))
         begin, end = pads[:3], pads[3:]
@@ -644,6 +652,8 @@ def pool3d(n, kind):
     ]
     if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
         outs = [-(-sizes[i] // strides[i]) for i in range(3)]
+    if min(outs) < 1 or outs[0] * kernel[0] > MAX_DEPTH_SLICES:
+        n.fail(f"output sizes {outs} with a depth kernel of {kernel[0]} are not supported")
     want_indices = kind == "max" and len(n.node.output) > 1 and bool(n.node.output[1])
     if kind == "max" and want_indices:
         source = x

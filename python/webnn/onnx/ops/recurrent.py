@@ -46,6 +46,13 @@ def _prepare(n, gates):
     hidden = int(n.attr("hidden_size"))
     direction = n.attr("direction", "forward")
     num_dir = 2 if direction == "bidirectional" else 1
+    # hidden_size sizes the zero initial states allocated below: it must be R's.
+    r_shape = list(bl.operand_shape(n.x(2)))
+    if r_shape != [num_dir, gates * hidden, hidden]:
+        n.fail(
+            f"hidden_size {hidden} does not match R of shape {r_shape} (expected "
+            f"[{num_dir}, {gates * hidden}, {hidden}])"
+        )
     bias = rbias = None
     if n.has(3):
         bv = n.value(3)
@@ -58,6 +65,28 @@ def _prepare(n, gates):
             rbias = bl.slice(b, [0, gates * hidden], [num_dir, gates * hidden])
     _check_seq_lens(n, 4, steps, batch)
     return x, steps, batch, hidden, direction, num_dir, bias, rbias, layout
+
+
+MAX_STATE_ELEMENTS = 1 << 28  # a zero initial state allocated at import (1 GiB of float32)
+
+
+def _zeros(n, batch, hidden, dtype):
+    """The zero initial state [batch, hidden] as a constant, refused when a declared shape
+    makes it absurd (before numpy tries to allocate it)."""
+    if batch * hidden > MAX_STATE_ELEMENTS:
+        n.fail(f"a zero initial state of {batch} x {hidden} elements is too large")
+    return n.importer.operand(np.zeros([batch, hidden], dtype))
+
+
+MAX_UNROLLED_STEPS = 100_000  # time steps an unrolled RNN / peephole LSTM imports
+
+
+def _unrolled_steps(n, steps):
+    """The steps of a recurrence unrolled at import, refused when a declared sequence length
+    is absurd (found by the fuzzer: [None] * steps raised MemoryError)."""
+    if steps > MAX_UNROLLED_STEPS:
+        n.fail(f"{steps} time steps are more than the {MAX_UNROLLED_STEPS} this import unrolls")
+    return steps
 
 
 def _initial(n, index, layout):
@@ -166,12 +195,12 @@ def _lstm_unrolled(n, x, steps, hidden, direction, bias, rbias, layout, acts, wa
         bsum = None
         if bias is not None:
             bsum = bl.add(part(bias, d), part(rbias, d))
-        zeros = n.importer.operand(np.zeros([batch, hidden], npd))
+        zeros = _zeros(n, batch, hidden, npd)
         h = part(h0, d) if h0 is not None else zeros
         c = part(c0, d) if c0 is not None else zeros
         backward = direction == "reverse" or (direction == "bidirectional" and d == 1)
         order = range(steps - 1, -1, -1) if backward else range(steps)
-        outs = [None] * steps
+        outs = [None] * _unrolled_steps(n, steps)
         for t in order:
             xt = part(x, t)
             g = bl.add(bl.gemm(xt, wd, b_transpose=True), bl.gemm(h, rd, b_transpose=True))
@@ -232,9 +261,7 @@ def rnn(n):
         if h0 is not None:
             h = bl.reshape(bl.slice(h0, [d, 0, 0], [1, batch, hidden]), [batch, hidden])
         else:
-            h = n.importer.operand(
-                np.zeros([batch, hidden], dtype=np.float32 if dtype == "float32" else np.float16)
-            )
+            h = _zeros(n, batch, hidden, np.float32 if dtype == "float32" else np.float16)
         bsum = None
         if bias is not None:
             bsum = bl.reshape(
@@ -246,7 +273,7 @@ def rnn(n):
             if (direction == "forward" or (direction == "bidirectional" and d == 0))
             else range(steps - 1, -1, -1)
         )
-        outs = [None] * steps
+        outs = [None] * _unrolled_steps(n, steps)
         for t in order:
             xt = bl.reshape(
                 bl.slice(x, [t, 0, 0], [1] + bl.operand_shape(x)[1:]), bl.operand_shape(x)[1:]

@@ -180,6 +180,8 @@ def unsqueeze(n):
     axes = _axes_arg(n, 1)
     out_rank = len(shape) + len(axes)
     axes = sorted(norm_axes(n, axes, out_rank))
+    if len(set(axes)) != len(axes):  # found by the fuzzer (the shape ran out: StopIteration)
+        n.fail(f"axes {axes} repeat an axis")
     out, it = [], iter(shape)
     for i in range(out_rank):
         out.append(1 if i in axes else next(it))
@@ -264,6 +266,12 @@ def eye_like(n):
 
     shape = n.static_shape(0)
     dtype = ONNX_TO_NUMPY.get(n.attr("dtype"), n.np_dtype(0)) if n.attr("dtype") else n.np_dtype(0)
+    if len(shape) != 2:
+        n.fail(f"input must have rank 2 (got shape {list(shape)})")
+    if shape[0] * shape[1] > _MAX_MATERIALIZED_ELEMENTS:
+        # A constant made at import from a declared shape (found by the fuzzer: [4, 2^31 - 1]
+        # made numpy allocate 32 GiB, MemoryError).
+        n.fail(f"an identity of {shape[0]} x {shape[1]} elements is too large to import")
     return np.eye(shape[0], shape[1], k=int(n.attr("k", 0)), dtype=dtype)
 
 
