@@ -287,6 +287,57 @@ TEST(GemmTest, DriverMatchesNaiveProduct) {
   }
 }
 
+// One row-major product C = A * B (m x k times k x n) for the driver tests: B either packed
+// ahead (job.b_packed) or packed per task through the b_fn callback.
+struct OneProduct {
+  int64_t m, n, k;
+  std::vector<float> a, b, c;
+  AlignedFloats packed;
+  std::vector<GemmJob> jobs = std::vector<GemmJob>(1);
+  RowMajorA rows;
+  struct BSource {
+    const float* b;
+    int64_t n;
+    int nr;
+  } source;
+
+  OneProduct(const SimdKernels& simd, int64_t m_, int64_t n_, int64_t k_, bool pack_ahead,
+             float c_init, unsigned seed)
+      : m(m_),
+        n(n_),
+        k(k_),
+        a(random_floats(m_ * k_, seed)),
+        b(random_floats(k_ * n_, seed + 1)),
+        c(m_ * n_, c_init) {
+    if (pack_ahead) {
+      size_t floats = 0;
+      EXPECT_TRUE(packed_b_floats(k, n, simd.gemm_nr, &floats));
+      packed = AlignedFloats(floats);
+      pack_b(b.data(), n, 1, k, n, simd.gemm_nr, packed.data());
+    }
+    jobs[0].m = m;
+    jobs[0].n = n;
+    jobs[0].k_per_tap = k;
+    jobs[0].b_packed = pack_ahead ? packed.data() : nullptr;
+    jobs[0].c = c.data();
+    jobs[0].ldc = n;
+    rows.a = {a.data()};
+    rows.lda = {k};
+    rows.rows = m;
+    rows.mr = simd.gemm_mr;
+    source = {b.data(), n, simd.gemm_nr};
+  }
+
+  GemmBFn b_fn() const {
+    return GemmBFn{
+        [](const void* p, int64_t, int64_t n0, int64_t nc, int64_t k0, int64_t kc, float* dst) {
+          const auto& x = *static_cast<const BSource*>(p);
+          pack_b(x.b + k0 * x.n + n0, x.n, 1, kc, nc, x.nr, dst);
+        },
+        &source};
+  }
+};
+
 // A task's rows go in chunks, each through every K pass and then the post epilogue: with K
 // in several passes (B packed once, small enough to stay in L2) and in one (B packed per task:
 // packed once for all chunks), the post must see each element once, with its final value.
@@ -296,35 +347,8 @@ TEST(GemmTest, DriverRowChunksRunEveryPassThenThePost) {
       for (int64_t k : {40, 1700}) {
         for (int threads : {1, 3}) {
           const int64_t m = 1301, n = 24;
-          std::vector<float> a = random_floats(m * k, 11), b = random_floats(k * n, 12);
-          size_t floats = 0;
-          ASSERT_TRUE(packed_b_floats(k, n, simd->gemm_nr, &floats));
-          AlignedFloats packed(floats);
-          pack_b(b.data(), n, 1, k, n, simd->gemm_nr, packed.data());
-          std::vector<float> c(m * n, 99.0f);
-          std::vector<GemmJob> jobs(1);
-          jobs[0].m = m;
-          jobs[0].n = n;
-          jobs[0].k_per_tap = k;
-          jobs[0].b_packed = per_task ? nullptr : packed.data();
-          jobs[0].c = c.data();
-          jobs[0].ldc = n;
-          RowMajorA rows;
-          rows.a = {a.data()};
-          rows.lda = {k};
-          rows.rows = m;
-          rows.mr = simd->gemm_mr;
-          struct Ctx {
-            const float* b;
-            int64_t n;
-            int nr;
-          } ctx{b.data(), n, simd->gemm_nr};
-          GemmBFn b_fn{[](const void* p, int64_t, int64_t n0, int64_t nc, int64_t k0, int64_t kc,
-                          float* dst) {
-                         const auto& x = *static_cast<const Ctx*>(p);
-                         pack_b(x.b + k0 * x.n + n0, x.n, 1, kc, nc, x.nr, dst);
-                       },
-                       &ctx};
+          OneProduct pr(*simd, m, n, k, !per_task, 99.0f, 11);
+          const std::vector<float>&a = pr.a, &b = pr.b, &c = pr.c;
           GemmEpilogue ep;
           ep.post = [](const void*, float* block, int64_t ldc, int64_t r, int64_t cols) {
             for (int64_t i = 0; i < r; ++i) {
@@ -333,7 +357,7 @@ TEST(GemmTest, DriverRowChunksRunEveryPassThenThePost) {
           };
           GemmScratch scratch;
           ThreadPool pool(threads);
-          run_gemm(*simd, jobs, ep, rows.fn(), b_fn, scratch, &pool);
+          run_gemm(*simd, pr.jobs, ep, pr.rows.fn(), pr.b_fn(), scratch, &pool);
           for (int64_t i = 0; i < m; ++i) {
             for (int64_t j = 0; j < n; ++j) {
               double acc = 0, mag = 0;
@@ -356,33 +380,11 @@ TEST(GemmTest, DriverRowChunksRunEveryPassThenThePost) {
 TEST(GemmTest, DriverPacksBPerTask) {
   for (const SimdKernels* simd : usable_kernels()) {
     const int64_t m = 11, n = 150, k = 600;
-    std::vector<float> a = random_floats(m * k, 9), b = random_floats(k * n, 10);
-    std::vector<float> c(m * n, 0.0f);
-    std::vector<GemmJob> jobs(1);
-    jobs[0].m = m;
-    jobs[0].n = n;
-    jobs[0].k_per_tap = k;
-    jobs[0].c = c.data();
-    jobs[0].ldc = n;
-    RowMajorA rows;
-    rows.a = {a.data()};
-    rows.lda = {k};
-    rows.rows = m;
-    rows.mr = simd->gemm_mr;
-    struct Ctx {
-      const float* b;
-      int64_t n;
-      int nr;
-    } ctx{b.data(), n, simd->gemm_nr};
-    GemmBFn b_fn{
-        [](const void* p, int64_t, int64_t n0, int64_t nc, int64_t k0, int64_t kc, float* dst) {
-          const auto& x = *static_cast<const Ctx*>(p);
-          pack_b(x.b + k0 * x.n + n0, x.n, 1, kc, nc, x.nr, dst);
-        },
-        &ctx};
+    OneProduct pr(*simd, m, n, k, /*pack_ahead=*/false, 0.0f, 9);
+    const std::vector<float>&a = pr.a, &b = pr.b, &c = pr.c;
     GemmScratch scratch;
     ThreadPool pool(2);
-    run_gemm(*simd, jobs, GemmEpilogue{}, rows.fn(), b_fn, scratch, &pool);
+    run_gemm(*simd, pr.jobs, GemmEpilogue{}, pr.rows.fn(), pr.b_fn(), scratch, &pool);
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < n; ++j) {
         double acc = 0;

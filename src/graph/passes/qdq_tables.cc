@@ -33,39 +33,8 @@ bool byte_type(DataType t) { return t == DataType::kUint8 || t == DataType::kInt
 
 // Element-wise ops whose cpu kernels compute each element from that element (and constants).
 bool tabulable(OpKind k) {
-  switch (k) {
-    case OpKind::kIdentity:
-    case OpKind::kRelu:
-    case OpKind::kNeg:
-    case OpKind::kAbs:
-    case OpKind::kFloor:
-    case OpKind::kCeil:
-    case OpKind::kRoundEven:
-    case OpKind::kSqrt:
-    case OpKind::kReciprocal:
-    case OpKind::kExp:
-    case OpKind::kSigmoid:
-    case OpKind::kTanh:
-    case OpKind::kErf:
-    case OpKind::kGelu:
-    case OpKind::kClamp:
-    case OpKind::kLinear:
-    case OpKind::kLeakyRelu:
-    case OpKind::kHardSigmoid:
-    case OpKind::kHardSwish:
-    case OpKind::kAdd:
-    case OpKind::kSub:
-    case OpKind::kMul:
-    case OpKind::kDiv:
-    case OpKind::kMax:
-    case OpKind::kMin:
-    case OpKind::kBatchNormalization:
-    case OpKind::kQuantizeLinear:
-    case OpKind::kDequantizeLinear:
-      return true;
-    default:
-      return false;
-  }
+  return is_cpu_vector_unary(k) || is_cpu_vector_binary(k) || k == OpKind::kBatchNormalization ||
+         k == OpKind::kQuantizeLinear || k == OpKind::kDequantizeLinear;
 }
 
 struct Source {
