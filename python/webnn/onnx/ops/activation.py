@@ -186,6 +186,9 @@ def _softmax_family(kind):
     return convert
 
 
+MAX_HARDMAX_AXIS = 1 << 24  # the positions 0..size-1 along the axis are a constant (64 MiB)
+
+
 def _apply(n, kind, x, axis):
     b = n.b
     if kind == "softmax":
@@ -200,6 +203,10 @@ def _apply(n, kind, x, axis):
     dtype = b.operand_data_type(x)
     idx = b.arg_max(x, axis, True, "int32")
     size = shape[axis]
+    if size > MAX_HARDMAX_AXIS:
+        n.fail(
+            f"a Hardmax axis of {size} elements is too large to import (at most {MAX_HARDMAX_AXIS})"
+        )
     ar_shape = [1] * len(shape)
     ar_shape[axis] = size
     ar = n.importer.operand(np.arange(size, dtype=np.int32).reshape(ar_shape))
