@@ -7,6 +7,10 @@ import numpy as np
 
 from .registry import op
 
+# Sample points gathered per run (regions x channels x output bins x samples per bin): the
+# decomposition holds them all as one tensor, and its position constants grow with the grid.
+MAX_SAMPLED_ELEMENTS = 1 << 28
+
 
 @op("RoiAlign")
 def roi_align(n):
@@ -18,6 +22,10 @@ def roi_align(n):
     ratio = int(n.attr("sampling_ratio", 0))
     scale = float(n.attr("spatial_scale", 1.0))
     mode = n.attr("mode", "avg")
+    if ph_n < 1 or pw_n < 1:
+        n.fail(f"output_height {ph_n} and output_width {pw_n} must be at least 1")
+    if ratio < 0:
+        n.fail(f"sampling_ratio {ratio} must not be negative")
     if mode not in ("avg", "max"):
         n.fail(f"mode '{mode}' (avg or max expected)")
     # opset 10 had no attribute and behaved as output_half_pixel
@@ -56,8 +64,17 @@ def roi_align(n):
             rh, rw = np.maximum(rh, 1), np.maximum(rw, 1)
         gh = np.ceil(rh / np.float32(ph_n)).astype(np.float32).reshape(R, 1)
         gw = np.ceil(rw / np.float32(pw_n)).astype(np.float32).reshape(R, 1)
+        if not (np.isfinite(gh).all() and np.isfinite(gw).all()):
+            n.fail("rois with non-finite coordinates set no adaptive sampling grid")
         g_h, g_w = max(1, int(gh.max())), max(1, int(gw.max()))
         grid_h, grid_w = n.importer.operand(gh), n.importer.operand(gw)
+
+    sampled = R * C * ph_n * g_h * pw_n * g_w
+    if sampled > MAX_SAMPLED_ELEMENTS:
+        n.fail(
+            f"{R} regions x {C} channels x {ph_n * g_h} x {pw_n * g_w} sample points are too"
+            f" many to import (at most {MAX_SAMPLED_ELEMENTS})"
+        )
 
     def samples(start, bin_size, grid, bins, g, size):
         """Sample positions [R, bins * g] as ORT computes them, their validity, the low and high
