@@ -104,6 +104,8 @@ def conv_transpose3d(n):
     batch, channels, depth, height, width = n.static_shape(0)
     wshape = n.static_shape(1)
     kernel = list(n.attr("kernel_shape", wshape[2:]))
+    if kernel != list(wshape[2:]) or min(kernel) < 1:
+        n.fail(f"kernel_shape {kernel} does not match the weight's spatial shape {wshape[2:]}")
     strides, dilations, begin, end, out_pad, sizes = _conv_transpose_geometry(
         n, [depth, height, width], kernel
     )
