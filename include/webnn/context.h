@@ -188,9 +188,12 @@ class Context {
                                                   bool writable, bool exportable_to_gpu) const;
   // Destroyed / other context / not writable checks, run before any data conversion.
   Status check_writable(const Tensor& tensor) const;
+  Status check_readable(const Tensor& tensor) const;
   // `bytes` are packed values for `count` elements.
   Status write_tensor(Tensor& tensor, const uint8_t* bytes, uint64_t nbytes, uint64_t count) const;
   Expected<std::vector<uint8_t>> read_tensor(const Tensor& tensor) const;
+  // Copies the tensor's packed bytes into `dst`, which holds exactly `nbytes`.
+  Status read_tensor_into(const Tensor& tensor, uint8_t* dst, uint64_t nbytes) const;
   Status resize_tensor(Tensor& tensor, const std::vector<int64_t>& shape) const;
   Status set_tensor_capacity(Tensor& tensor, const std::vector<int64_t>& max_shape) const;
   // Generated from the op schemas narrowed by this context's backend.

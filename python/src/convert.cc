@@ -281,6 +281,10 @@ HostArray adapt_array(nb::handle value, std::optional<DataType> target, const st
     pack_4bit(unpacked.data(), out.count, out.bytes.data());
     return out;
   }
+  if (std::optional<CarrierView> view = carrier_view(arr, *target)) {
+    out.bytes.assign(view->data, view->data + view->nbytes);
+    return out;
+  }
   nb::object converted = np.attr("ascontiguousarray")(arr.attr("astype")(carrier_dtype(*target)));
   nb::bytes raw = nb::cast<nb::bytes>(converted.attr("tobytes")());
   out.bytes.assign(reinterpret_cast<const uint8_t*>(raw.c_str()),
@@ -288,9 +292,70 @@ HostArray adapt_array(nb::handle value, std::optional<DataType> target, const st
   return out;
 }
 
+namespace {
+
+bool same_element_type(nb::dlpack::dtype have, DataType want) {
+  using Code = nb::dlpack::dtype_code;
+  auto is = [&](Code code, int bits) {
+    return have.code == static_cast<uint8_t>(code) && have.bits == bits && have.lanes == 1;
+  };
+  switch (want) {
+    case DataType::kFloat32:
+      return is(Code::Float, 32);
+    case DataType::kFloat16:
+      return is(Code::Float, 16);
+    case DataType::kInt32:
+      return is(Code::Int, 32);
+    case DataType::kUint32:
+      return is(Code::UInt, 32);
+    case DataType::kInt64:
+      return is(Code::Int, 64);
+    case DataType::kUint64:
+      return is(Code::UInt, 64);
+    case DataType::kInt8:
+      return is(Code::Int, 8);
+    case DataType::kUint8:
+      return is(Code::UInt, 8);
+    case DataType::kInt4:
+    case DataType::kUint4:
+      return false;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<CarrierView> carrier_view(nb::handle value, DataType target) {
+  if (is_4bit(target)) return std::nullopt;
+  // convert=false: never an implicit copy; anything else takes the converting path.
+  nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu> arr;
+  if (!nb::try_cast(value, arr, false)) return std::nullopt;
+  if (!same_element_type(arr.dtype(), target)) return std::nullopt;
+  CarrierView view;
+  view.data = static_cast<const uint8_t*>(arr.data());
+  view.count = arr.size();
+  view.nbytes = arr.nbytes();
+  // The view borrows `value`'s buffer, which the caller keeps alive for the copy.
+  return view;
+}
+
+nb::object empty_numpy(DataType data_type, const std::vector<int64_t>& shape, uint8_t** data) {
+  nb::list shape_list;
+  for (int64_t d : shape) shape_list.append(d);
+  nb::tuple py_shape = nb::steal<nb::tuple>(PyList_AsTuple(shape_list.ptr()));
+  // A fresh owning array; the host is little-endian, so packed bytes copy straight in.
+  nb::object arr = numpy().attr("empty")(py_shape, result_dtype(data_type));
+  *data = static_cast<uint8_t*>(nb::cast<nb::ndarray<>>(arr).data());
+  return arr;
+}
+
 nb::object to_numpy(DataType data_type, const std::vector<int64_t>& shape,
                     const std::vector<uint8_t>& packed, nb::handle dtype, const std::string& what) {
-  nb::object arr = to_numpy(data_type, shape, packed);
+  return as_requested_dtype(to_numpy(data_type, shape, packed), data_type, dtype, what);
+}
+
+nb::object as_requested_dtype(nb::object arr, DataType data_type, nb::handle dtype,
+                              const std::string& what) {
   if (dtype.is_none()) return arr;
   // Importing ml_dtypes registers "int4"/"uint4" with NumPy, so names resolve too.
   nb::object ml_dtypes = nb::module_::import_("ml_dtypes");
@@ -312,13 +377,9 @@ nb::object to_numpy(DataType data_type, const std::vector<int64_t>& shape,
                     const std::vector<uint8_t>& packed) {
   uint64_t count = 1;
   for (int64_t d : shape) count *= static_cast<uint64_t>(d);
-  nb::list shape_list;
-  for (int64_t d : shape) shape_list.append(d);
-  nb::tuple py_shape = nb::steal<nb::tuple>(PyList_AsTuple(shape_list.ptr()));
-  // A fresh owning array; the host is little-endian, so bytes copy straight in.
-  nb::object arr = numpy().attr("empty")(py_shape, result_dtype(data_type));
+  uint8_t* dst = nullptr;
+  nb::object arr = empty_numpy(data_type, shape, &dst);
   if (count == 0) return arr;
-  auto* dst = static_cast<uint8_t*>(nb::cast<nb::ndarray<>>(arr).data());
   if (is_4bit(data_type)) {
     unpack_4bit(packed.data(), count, data_type == DataType::kInt4, dst);
   } else {

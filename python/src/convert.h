@@ -38,6 +38,20 @@ struct HostArray {
 };
 // target == nullopt: the data type is inferred from the array (constant() rules).
 HostArray adapt_array(nb::handle value, std::optional<DataType> target, const std::string& what);
+// The buffer of `value` when it is already laid out as `target`'s packed bytes: a NumPy array
+// of exactly the carrier dtype, native order, C-contiguous (never for int4/uint4, whose
+// bytes are packed). Lets writes copy the caller's array once instead of converting it.
+struct CarrierView {
+  const uint8_t* data = nullptr;
+  uint64_t nbytes = 0;
+  uint64_t count = 0;
+};
+std::optional<CarrierView> carrier_view(nb::handle value, DataType target);
+// A new, uninitialised NumPy array of the carrier dtype; `*data` points at its bytes.
+nb::object empty_numpy(DataType data_type, const std::vector<int64_t>& shape, uint8_t** data);
+// `arr` (an array of the carrier dtype) as the dtype a caller asked for (see below).
+nb::object as_requested_dtype(nb::object arr, DataType data_type, nb::handle dtype,
+                              const std::string& what);
 // Packed bytes -> a new owning NumPy array of the carrier dtype.
 nb::object to_numpy(DataType data_type, const std::vector<int64_t>& shape,
                     const std::vector<uint8_t>& packed);

@@ -233,6 +233,10 @@ NB_MODULE(_webnn, m) {
           [](const ContextHandle& c, nb::handle t, nb::handle data) {
             TensorHandle& pt = tensor_arg(t, "write_tensor");
             check(c.context->check_writable(*pt.tensor));
+            if (std::optional<CarrierView> view = carrier_view(data, pt.tensor->data_type())) {
+              check(c.context->write_tensor(*pt.tensor, view->data, view->nbytes, view->count));
+              return;
+            }
             HostArray arr = adapt_array(data, pt.tensor->data_type(), "write_tensor");
             check(
                 c.context->write_tensor(*pt.tensor, arr.bytes.data(), arr.bytes.size(), arr.count));
@@ -243,9 +247,16 @@ NB_MODULE(_webnn, m) {
           "read_tensor",
           [](const ContextHandle& c, nb::handle t, nb::handle dtype) {
             TensorHandle& pt = tensor_arg(t, "read_tensor");
-            std::vector<uint8_t> bytes = unwrap(c.context->read_tensor(*pt.tensor));
-            return to_numpy(pt.tensor->data_type(), pt.tensor->shape(), bytes, dtype,
-                            "read_tensor");
+            DataType type = pt.tensor->data_type();
+            if (is_4bit(type)) {  // packed bytes: unpacked into the array
+              std::vector<uint8_t> bytes = unwrap(c.context->read_tensor(*pt.tensor));
+              return to_numpy(type, pt.tensor->shape(), bytes, dtype, "read_tensor");
+            }
+            check(c.context->check_readable(*pt.tensor));
+            uint8_t* dst = nullptr;
+            nb::object arr = empty_numpy(type, pt.tensor->shape(), &dst);
+            check(c.context->read_tensor_into(*pt.tensor, dst, pt.tensor->byte_length()));
+            return as_requested_dtype(std::move(arr), type, dtype, "read_tensor");
           },
           "tensor"_a, "dtype"_a = nb::none(),
           nb::sig("def read_tensor(self, tensor: MLTensor, dtype: typing.Any = None) -> "

@@ -326,11 +326,29 @@ Status Context::write_tensor(Tensor& tensor, const uint8_t* bytes, uint64_t nbyt
 }
 
 Expected<std::vector<uint8_t>> Context::read_tensor(const Tensor& tensor) const {
+  WEBNN_RETURN_IF_ERROR(check_readable(tensor));
+  std::vector<uint8_t> bytes(tensor.byte_length());
+  WEBNN_RETURN_IF_ERROR(read_tensor_into(tensor, bytes.data(), bytes.size()));
+  return bytes;
+}
+
+Status Context::check_readable(const Tensor& tensor) const {
   WEBNN_RETURN_IF_ERROR(check_tensor(tensor, "read_tensor"));
   if (!tensor.readable()) {
     return make_error(ErrorKind::kRuntime, "read_tensor: tensor is not readable");
   }
-  return std::vector<uint8_t>(tensor.data(), tensor.data() + tensor.byte_length());
+  return Status::ok();
+}
+
+Status Context::read_tensor_into(const Tensor& tensor, uint8_t* dst, uint64_t nbytes) const {
+  WEBNN_RETURN_IF_ERROR(check_readable(tensor));
+  if (nbytes != tensor.byte_length()) {
+    return make_error(ErrorKind::kValue, "read_tensor: destination holds ", nbytes,
+                      " bytes, the tensor ", tensor.byte_length());
+  }
+  // Empty tensors have no storage (null data): memcpy must not see a null pointer (UBSan).
+  if (nbytes > 0) std::memcpy(dst, tensor.data(), nbytes);
+  return Status::ok();
 }
 
 Status Context::resize_tensor(Tensor& tensor, const std::vector<int64_t>& shape) const {

@@ -162,6 +162,42 @@ def test_write_tensor_adapts_numpy(ctx):
     np.testing.assert_array_equal(ctx.read_tensor(m), np.arange(6).reshape(2, 3))
 
 
+@pytest.mark.parametrize(
+    "dtype", ["float32", "float16", "int32", "uint32", "int64", "uint64", "int8", "uint8"]
+)
+def test_write_and_read_tensor_copy_the_data_whatever_its_layout(ctx, dtype):
+    # Arrays already in the tensor's layout are copied straight in; strided, Fortran-order,
+    # other-dtype and bool arrays are converted first: every kind must land the same values.
+    rng = np.random.default_rng(3)
+    base = rng.integers(0, 100, size=(6, 8)).astype(dtype)
+    t = ctx.create_tensor([3, 8], dtype, readable=True, writable=True)
+    sources = {
+        "contiguous": base[:3],
+        "strided rows": base[::2],
+        "reversed": base[:3][::-1],
+        "fortran": np.asfortranarray(base[:3]),
+        "other dtype": base[:3].astype(np.float64),
+        "read-only": np.frombuffer(base[:3].tobytes(), dtype=dtype).reshape(3, 8),
+    }
+    for name, src in sources.items():
+        ctx.write_tensor(t, src)
+        out = ctx.read_tensor(t)
+        np.testing.assert_array_equal(out, np.ascontiguousarray(src).astype(dtype), err_msg=name)
+    # The tensor keeps its own copy: neither the source nor the result aliases it.
+    src = base[:3].copy()
+    ctx.write_tensor(t, src)
+    src[...] = 0
+    first = ctx.read_tensor(t)
+    first[...] = 1
+    np.testing.assert_array_equal(ctx.read_tensor(t), base[:3])
+    b = ctx.create_tensor([2], "uint8", readable=True, writable=True)
+    ctx.write_tensor(b, np.array([True, False]))
+    np.testing.assert_array_equal(ctx.read_tensor(b), [1, 0])
+    empty = ctx.create_tensor([0, 3], dtype, readable=True, writable=True)
+    ctx.write_tensor(empty, np.zeros((0, 3), dtype))
+    assert ctx.read_tensor(empty).shape == (0, 3)
+
+
 def test_write_tensor_errors(ctx):
     t = ctx.create_tensor([2, 2], "float32", readable=True, writable=True)
     with pytest.raises(ValueError, match="Shape mismatch"):
