@@ -61,3 +61,62 @@ def test_log_mel_front_end_matches_onnxruntime(bins, n_fft, rate):
         got = context.compute(wo.load(context, model), {"audio": audio})["y"]
         assert got.shape == want.shape
         assert float(np.max(np.abs(got - want))) <= 1e-3 * float(np.max(np.abs(want)))
+
+
+@pytest.mark.parametrize(
+    "signal_shape,onesided,with_window",
+    [
+        ([2, 600], 1, True),  # [batch, length]: real, as ONNX Runtime accepts it
+        ([2, 600, 1], 0, False),
+        ([1, 600, 2], 0, True),  # complex (re, im)
+        ([1, 601, 2], 0, False),
+    ],
+)
+def test_stft_signal_forms_match_onnxruntime(signal_shape, onesided, with_window):
+    frame, step = 64, 24
+    inits = [
+        numpy_helper.from_array(np.array(step, np.int64), "step"),
+        numpy_helper.from_array(np.array(frame, np.int64), "frame"),
+    ]
+    inputs = ["signal", "step", "", "frame"]
+    if with_window:
+        window = np.hanning(frame).astype(np.float32) + 0.1
+        inits.append(numpy_helper.from_array(window, "window"))
+        inputs = ["signal", "step", "window"]
+    node = helper.make_node("STFT", inputs, ["y"], onesided=onesided)
+    graph = helper.make_graph(
+        [node],
+        "stft",
+        [helper.make_tensor_value_info("signal", TensorProto.FLOAT, signal_shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    signal = np.random.default_rng(5).standard_normal(signal_shape).astype(np.float32)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (want,) = session.run(None, {"signal": signal})
+    for backend in ("cpu", "reference"):
+        context = webnn.ML().create_context(accelerated=False, backend=backend)
+        got = context.compute(wo.load(context, model), {"signal": signal})["y"]
+        assert got.shape == want.shape
+        assert float(np.max(np.abs(got - want))) <= 1e-4 * float(np.max(np.abs(want)))
+
+
+def test_stft_rejects_a_frame_longer_than_the_signal():
+    inits = [
+        numpy_helper.from_array(np.array(4, np.int64), "step"),
+        numpy_helper.from_array(np.array(64, np.int64), "frame"),
+    ]
+    node = helper.make_node("STFT", ["signal", "step", "", "frame"], ["y"])
+    graph = helper.make_graph(
+        [node],
+        "stft",
+        [helper.make_tensor_value_info("signal", TensorProto.FLOAT, [1, 32])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    context = webnn.ML().create_context(accelerated=False)
+    with pytest.raises(wo.OnnxImportError, match="STFT.*frame_length 64"):
+        wo.load(context, model)

@@ -109,12 +109,22 @@ def _irfft(n, shape, axis):
 
 @op("STFT")
 def stft(n):
+    """Frames times the windowed Fourier basis, as one strided conv2d over the signal. Real
+    signals come as [batch, length, 1] or, as ONNX Runtime also accepts, [batch, length];
+    complex ones as [batch, length, 2] (re, im)."""
     bl = n.b
     shape = n.static_shape(0)
-    if len(shape) != 3 or shape[2] != 1:
-        n.fail("only real signals of shape [batch, length, 1] are supported")
-    batch, length = shape[0], shape[1]
+    if len(shape) == 2:
+        shape = shape + [1]
+    if len(shape) != 3 or shape[2] not in (1, 2):
+        n.fail(
+            f"the signal must be [batch, length], [batch, length, 1] (real) or "
+            f"[batch, length, 2] (complex), got {shape}"
+        )
+    batch, length, parts = shape
     step = int(n.c(1, what="frame_step").reshape(-1)[0])
+    if step < 1:
+        n.fail(f"frame_step must be at least 1, got {step}")
     window = n.c(2, what="window") if n.has(2) else None
     if n.has(3):
         frame = int(n.c(3, what="frame_length").reshape(-1)[0])
@@ -122,16 +132,25 @@ def stft(n):
         frame = window.shape[0]
     else:
         n.fail("neither window nor frame_length is given")
+    if window is not None and window.shape != (frame,):
+        n.fail(f"the window has shape {list(window.shape)}, frame_length is {frame}")
+    if not 1 <= frame <= length:
+        n.fail(f"frame_length {frame} must be between 1 and the signal length {length}")
     onesided = bool(n.attr("onesided", 1))
+    if onesided and parts == 2:
+        n.fail("onesided output is defined for real signals only")
     bins = frame // 2 + 1 if onesided else frame
     w = np.ones(frame) if window is None else window.astype(np.float64)
     cos, sin = _bases(frame, frame, bins, False)
-    real = (cos * w[:, None]).T  # [bins, frame]
-    imag = (-sin * w[:, None]).T
-    dtype = n.dtype(0)
-    npd = np.float16 if dtype == "float16" else np.float32
-    filters = np.concatenate([real, imag]).astype(npd).reshape(2 * bins, 1, 1, frame)
-    x = bl.reshape(n.x(0), [batch, 1, 1, length])
+    cos_w, sin_w = (cos * w[:, None]).T, (sin * w[:, None]).T  # [bins, frame]
+    # (re + i im)(cos - i sin) = (re cos + im sin) + i (im cos - re sin)
+    real = [cos_w, sin_w][:parts]
+    imag = [-sin_w, cos_w][:parts]
+    npd = np.float16 if n.dtype(0) == "float16" else np.float32
+    filters = np.stack([np.stack(real, 1), np.stack(imag, 1)])  # [2, bins, parts, frame]
+    filters = filters.astype(npd).reshape(2 * bins, parts, 1, frame)
+    x = bl.reshape(n.x(0), [batch, length, parts])
+    x = bl.reshape(bl.transpose(x, [0, 2, 1]), [batch, parts, 1, length])
     y = bl.conv2d(x, n.importer.operand(filters), strides=[1, step])
     frames = bl.operand_shape(y)[3]
     y = bl.reshape(y, [batch, 2, bins, frames])
