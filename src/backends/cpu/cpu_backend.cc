@@ -57,6 +57,8 @@ std::unique_ptr<Kernel> make_float32_kernel(const Node& node, const CompileConte
       return make_quantize_linear_kernel(node, cc);
     case OpKind::kGather:
       return make_gather_kernel(node, cc);
+    case OpKind::kWhere:
+      return make_where_kernel(node, cc);
     case OpKind::kSoftmax:
       return make_softmax_kernel(node, cc, simd);
     case OpKind::kLstm:

@@ -4,10 +4,10 @@
 // form here (sin, log, ...) evaluate in double per element, as the reference does, but in
 // parallel.
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstring>
 
+#include "backends/cpu/broadcast_rows.h"
 #include "backends/cpu/cpu_kernels.h"
 
 namespace webnn {
@@ -21,55 +21,14 @@ bool all_float32(const TensorView& a, const TensorView& b) {
   return a.data_type == DataType::kFloat32 && b.data_type == DataType::kFloat32;
 }
 
-// out = a op b over broadcast shapes, as rows: the innermost run of the output (after merging
-// dimensions that are contiguous in all three tensors) is one SIMD call with each input either
-// contiguous (step 1) or a repeated scalar (step 0).
+// out = a op b over broadcast shapes, as rows (broadcast_rows.h): each run is one SIMD call.
 class BinaryKernel final : public Kernel {
  public:
   BinaryKernel(const SimdKernels& simd, BinaryOpF op) : simd_(simd), op_(op) {}
 
   bool init(const TensorView& a, const TensorView& b, const TensorView& out) {
     if (!all_float32(a, b) || out.data_type != DataType::kFloat32) return false;
-    const size_t rank = out.rank();
-    std::vector<int64_t> dims, sa, sb;
-    // Broadcast strides of each input in the output's index space, size-1 axes dropped.
-    auto strides = [&](const std::vector<int64_t>& shape) {
-      std::vector<int64_t> s(rank, 0);
-      int64_t stride = 1;
-      for (size_t i = shape.size(); i-- > 0;) {
-        s[i + rank - shape.size()] = shape[i] == 1 ? 0 : stride;
-        stride *= shape[i];
-      }
-      return s;
-    };
-    const std::vector<int64_t> full_a = strides(a.shape), full_b = strides(b.shape);
-    for (size_t i = 0; i < rank; ++i) {
-      if (out.shape[i] == 1) continue;
-      // Merge into the previous axis when both inputs continue it contiguously.
-      if (!dims.empty() && sa.back() == full_a[i] * out.shape[i] &&
-          sb.back() == full_b[i] * out.shape[i]) {
-        dims.back() *= out.shape[i];
-        sa.back() = full_a[i];
-        sb.back() = full_b[i];
-        continue;
-      }
-      dims.push_back(out.shape[i]);
-      sa.push_back(full_a[i]);
-      sb.push_back(full_b[i]);
-    }
-    if (dims.empty()) dims = {1}, sa = {0}, sb = {0};
-    inner_ = dims.back();
-    a_step_ = sa.back();
-    b_step_ = sb.back();
-    dims.pop_back();
-    sa.pop_back();
-    sb.pop_back();
-    outer_dims_ = dims;
-    outer_a_ = sa;
-    outer_b_ = sb;
-    rows_ = 1;
-    for (int64_t d : dims) rows_ *= d;
-    return a_step_ <= 1 && b_step_ <= 1 && outer_dims_.size() <= kMaxRank;
+    return rows_.init({&a.shape, &b.shape}, out.shape);
   }
 
   Status run(KernelContext& ctx) override {
@@ -77,34 +36,11 @@ class BinaryKernel final : public Kernel {
     const float* a = ctx.in(p.a).as<float>();
     const float* b = ctx.in(p.b).as<float>();
     float* out = ctx.out().as<float>();
-    const int64_t total = rows_ * inner_;
-    parallel_chunks(ctx.pool(), total, kGrain, [&](int64_t begin, int64_t end) {
-      // Row index -> input offsets, by an odometer over the outer dimensions.
-      int64_t row = begin / inner_, col = begin % inner_;
-      std::array<int64_t, kMaxRank> idx{};
-      int64_t off_a = 0, off_b = 0;
-      for (size_t d = outer_dims_.size(), r = row; d-- > 0;) {
-        idx[d] = static_cast<int64_t>(r) % outer_dims_[d];
-        r /= outer_dims_[d];
-        off_a += idx[d] * outer_a_[d];
-        off_b += idx[d] * outer_b_[d];
-      }
-      for (int64_t pos = begin; pos < end;) {
-        const int64_t n = std::min(inner_ - col, end - pos);
-        simd_.binary(op_, a + off_a + col * a_step_, a_step_, b + off_b + col * b_step_, b_step_,
-                     out + pos, n);
-        pos += n;
-        col = 0;
-        for (size_t d = outer_dims_.size(); d-- > 0;) {
-          off_a += outer_a_[d];
-          off_b += outer_b_[d];
-          if (++idx[d] < outer_dims_[d]) break;
-          off_a -= outer_a_[d] * outer_dims_[d];
-          off_b -= outer_b_[d] * outer_dims_[d];
-          idx[d] = 0;
-        }
-        ++row;
-      }
+    const int64_t a_step = rows_.step(0), b_step = rows_.step(1);
+    parallel_chunks(ctx.pool(), rows_.total(), kGrain, [&](int64_t begin, int64_t end) {
+      rows_.for_each(begin, end, [&](const BroadcastRows<2>::Offsets& at, int64_t pos, int64_t n) {
+        simd_.binary(op_, a + at[0], a_step, b + at[1], b_step, out + pos, n);
+      });
     });
     return Status::ok();
   }
@@ -112,8 +48,7 @@ class BinaryKernel final : public Kernel {
  private:
   const SimdKernels& simd_;
   BinaryOpF op_;
-  int64_t inner_ = 1, a_step_ = 1, b_step_ = 1, rows_ = 1;
-  std::vector<int64_t> outer_dims_, outer_a_, outer_b_;
+  BroadcastRows<2> rows_;
 };
 
 class UnaryKernel final : public Kernel {
