@@ -485,6 +485,7 @@ class InferenceSession:
             for vi in graph.input
             if vi.name in initializers and self._model.ir_version >= 4
         ]
+        self._overridable_names = frozenset(a.name for a in self._overridable)
         self._output_infos = list(graph.output)
         self._inputs = [_node_arg(vi) for vi in self._input_infos]
         self._outputs = None  # completed lazily (shape inference costs time on big models)
@@ -666,7 +667,7 @@ class InferenceSession:
                 f"(got {type(input_feed).__name__})"
             )
         for name in input_feed:
-            if any(a.name == name for a in self._overridable):
+            if name in self._overridable_names:
                 raise ValueError(
                     f"InferenceSession.run: {name!r} is an initializer of the model; feeding a "
                     "value to override it is not supported by webnn (its weights are imported "
@@ -759,6 +760,8 @@ class InferenceSession:
             slot = self._cache.get(key)
             if slot is not None:
                 self._cache.move_to_end(key)
+                if slot.compiled is not None:  # imported: no need to wait on its event
+                    return slot.compiled
             else:
                 slot, owner = _Pending(), True
                 self._cache[key] = slot
