@@ -175,16 +175,11 @@ op("Mean")(_variadic("add", mean=True))
 
 def _minmax(method):
     def convert(n):
+        # ONNX propagates NaN from any input; so do this engine's float max/min on every
+        # backend and in fused epilogues (docs/onnx.md), so no isNaN guard is needed.
         ops_, out = _fold_inputs(n, method)
         if len(ops_) == 1:
             return n.b.identity(out)
-        if n.dtype(0) in FLOAT_TYPES:
-            # ONNX propagates NaN from any input; WebNN's max/min need not.
-            nan = None
-            for x in ops_:
-                m = n.b.is_nan(x)
-                nan = m if nan is None else n.b.logical_or(nan, m)
-            out = n.b.where(nan, n.const(np.nan, n.b.operand_data_type(out)), out)
         return out
 
     return convert
