@@ -81,7 +81,8 @@ std::unique_ptr<Kernel> make_fast_kernel(const Node& node, const CompileContext&
   if (std::unique_ptr<Kernel> k = make_float16_kernel(node, cc, simd, make_float32_kernel)) {
     return k;
   }
-  return make_float32_kernel(node, cc, simd);
+  if (std::unique_ptr<Kernel> k = make_float32_kernel(node, cc, simd)) return k;
+  return make_typed_elementwise_kernel(node, cc);
 }
 
 class CpuBackend final : public Backend {

@@ -65,6 +65,9 @@ std::unique_ptr<Kernel> make_recurrent_kernel(const Node& node, const CompileCon
 std::unique_ptr<Kernel> make_quantize_linear_kernel(const Node& node, const CompileContext& cc);
 // gather (gather.cc); null for forms the reference keeps (an empty axis, other index types).
 std::unique_ptr<Kernel> make_gather_kernel(const Node& node, const CompileContext& cc);
+// Comparisons, logical ops, integer / float16 arithmetic, logicalNot, isNaN, isInfinite and
+// cast on the reference's scalar functions, walked as broadcast rows (typed_elementwise.cc).
+std::unique_ptr<Kernel> make_typed_elementwise_kernel(const Node& node, const CompileContext& cc);
 // where (where.cc): every element type of 1, 2, 4 or 8 bytes, any broadcast.
 std::unique_ptr<Kernel> make_where_kernel(const Node& node, const CompileContext& cc);
 // conv2d / matmul with Node::Quantized (qconv.cc), on the int8 kernels.

@@ -8,98 +8,6 @@ namespace webnn {
 
 namespace {
 
-template <class T>
-using Unsigned = std::make_unsigned_t<T>;
-
-// Integer arithmetic wraps like two's complement hardware instead of being undefined.
-template <class T>
-T int_binary(OpKind k, T a, T b) {
-  using U = Unsigned<T>;
-  switch (k) {
-    case OpKind::kAdd:
-      return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-    case OpKind::kSub:
-      return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
-    case OpKind::kMul:
-      return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
-    case OpKind::kDiv:
-      if (b == 0) return T(0);  // implementation-defined; never trap
-      if constexpr (std::is_signed_v<T>) {
-        if (a == std::numeric_limits<T>::min() && b == T(-1)) return a;
-      }
-      return static_cast<T>(a / b);
-    case OpKind::kMax:
-      return std::max(a, b);
-    case OpKind::kMin:
-      return std::min(a, b);
-    case OpKind::kPow: {
-      if constexpr (std::is_signed_v<T>) {
-        if (b < 0) {
-          // Truncated 1 / a^|b|: only |a| == 1 gives a non-zero result.
-          if (a == 1) return 1;
-          if (a == -1) return (b % 2 == 0) ? T(1) : T(-1);
-          return 0;
-        }
-      }
-      U result = 1, base = static_cast<U>(a);
-      for (U e = static_cast<U>(b); e; e >>= 1) {
-        if (e & 1) result *= base;
-        base *= base;
-      }
-      return static_cast<T>(result);
-    }
-    default:
-      return 0;
-  }
-}
-
-double float_binary(OpKind k, double a, double b) {
-  switch (k) {
-    case OpKind::kAdd:
-      return a + b;
-    case OpKind::kSub:
-      return a - b;
-    case OpKind::kMul:
-      return a * b;
-    case OpKind::kDiv:
-      return a / b;
-    case OpKind::kMax:
-      return (std::isnan(a) || std::isnan(b)) ? NAN : std::max(a, b);
-    case OpKind::kMin:
-      return (std::isnan(a) || std::isnan(b)) ? NAN : std::min(a, b);
-    case OpKind::kPow:
-      return std::pow(a, b);
-    default:
-      return 0;
-  }
-}
-
-template <class T>
-bool compare(OpKind k, T a, T b) {
-  switch (k) {
-    case OpKind::kEqual:
-      return a == b;
-    case OpKind::kNotEqual:
-      return a != b;
-    case OpKind::kGreater:
-      return a > b;
-    case OpKind::kGreaterOrEqual:
-      return a >= b;
-    case OpKind::kLesser:
-      return a < b;
-    case OpKind::kLesserOrEqual:
-      return a <= b;
-    case OpKind::kLogicalAnd:
-      return a != 0 && b != 0;
-    case OpKind::kLogicalOr:
-      return a != 0 || b != 0;
-    case OpKind::kLogicalXor:
-      return (a != 0) != (b != 0);
-    default:
-      return false;
-  }
-}
-
 // Applies f(a_value, b_value) -> Out over the broadcast of two views into `out`.
 template <class In, class Out, class F>
 void broadcast_binary(const TensorView& a, const TensorView& b, TensorView& out, F&& f) {
@@ -223,7 +131,7 @@ double float_unary(OpKind k, double x) {
 
 template <class T>
 T int_unary(OpKind k, T x) {
-  using U = Unsigned<T>;
+  using U = std::make_unsigned_t<T>;
   switch (k) {
     case OpKind::kAbs:
       return x < 0 ? static_cast<T>(U(0) - static_cast<U>(x)) : x;

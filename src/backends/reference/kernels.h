@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "ops/scalar_ops.h"
 
 namespace webnn {
 
@@ -22,63 +23,6 @@ void register_reference_pool(KernelTable& t);
 void register_reference_normalization(KernelTable& t);
 void register_reference_quantization(KernelTable& t);
 void register_reference_recurrent(KernelTable& t);
-
-template <class T>
-inline constexpr bool kIsFloat = std::is_same_v<T, float> || std::is_same_v<T, float16>;
-
-// Calls f(T{}) with the C++ element type of `t` (4-bit types arrive unpacked as int8/uint8).
-template <class F>
-decltype(auto) dispatch_type(DataType t, F&& f) {
-  switch (t) {
-    case DataType::kFloat32:
-      return f(float{});
-    case DataType::kFloat16:
-      return f(float16{});
-    case DataType::kInt32:
-      return f(int32_t{});
-    case DataType::kUint32:
-      return f(uint32_t{});
-    case DataType::kInt64:
-      return f(int64_t{});
-    case DataType::kUint64:
-      return f(uint64_t{});
-    case DataType::kInt8:
-    case DataType::kInt4:
-      return f(int8_t{});
-    case DataType::kUint8:
-    case DataType::kUint4:
-      return f(uint8_t{});
-  }
-  return f(float{});
-}
-
-// Float types only (most math ops); other types are rejected earlier by the op schema.
-template <class F>
-decltype(auto) dispatch_float(DataType t, F&& f) {
-  if (t == DataType::kFloat16) return f(float16{});
-  return f(float{});
-}
-
-template <class T>
-double to_double(T v) {
-  return static_cast<double>(v);
-}
-
-// Round a double to T once. Integers: saturate (NaN -> 0), the casting rule used by
-// quantization and float->int conversions.
-template <class T>
-T saturate_cast(double v) {
-  if constexpr (kIsFloat<T>) {
-    return static_cast<T>(v);
-  } else {
-    if (std::isnan(v)) return T(0);
-    constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());
-    constexpr double hi = static_cast<double>(std::numeric_limits<T>::max());
-    if (v <= lo) return std::numeric_limits<T>::min();
-    if (v >= hi) return std::numeric_limits<T>::max();
-    return static_cast<T>(v);
-  }
-}
 
 // Row-major strides of a shape.
 inline std::vector<int64_t> strides_of(const std::vector<int64_t>& shape) {

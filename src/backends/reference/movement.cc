@@ -35,36 +35,6 @@ void copy_mapped(const TensorView& in, TensorView& out, const uint8_t* fill, F&&
 
 // ---- cast -------------------------------------------------------------------------------
 
-// 4-bit targets hold unpacked int8/uint8 values that must stay in the nibble's range.
-struct Range {
-  int64_t lo, hi;
-};
-Range four_bit_range(DataType t) { return t == DataType::kInt4 ? Range{-8, 7} : Range{0, 15}; }
-
-// float -> int truncates toward zero and saturates (NaN -> 0); int -> float rounds once;
-// int -> int wraps like a C++ conversion (two's complement), except 4-bit targets saturate.
-template <class To, class From>
-To cast_value(From v, DataType to) {
-  if constexpr (kIsFloat<To>) {
-    return static_cast<To>(v);  // one correctly rounded conversion, also from int64/uint64
-  } else if (is_4bit(to)) {
-    const Range r = four_bit_range(to);
-    int64_t x;
-    if constexpr (kIsFloat<From>) {
-      x = saturate_cast<int64_t>(static_cast<double>(v));
-    } else if constexpr (std::is_unsigned_v<From>) {
-      x = v > static_cast<uint64_t>(r.hi) ? r.hi : static_cast<int64_t>(v);
-    } else {
-      x = static_cast<int64_t>(v);
-    }
-    return static_cast<To>(std::clamp(x, r.lo, r.hi));
-  } else if constexpr (kIsFloat<From>) {
-    return saturate_cast<To>(static_cast<double>(v));
-  } else {
-    return static_cast<To>(v);
-  }
-}
-
 Status run_cast(KernelContext& ctx) {
   const TensorView& in = ctx.in(ctx.params<CastParams>().input);
   TensorView& out = ctx.out();

@@ -1,0 +1,194 @@
+// The element-wise ops the float32 SIMD kernels leave to the reference: comparisons and
+// logical ops (uint8 results) of every type, integer (and float16) arithmetic, logicalNot,
+// isNaN / isInfinite, and cast. Each element is computed by the reference's own scalar
+// function (ops/scalar_ops.h), so results are bit-identical to it; what changes is the
+// walk: broadcast rows (broadcast_rows.h) instead of an index vector per element, split over
+// the pool, with the op fixed at compile time instead of switched per element.
+#include "backends/cpu/broadcast_rows.h"
+#include "backends/cpu/cpu_kernels.h"
+#include "ops/scalar_ops.h"
+
+namespace webnn {
+
+namespace {
+
+constexpr int64_t kGrain = 16384;  // elements per task
+
+template <class T, class Out, class F>
+class TypedBinaryKernel final : public Kernel {
+ public:
+  explicit TypedBinaryKernel(const BroadcastRows<2>& rows) : rows_(rows) {}
+
+  Status run(KernelContext& ctx) override {
+    const auto& p = ctx.params<BinaryParams>();
+    const T* a = ctx.in(p.a).as<T>();
+    const T* b = ctx.in(p.b).as<T>();
+    Out* out = ctx.out().as<Out>();
+    const int64_t sa = rows_.step(0), sb = rows_.step(1);
+    const F f;
+    parallel_chunks(ctx.pool(), rows_.total(), kGrain, [&](int64_t begin, int64_t end) {
+      rows_.for_each(begin, end, [&](const BroadcastRows<2>::Offsets& at, int64_t pos, int64_t n) {
+        const T* x = a + at[0];
+        const T* y = b + at[1];
+        Out* o = out + pos;
+        for (int64_t i = 0; i < n; ++i) o[i] = f(x[i * sa], y[i * sb]);
+      });
+    });
+    return Status::ok();
+  }
+
+ private:
+  BroadcastRows<2> rows_;
+};
+
+template <class T, OpKind K>
+struct Arithmetic {
+  T operator()(T a, T b) const {
+    if constexpr (kIsFloat<T>) {
+      return static_cast<T>(float_binary(K, to_double(a), to_double(b)));
+    } else {
+      return int_binary<T>(K, a, b);
+    }
+  }
+};
+
+template <class T, OpKind K>
+struct Predicate {
+  uint8_t operator()(T a, T b) const {
+    if constexpr (kIsFloat<T>) {
+      return compare<double>(K, to_double(a), to_double(b)) ? 1 : 0;
+    } else {
+      return compare<T>(K, a, b) ? 1 : 0;
+    }
+  }
+};
+
+template <OpKind K>
+std::unique_ptr<Kernel> binary_for(DataType type, bool predicate, const BroadcastRows<2>& rows) {
+  return dispatch_type(type, [&](auto tag) -> std::unique_ptr<Kernel> {
+    using T = decltype(tag);
+    if (predicate) return std::make_unique<TypedBinaryKernel<T, uint8_t, Predicate<T, K>>>(rows);
+    if constexpr (K == OpKind::kAdd || K == OpKind::kSub || K == OpKind::kMul ||
+                  K == OpKind::kDiv || K == OpKind::kMax || K == OpKind::kMin ||
+                  K == OpKind::kPow) {
+      return std::make_unique<TypedBinaryKernel<T, T, Arithmetic<T, K>>>(rows);
+    }
+    return nullptr;
+  });
+}
+
+std::unique_ptr<Kernel> make_binary(const Node& node, const CompileContext& cc) {
+  const auto& p = node.as<BinaryParams>();
+  const TensorView& a = cc.view(p.a);
+  const TensorView& b = cc.view(p.b);
+  const TensorView& out = cc.view(OperandRef{node.outputs[0]});
+  if (a.data_type != b.data_type || is_4bit(a.data_type)) return nullptr;
+  BroadcastRows<2> rows;
+  if (!rows.init({&a.shape, &b.shape}, out.shape)) return nullptr;
+  const OpFamily family = op_family(node.kind);
+  const bool pred = family == OpFamily::kComparison || family == OpFamily::kLogical;
+  if (pred && out.data_type != DataType::kUint8) return nullptr;
+  if (!pred && out.data_type != a.data_type) return nullptr;
+  switch (node.kind) {
+#define WEBNN_TYPED_BINARY(kind) \
+  case OpKind::kind:             \
+    return binary_for<OpKind::kind>(a.data_type, pred, rows);
+    WEBNN_TYPED_BINARY(kAdd)
+    WEBNN_TYPED_BINARY(kSub)
+    WEBNN_TYPED_BINARY(kMul)
+    WEBNN_TYPED_BINARY(kDiv)
+    WEBNN_TYPED_BINARY(kMax)
+    WEBNN_TYPED_BINARY(kMin)
+    WEBNN_TYPED_BINARY(kPow)
+    WEBNN_TYPED_BINARY(kEqual)
+    WEBNN_TYPED_BINARY(kNotEqual)
+    WEBNN_TYPED_BINARY(kGreater)
+    WEBNN_TYPED_BINARY(kGreaterOrEqual)
+    WEBNN_TYPED_BINARY(kLesser)
+    WEBNN_TYPED_BINARY(kLesserOrEqual)
+    WEBNN_TYPED_BINARY(kLogicalAnd)
+    WEBNN_TYPED_BINARY(kLogicalOr)
+    WEBNN_TYPED_BINARY(kLogicalXor)
+#undef WEBNN_TYPED_BINARY
+    default:
+      return nullptr;
+  }
+}
+
+// out[i] = f(in[i]) over flat elements: logicalNot, isNaN, isInfinite, cast.
+template <class In, class Out, class F>
+class FlatUnaryKernel final : public Kernel {
+ public:
+  FlatUnaryKernel(OperandRef input, F f) : input_(input), f_(f) {}
+
+  Status run(KernelContext& ctx) override {
+    const TensorView& in = ctx.in(input_);
+    const In* x = in.as<In>();
+    Out* out = ctx.out().as<Out>();
+    parallel_chunks(ctx.pool(), static_cast<int64_t>(in.count), kGrain,
+                    [&](int64_t begin, int64_t end) {
+                      for (int64_t i = begin; i < end; ++i) out[i] = f_(x[i]);
+                    });
+    return Status::ok();
+  }
+
+ private:
+  OperandRef input_;
+  F f_;
+};
+
+template <class In, class Out, class F>
+std::unique_ptr<Kernel> flat(OperandRef input, F f) {
+  return std::make_unique<FlatUnaryKernel<In, Out, F>>(input, f);
+}
+
+std::unique_ptr<Kernel> make_unary(const Node& node, const CompileContext& cc) {
+  if (node.kind == OpKind::kLogicalNot) {
+    const OperandRef a = node.as<LogicalNotParams>().a;
+    if (cc.view(a).data_type != DataType::kUint8) return nullptr;
+    return flat<uint8_t, uint8_t>(a, [](uint8_t v) -> uint8_t { return v == 0 ? 1 : 0; });
+  }
+  if (node.kind == OpKind::kIsNaN || node.kind == OpKind::kIsInfinite) {
+    const OperandRef x = node.as<UnaryParams>().input;
+    const DataType type = cc.view(x).data_type;
+    if (type != DataType::kFloat32 && type != DataType::kFloat16) return nullptr;
+    const bool nan = node.kind == OpKind::kIsNaN;
+    return dispatch_float(type, [&](auto tag) {
+      using T = decltype(tag);
+      return flat<T, uint8_t>(x, [nan](T v) -> uint8_t {
+        const double d = to_double(v);
+        return (nan ? std::isnan(d) : std::isinf(d)) ? 1 : 0;
+      });
+    });
+  }
+  if (node.kind == OpKind::kCast) {
+    const OperandRef x = node.as<CastParams>().input;
+    const DataType from = cc.view(x).data_type;
+    const DataType to = cc.view(OperandRef{node.outputs[0]}).data_type;
+    if (is_4bit(from) || is_4bit(to)) return nullptr;  // saturating nibble rules stay there
+    return dispatch_type(from, [&](auto from_tag) {
+      using From = decltype(from_tag);
+      return dispatch_type(to, [&](auto to_tag) {
+        using To = decltype(to_tag);
+        return flat<From, To>(x, [to](From v) { return cast_value<To, From>(v, to); });
+      });
+    });
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::unique_ptr<Kernel> make_typed_elementwise_kernel(const Node& node, const CompileContext& cc) {
+  switch (op_family(node.kind)) {
+    case OpFamily::kBinary:
+    case OpFamily::kComparison:
+    case OpFamily::kLogical:
+      if (node.kind == OpKind::kLogicalNot) return make_unary(node, cc);
+      return make_binary(node, cc);
+    default:
+      return make_unary(node, cc);
+  }
+}
+
+}  // namespace webnn
