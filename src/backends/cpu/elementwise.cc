@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/reference/reference_backend.h"
 
 namespace webnn {
 
@@ -138,9 +139,7 @@ class UnaryKernel final : public Kernel {
   UnaryArgs args_;
 };
 
-// The same formulas as the reference kernels (reference/elementwise.cc), in double.
-double softplus(double x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
-
+// The reference kernels' formulas (reference/elementwise.cc), in double, in parallel.
 class ScalarUnaryKernel final : public Kernel {
  public:
   ScalarUnaryKernel(OpKind kind, OperandRef input, double alpha)
@@ -311,26 +310,9 @@ bool cpu_scalar_unary_kind(OpKind kind) {
 }
 
 double cpu_scalar_unary(OpKind kind, double alpha, double x) {
-  switch (kind) {
-    case OpKind::kCos:
-      return std::cos(x);
-    case OpKind::kSin:
-      return std::sin(x);
-    case OpKind::kTan:
-      return std::tan(x);
-    case OpKind::kLog:
-      return std::log(x);
-    case OpKind::kSign:
-      return (x > 0) - (x < 0);  // NaN gives 0, as in the reference (spec emulation)
-    case OpKind::kSoftplus:
-      return softplus(x);
-    case OpKind::kSoftsign:
-      return x / (1.0 + std::fabs(x));
-    case OpKind::kElu:
-      return x > 0 ? x : alpha * std::expm1(x);
-    default:
-      return x;
-  }
+  // elu's coefficient is an option, which the reference's option-less formulas do not take.
+  if (kind == OpKind::kElu) return x > 0 ? x : alpha * std::expm1(x);
+  return reference_unary(kind, x);
 }
 
 std::unique_ptr<Kernel> make_elementwise_kernel(const Node& node, const CompileContext& cc,
