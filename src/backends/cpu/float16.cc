@@ -84,47 +84,33 @@ class Float16Adapter final : public Kernel {
   std::unique_ptr<Kernel> inner_;
 };
 
+// The kinds whose float32 kernel computes a float16 node between whole-tensor conversions
+// (the float32 factory declines the forms it has no kernel for, e.g. l2Pool2d). Reductions
+// sum in double and round to float32, then to float16: within one float16 step. prelu's
+// slope * x is exact in float32; binary ops get here with the broadcasts the block-wise
+// kernel does not walk (exact for the reasons float16_elementwise.cc gives).
+bool on_float32_kernel(OpKind kind) {
+  switch (op_family(kind)) {
+    case OpFamily::kConv:
+    case OpFamily::kLinalg:
+    case OpFamily::kPool2d:
+    case OpFamily::kGlobalPool:
+    case OpFamily::kResample:
+    case OpFamily::kNormalization:
+    case OpFamily::kReduction:
+    case OpFamily::kBinary:
+      return true;
+    default:
+      return kind == OpKind::kSoftmax || kind == OpKind::kPrelu;
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<Kernel> make_float16_kernel(const Node& node, const CompileContext& cc,
                                             const SimdKernels& simd, FastKernelFactory make) {
   if (std::unique_ptr<Kernel> k = make_float16_elementwise_kernel(node, cc, simd)) return k;
-  switch (node.kind) {
-    case OpKind::kConv2d:
-    case OpKind::kConvTranspose2d:
-    case OpKind::kMatmul:
-    case OpKind::kGemm:
-    case OpKind::kMaxPool2d:
-    case OpKind::kAveragePool2d:
-    case OpKind::kGlobalMaxPool:
-    case OpKind::kGlobalAveragePool:
-    case OpKind::kResample2d:
-    case OpKind::kSoftmax:
-    case OpKind::kBatchNormalization:
-    case OpKind::kInstanceNormalization:
-    case OpKind::kLayerNormalization:
-    // Sums in double rounded to float32, then to float16: within one float16 step.
-    case OpKind::kReduceSum:
-    case OpKind::kReduceMean:
-    case OpKind::kReduceSumSquare:
-    case OpKind::kReduceL1:
-    case OpKind::kReduceL2:
-    case OpKind::kReduceMax:
-    case OpKind::kReduceMin:
-    // prelu's slope * x is exact in float32; binary ops here are the broadcasts the block-wise
-    // kernel does not walk (exact for the reasons float16_elementwise.cc gives).
-    case OpKind::kPrelu:
-    case OpKind::kPow:
-    case OpKind::kAdd:
-    case OpKind::kSub:
-    case OpKind::kMul:
-    case OpKind::kDiv:
-    case OpKind::kMax:
-    case OpKind::kMin:
-      break;
-    default:
-      return nullptr;
-  }
+  if (!on_float32_kernel(node.kind)) return nullptr;
   if (node.outputs.size() != 1 ||
       cc.view(OperandRef{node.outputs[0]}).data_type != DataType::kFloat16) {
     return nullptr;
