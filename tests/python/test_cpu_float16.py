@@ -62,39 +62,29 @@ def assert_within_one_step(got, want):
 
 # ---- element-wise ---------------------------------------------------------------------------
 
+# Option-less ops by builder method name, then the ones with options.
+EXACT_PLAIN = "relu neg abs floor ceil round_even sqrt reciprocal identity sign softsign softplus"
 EXACT_UNARY = {
-    "relu": lambda g, x: g.relu(x),
-    "neg": lambda g, x: g.neg(x),
-    "abs": lambda g, x: g.abs(x),
-    "floor": lambda g, x: g.floor(x),
-    "ceil": lambda g, x: g.ceil(x),
-    "round_even": lambda g, x: g.round_even(x),
-    "sqrt": lambda g, x: g.sqrt(x),
-    "reciprocal": lambda g, x: g.reciprocal(x),
-    "identity": lambda g, x: g.identity(x),
-    "clamp": lambda g, x: g.clamp(x, min_value=-0.3, max_value=1.0001),
-    "clamp int bounds": lambda g, x: g.clamp(x, min_value=-2, max_value=70000),
-    "clamp min only": lambda g, x: g.clamp(x, min_value=0.1),
-    "leaky_relu": lambda g, x: g.leaky_relu(x, 0.1),
-    "linear": lambda g, x: g.linear(x, 0.3, -1.7),
-    "hard_sigmoid": lambda g, x: g.hard_sigmoid(x, 0.3, 0.45),
-    "hard_swish": lambda g, x: g.hard_swish(x),
-    "elu": lambda g, x: g.elu(x, 0.7),
-    "sign": lambda g, x: g.sign(x),
-    "softsign": lambda g, x: g.softsign(x),
-    "softplus": lambda g, x: g.softplus(x),
-    "sin": lambda g, x: g.sin(x),
-    "cos": lambda g, x: g.cos(x),
-    "tan": lambda g, x: g.tan(x),
-    "log": lambda g, x: g.log(x),
+    name: (lambda g, x, name=name: getattr(g, name)(x))
+    for name in (EXACT_PLAIN + " sin cos tan log").split()
 }
+EXACT_UNARY.update(
+    {
+        "clamp": lambda g, x: g.clamp(x, min_value=-0.3, max_value=1.0001),
+        "clamp int bounds": lambda g, x: g.clamp(x, min_value=-2, max_value=70000),
+        "clamp min only": lambda g, x: g.clamp(x, min_value=0.1),
+        "leaky_relu": lambda g, x: g.leaky_relu(x, 0.1),
+        "linear": lambda g, x: g.linear(x, 0.3, -1.7),
+        "hard_sigmoid": lambda g, x: g.hard_sigmoid(x, 0.3, 0.45),
+        "hard_swish": lambda g, x: g.hard_swish(x),
+        "elu": lambda g, x: g.elu(x, 0.7),
+    }
+)
 
+# The float32 approximations (transcendental.inc).
 APPROX_UNARY = {
-    "exp": lambda g, x: g.exp(x),
-    "sigmoid": lambda g, x: g.sigmoid(x),
-    "tanh": lambda g, x: g.tanh(x),
-    "erf": lambda g, x: g.erf(x),
-    "gelu": lambda g, x: g.gelu(x),
+    name: (lambda g, x, name=name: getattr(g, name)(x))
+    for name in ["exp", "sigmoid", "tanh", "erf", "gelu"]
 }
 
 
