@@ -128,6 +128,10 @@ BINARY_SHAPES = [
     ([6, 1, 50], [7, 1]),
     ([3, 8, 9, 9], [8, 1, 1]),
     ([1, 30], [1, 30]),
+    # Periodic (a bias row, a trailing block), the period crossing blocks and tasks.
+    ([3, 40, 700], [700]),
+    ([1, 1, 130], [5, 2, 130]),
+    ([7, 3, 64], [1, 3, 64]),
 ]
 
 

@@ -189,27 +189,41 @@ class Float16UnaryKernel final : public Kernel {
   bool avx2_;
 };
 
-// a op b where each input has the output's element count or is a single value.
+// Widens the n values of a periodic input (period p: value i is src[i % p]) that output
+// positions [i, i + n) read.
+void widen_periodic(const float16* src, int64_t p, int64_t i, int64_t n, float* dst) {
+  for (int64_t pos = i % p; n > 0; pos = 0) {
+    const int64_t m = std::min(n, p - pos);
+    widen_f16(src + pos, dst, m);
+    dst += m;
+    n -= m;
+  }
+}
+
+// a op b where each input is periodic in the output's flat index: its shape (leading 1s
+// dropped) is the output's trailing dimensions, e.g. the output itself, a bias row or a
+// scalar (period 1, read as a repeated value).
 class Float16BinaryKernel final : public Kernel {
  public:
   Float16BinaryKernel(const SimdKernels& simd, BinaryOpF op, OperandRef a, OperandRef b,
-                      bool a_full, bool b_full)
-      : simd_(simd), op_(op), a_(a), b_(b), a_full_(a_full), b_full_(b_full) {}
+                      int64_t a_period, int64_t b_period)
+      : simd_(simd), op_(op), a_(a), b_(b), a_period_(a_period), b_period_(b_period) {}
 
   Status run(KernelContext& ctx) override {
     const float16* a = ctx.in(a_).as<float16>();
     const float16* b = ctx.in(b_).as<float16>();
     float16* y = ctx.out().as<float16>();
+    const int64_t a_step = a_period_ > 1 ? 1 : 0, b_step = b_period_ > 1 ? 1 : 0;
     parallel_chunks(ctx.pool(), static_cast<int64_t>(ctx.out().count), kGrain,
                     [&](int64_t begin, int64_t end) {
                       alignas(64) float fa[kBlock], fb[kBlock], fy[kBlock];
-                      if (!a_full_) fa[0] = static_cast<float>(a[0]);
-                      if (!b_full_) fb[0] = static_cast<float>(b[0]);
+                      if (!a_step) fa[0] = static_cast<float>(a[0]);
+                      if (!b_step) fb[0] = static_cast<float>(b[0]);
                       for (int64_t i = begin; i < end; i += kBlock) {
                         const int64_t n = std::min(kBlock, end - i);
-                        if (a_full_) widen_f16(a + i, fa, n);
-                        if (b_full_) widen_f16(b + i, fb, n);
-                        simd_.binary(op_, fa, a_full_ ? 1 : 0, fb, b_full_ ? 1 : 0, fy, n);
+                        if (a_step) widen_periodic(a, a_period_, i, n, fa);
+                        if (b_step) widen_periodic(b, b_period_, i, n, fb);
+                        simd_.binary(op_, fa, a_step, fb, b_step, fy, n);
                         narrow_f16(fy, y + i, n);
                       }
                     });
@@ -220,8 +234,21 @@ class Float16BinaryKernel final : public Kernel {
   const SimdKernels& simd_;
   BinaryOpF op_;
   OperandRef a_, b_;
-  bool a_full_, b_full_;
+  int64_t a_period_, b_period_;
 };
+
+// The period of `in` broadcast to `out` (its element count) when its shape without leading 1s
+// is the output's trailing dimensions; 0 otherwise.
+int64_t broadcast_period(const TensorView& in, const TensorView& out) {
+  size_t lead = 0;
+  while (lead < in.rank() && in.shape[lead] == 1) ++lead;
+  const size_t k = in.rank() - lead;
+  if (k > out.rank()) return 0;
+  for (size_t j = 0; j < k; ++j) {
+    if (in.shape[lead + j] != out.shape[out.rank() - k + j]) return 0;
+  }
+  return static_cast<int64_t>(in.count);
+}
 
 // cast float16 -> float32 (exact) or float32 -> float16 (rounded to nearest even, as the
 // reference's static_cast).
@@ -317,11 +344,12 @@ std::unique_ptr<Kernel> make_float16_elementwise_kernel(const Node& node, const 
     const TensorView& a = cc.view(p.a);
     const TensorView& b = cc.view(p.b);
     if (a.data_type != DataType::kFloat16 || b.data_type != DataType::kFloat16) return nullptr;
-    // An input with the output's count has the output's shape (up to leading 1s): its flat
-    // index is the output's. Other broadcasts take the whole-tensor adapter (float16.cc).
-    const bool a_full = a.count == out.count, b_full = b.count == out.count;
-    if ((!a_full && a.count != 1) || (!b_full && b.count != 1)) return nullptr;
-    return std::make_unique<Float16BinaryKernel>(simd, bop, p.a, p.b, a_full, b_full);
+    // Short periods would cost a call per few elements: those and the other broadcasts take
+    // the whole-tensor adapter (float16.cc), which walks them on the float32 kernel.
+    const int64_t pa = broadcast_period(a, out), pb = broadcast_period(b, out);
+    const auto fits = [](int64_t period) { return period == 1 || period >= 64; };
+    if (!fits(pa) || !fits(pb)) return nullptr;
+    return std::make_unique<Float16BinaryKernel>(simd, bop, p.a, p.b, pa, pb);
   }
   UnaryArgs vec;
   DoubleArgs dbl;
