@@ -105,6 +105,19 @@ def test_breakpoints_bit_identical():
         assert_same_float16(got, want)
 
 
+def test_linear_rounds_once_where_float32_would_round_twice():
+    # alpha * x + beta = 1 + 2^-10 + 2^-11 - 2^-31: just below a float16 midpoint, within half
+    # a float32 step of it. Rounded to float32 first it becomes the midpoint, which ties to
+    # 1 + 2^-9; rounded once (the reference) it is 1 + 2^-10.
+    alpha, beta, x0 = (1 - 2.0**-10) * 2.0**-11, 1 + 2.0**-10, 1 + 2.0**-10
+    x = np.full([300], x0, F16)
+    exact = np.float16(np.float64(alpha) * x0 + beta)
+    assert exact == np.float16(1 + 2.0**-10)
+    got, want = _both(lambda g, o: g.linear(o["x"], alpha, beta), {"x": x})
+    assert_same_float16(got, want)
+    assert (got == exact).all()
+
+
 @pytest.mark.parametrize("name", sorted(APPROX_UNARY))
 def test_transcendental_within_one_float16_step(name):
     rng = np.random.default_rng(len(name))
