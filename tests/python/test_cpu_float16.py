@@ -157,6 +157,39 @@ def test_binary_bit_identical(op):
         assert_same_float16(got, want)
 
 
+@pytest.mark.parametrize(
+    "op", ["equal", "not_equal", "greater", "greater_or_equal", "lesser", "lesser_or_equal"]
+)
+def test_comparison_bit_identical(op):
+    rng = np.random.default_rng(len(op))
+    for sa, sb in BINARY_SHAPES:
+        a, b = _values(rng, sa), _values(rng, sb)
+        m = min(a.size, b.size) // 2
+        b.reshape(-1)[:m] = a.reshape(-1)[:m]  # ties too
+        got, want = _both(lambda g, o: getattr(g, op)(o["a"], o["b"]), {"a": a, "b": b})
+        assert got.dtype == np.uint8
+        np.testing.assert_array_equal(got, want)
+
+
+def test_where_bit_identical():
+    rng = np.random.default_rng(11)
+    shapes = [
+        ([4, 3000], [4, 3000], [4, 3000]),
+        ([1, 128], [2, 3, 128], [1]),
+        ([2, 3, 1], [1], [2, 3, 70]),
+        ([5, 1, 9], [7, 1], [1, 9]),
+    ]
+    for sc, st, sf in shapes:
+        c = (rng.random(sc) < 0.5).astype(np.uint8)
+        t, f = _values(rng, st), _values(rng, sf)
+
+        def make(g, o):
+            return g.where(o["c"], o["t"], o["f"])
+
+        got, want = _both(make, {"c": c, "t": t, "f": f})
+        assert_same_float16(got, want)
+
+
 def test_binary_with_float16_constant_bit_identical():
     rng = np.random.default_rng(7)
     x, c = _values(rng, [5, 640]), _values(rng, [640], special=False)

@@ -192,6 +192,10 @@ class Float16UnaryKernel final : public Kernel {
 // Widens the n values of a periodic input (period p: value i is src[i % p]) that output
 // positions [i, i + n) read.
 void widen_periodic(const float16* src, int64_t p, int64_t i, int64_t n, float* dst) {
+  if (p == 1) {
+    std::fill_n(dst, n, static_cast<float>(src[0]));
+    return;
+  }
   for (int64_t pos = i % p; n > 0; pos = 0) {
     const int64_t m = std::min(n, p - pos);
     widen_f16(src + pos, dst, m);
@@ -235,6 +239,83 @@ class Float16BinaryKernel final : public Kernel {
   BinaryOpF op_;
   OperandRef a_, b_;
   int64_t a_period_, b_period_;
+};
+
+// A comparison of float16 values, as the reference makes it on their (exact) doubles.
+bool compare(OpKind kind, float a, float b) {
+  switch (kind) {
+    case OpKind::kEqual:
+      return a == b;
+    case OpKind::kNotEqual:
+      return a != b;
+    case OpKind::kGreater:
+      return a > b;
+    case OpKind::kGreaterOrEqual:
+      return a >= b;
+    case OpKind::kLesser:
+      return a < b;
+    default:
+      return a <= b;  // kLesserOrEqual
+  }
+}
+
+// equal ... lesserOrEqual of two periodic float16 inputs into uint8 (0 / 1), block-wise.
+class Float16CompareKernel final : public Kernel {
+ public:
+  Float16CompareKernel(OpKind kind, OperandRef a, OperandRef b, int64_t a_period, int64_t b_period)
+      : kind_(kind), a_(a), b_(b), a_period_(a_period), b_period_(b_period) {}
+
+  Status run(KernelContext& ctx) override {
+    const float16* a = ctx.in(a_).as<float16>();
+    const float16* b = ctx.in(b_).as<float16>();
+    uint8_t* y = ctx.out().as<uint8_t>();
+    parallel_chunks(ctx.pool(), static_cast<int64_t>(ctx.out().count), kGrain,
+                    [&](int64_t begin, int64_t end) {
+                      alignas(64) float fa[kBlock], fb[kBlock];
+                      for (int64_t i = begin; i < end; i += kBlock) {
+                        const int64_t n = std::min(kBlock, end - i);
+                        widen_periodic(a, a_period_, i, n, fa);
+                        widen_periodic(b, b_period_, i, n, fb);
+                        for (int64_t j = 0; j < n; ++j) y[i + j] = compare(kind_, fa[j], fb[j]);
+                      }
+                    });
+    return Status::ok();
+  }
+
+ private:
+  OpKind kind_;
+  OperandRef a_, b_;
+  int64_t a_period_, b_period_;
+};
+
+// where(condition, true_value, false_value) on float16 values: 16-bit copies, no conversion.
+// Each input is periodic in the output's flat index; its position wraps instead of a modulo.
+class Float16WhereKernel final : public Kernel {
+ public:
+  Float16WhereKernel(const WhereParams& p, int64_t c_period, int64_t t_period, int64_t f_period)
+      : p_(p), pc_(c_period), pt_(t_period), pf_(f_period) {}
+
+  Status run(KernelContext& ctx) override {
+    const uint8_t* c = ctx.in(p_.condition).as<uint8_t>();
+    const uint16_t* t = ctx.in(p_.true_value).as<uint16_t>();
+    const uint16_t* f = ctx.in(p_.false_value).as<uint16_t>();
+    uint16_t* y = ctx.out().as<uint16_t>();
+    parallel_chunks(ctx.pool(), static_cast<int64_t>(ctx.out().count), kGrain,
+                    [&](int64_t begin, int64_t end) {
+                      int64_t ic = begin % pc_, it = begin % pt_, jf = begin % pf_;
+                      for (int64_t i = begin; i < end; ++i) {
+                        y[i] = c[ic] != 0 ? t[it] : f[jf];
+                        if (++ic == pc_) ic = 0;
+                        if (++it == pt_) it = 0;
+                        if (++jf == pf_) jf = 0;
+                      }
+                    });
+    return Status::ok();
+  }
+
+ private:
+  WhereParams p_;
+  int64_t pc_, pt_, pf_;
 };
 
 // The period of `in` broadcast to `out` (its element count) when its shape without leading 1s
@@ -337,6 +418,26 @@ std::unique_ptr<Kernel> make_float16_elementwise_kernel(const Node& node, const 
   if (node.outputs.size() != 1) return nullptr;
   const TensorView& out = cc.view(OperandRef{node.outputs[0]});
   if (node.kind == OpKind::kCast) return make_cast(node, cc);
+  if (out.count == 0) return nullptr;
+  if (node.kind == OpKind::kWhere) {
+    const auto& p = node.as<WhereParams>();
+    const TensorView& t = cc.view(p.true_value);
+    const TensorView& f = cc.view(p.false_value);
+    if (t.data_type != DataType::kFloat16 || f.data_type != DataType::kFloat16) return nullptr;
+    const int64_t pc = broadcast_period(cc.view(p.condition), out);
+    const int64_t pt = broadcast_period(t, out), pf = broadcast_period(f, out);
+    if (pc == 0 || pt == 0 || pf == 0) return nullptr;
+    return std::make_unique<Float16WhereKernel>(p, pc, pt, pf);
+  }
+  if (op_family(node.kind) == OpFamily::kComparison) {
+    const auto& p = node.as<BinaryParams>();
+    const TensorView& a = cc.view(p.a);
+    const TensorView& b = cc.view(p.b);
+    if (a.data_type != DataType::kFloat16 || out.count == 0) return nullptr;
+    const int64_t pa = broadcast_period(a, out), pb = broadcast_period(b, out);
+    if (pa == 0 || pb == 0) return nullptr;
+    return std::make_unique<Float16CompareKernel>(node.kind, p.a, p.b, pa, pb);
+  }
   if (out.data_type != DataType::kFloat16 || out.count == 0) return nullptr;
   BinaryOpF bop;
   if (cpu_binary_op(node.kind, &bop)) {
