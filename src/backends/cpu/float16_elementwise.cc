@@ -241,21 +241,34 @@ class Float16BinaryKernel final : public Kernel {
   int64_t a_period_, b_period_;
 };
 
-// A comparison of float16 values, as the reference makes it on their (exact) doubles.
-bool compare(OpKind kind, float a, float b) {
+// Which of the relations a < b, a == b, a > b and unordered (a NaN) make a comparison true:
+// the reference's comparisons of the values' exact doubles, as one branch-free expression.
+struct Relations {
+  uint8_t lt = 0, eq = 0, gt = 0, unordered = 0;
+};
+
+Relations relations_of(OpKind kind) {
   switch (kind) {
     case OpKind::kEqual:
-      return a == b;
+      return {0, 1, 0, 0};
     case OpKind::kNotEqual:
-      return a != b;
+      return {1, 0, 1, 1};
     case OpKind::kGreater:
-      return a > b;
+      return {0, 0, 1, 0};
     case OpKind::kGreaterOrEqual:
-      return a >= b;
+      return {0, 1, 1, 0};
     case OpKind::kLesser:
-      return a < b;
-    default:
-      return a <= b;  // kLesserOrEqual
+      return {1, 0, 0, 0};
+    default:  // kLesserOrEqual
+      return {1, 1, 0, 0};
+  }
+}
+
+void compare_block(const Relations& r, const float* a, const float* b, uint8_t* y, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) {
+    const float x = a[j], z = b[j];
+    y[j] = static_cast<uint8_t>(((x < z) & r.lt) | ((x == z) & r.eq) | ((x > z) & r.gt) |
+                                ((x != x || z != z) & r.unordered));
   }
 }
 
@@ -263,7 +276,7 @@ bool compare(OpKind kind, float a, float b) {
 class Float16CompareKernel final : public Kernel {
  public:
   Float16CompareKernel(OpKind kind, OperandRef a, OperandRef b, int64_t a_period, int64_t b_period)
-      : kind_(kind), a_(a), b_(b), a_period_(a_period), b_period_(b_period) {}
+      : relations_(relations_of(kind)), a_(a), b_(b), a_period_(a_period), b_period_(b_period) {}
 
   Status run(KernelContext& ctx) override {
     const float16* a = ctx.in(a_).as<float16>();
@@ -276,14 +289,14 @@ class Float16CompareKernel final : public Kernel {
                         const int64_t n = std::min(kBlock, end - i);
                         widen_periodic(a, a_period_, i, n, fa);
                         widen_periodic(b, b_period_, i, n, fb);
-                        for (int64_t j = 0; j < n; ++j) y[i + j] = compare(kind_, fa[j], fb[j]);
+                        compare_block(relations_, fa, fb, y + i, n);
                       }
                     });
     return Status::ok();
   }
 
  private:
-  OpKind kind_;
+  Relations relations_;
   OperandRef a_, b_;
   int64_t a_period_, b_period_;
 };
