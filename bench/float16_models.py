@@ -7,7 +7,7 @@ the float16 model, with the same thread count. Before timing, each float16 resul
 against ORT's float16 result (max |ours - ORT| <= 2e-2 * max |ORT|: float16 keeps 11 bits and
 ORT holds some chains in float32 between its inserted casts).
 
-    pip install onnxconverter-common
+    pip install ".[bench]"   # onnxconverter-common among them
     python bench/float16_models.py --threads 1 2 --models encoder cls rec [--rounds 15]
 """
 
