@@ -8,7 +8,7 @@ against ORT's float16 result (max |ours - ORT| <= 2e-2 * max |ORT|: float16 keep
 ORT holds some chains in float32 between its inserted casts).
 
     pip install ".[bench]"   # onnxconverter-common among them
-    python bench/float16_models.py --threads 1 2 --models encoder cls rec [--rounds 15]
+    python bench/float16_models.py --threads 1 2 --models encoder minilm cls rec [--rounds 15]
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def table(rows):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, nargs="+", default=[1])
-    ap.add_argument("--models", nargs="+", default=["encoder", "cls", "rec"])
+    ap.add_argument("--models", nargs="+", default=["encoder", "minilm", "cls", "rec"])
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
