@@ -1,8 +1,10 @@
-// float16 element-wise nodes and float16 <-> float32 casts on the cpu kernels. Each task walks
-// its range in blocks that fit in L1: the block is widened to float32 (F16C), the float32 op is
-// applied, and the block is rounded back to float16 (round to nearest even), so a node reads
-// and writes its float16 tensors once and never holds a float32 copy of them. Every op rounds
-// its own output to float16, as WebNN defines it.
+// float16 element-wise nodes, comparisons, where and float16 <-> float32 casts on the cpu
+// kernels. Each task walks its range in blocks that fit in L1: the block is widened to float32
+// (F16C), the float32 op is applied, and the block is rounded back to float16 (round to nearest
+// even), so a node reads and writes its float16 tensors once and never holds a float32 copy of
+// them. Every op rounds its own output to float16, as WebNN defines it. Broadcast inputs are
+// handled when they are periodic in the output's flat index (the output's trailing dimensions:
+// same shape, a bias row, a scalar); where copies the 16-bit values without converting them.
 //
 // What equals the reference (which computes in double and rounds once to float16):
 // - add, sub, mul, div, sqrt, reciprocal: a float32 result of float16 operands rounded to
@@ -13,7 +15,8 @@
 // - linear, hardSigmoid, hardSwish and the ops without a vector form (cos, sin, tan, log, sign,
 //   softplus, softsign, elu) are evaluated in double by the reference's formulas and rounded
 //   to float32 with round-to-odd, after which the float16 rounding equals rounding the double
-//   result directly: bit-identical too.
+//   result directly: bit-identical too (linear, hardSigmoid and hardSwish four doubles at a time
+//   on AVX2).
 // - exp, sigmoid, tanh, erf and gelu use the float32 vector approximations (their bounds in
 //   docs/performance.md), within one float16 step of the reference.
 #include <immintrin.h>
@@ -37,7 +40,7 @@ constexpr int64_t kGrain = 16384;
 
 // d rounded to float with round-to-odd: an inexact result gets the odd one of the two floats
 // around d. Rounding that float to float16 (13 fewer bits) then equals rounding d itself.
-// Branch-free, so that the loops below vectorize.
+// Branch-free; double_loop_avx2 does the same lane-wise.
 inline float round_to_odd(double d) {
   const float f = static_cast<float>(d);
   const double back = static_cast<double>(f);
