@@ -37,15 +37,28 @@ std::unique_ptr<Kernel> make_prelu_kernel(const Node& node, const CompileContext
 // The float32 fast kernel of a node (cpu_backend.cc), for make_float16_kernel to wrap.
 using FastKernelFactory = std::unique_ptr<Kernel> (*)(const Node& node, const CompileContext& cc,
                                                       const SimdKernels& simd);
-// A float16 node of the heavy kinds on its float32 kernel, converting at its edges.
+// A float16 node on the cpu kernels (float16.cc): element-wise ops and casts convert in
+// cache-sized blocks around the float32 vector function; the other computing kinds run their
+// float32 kernel between whole-tensor conversions.
 std::unique_ptr<Kernel> make_float16_kernel(const Node& node, const CompileContext& cc,
                                             const SimdKernels& simd, FastKernelFactory make);
+// The element-wise float16 kernels and float16 <-> float32 casts (float16_elementwise.cc);
+// null for other nodes and for broadcasts they do not walk.
+std::unique_ptr<Kernel> make_float16_elementwise_kernel(const Node& node, const CompileContext& cc,
+                                                        const SimdKernels& simd);
 std::unique_ptr<Kernel> make_elementwise_kernel(const Node& node, const CompileContext& cc,
                                                 const SimdKernels& simd);
 // The vector form of a float32 unary / binary element-wise node, as the stand-alone kernels
 // use it (shared with fused epilogues so both compute the same function).
 bool cpu_unary_args(const Node& node, UnaryArgs* args);
 bool cpu_binary_op(OpKind kind, BinaryOpF* op);
+// The single input of a unary node (false when its params have no `input`).
+bool cpu_unary_input(const Node& node, OperandRef* input);
+// The element-wise ops without a vector form (cos, sin, tan, log, sign, softplus, softsign,
+// elu), evaluated in double by the reference's own formulas (reference_unary); alpha is elu's
+// coefficient already cast to the input type.
+bool cpu_scalar_unary_kind(OpKind kind);
+double cpu_scalar_unary(OpKind kind, double alpha, double x);
 // A node with a fused epilogue: `head` computes the node's own op into its output (null when
 // the head is itself an element-wise op folded into the chain); the steps then run over the
 // output in cache-sized blocks. Null when a step has no vector form.

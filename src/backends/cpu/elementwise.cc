@@ -9,6 +9,7 @@
 
 #include "backends/cpu/broadcast_rows.h"
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/reference/reference_backend.h"
 
 namespace webnn {
 
@@ -73,9 +74,7 @@ class UnaryKernel final : public Kernel {
   UnaryArgs args_;
 };
 
-// The same formulas as the reference kernels (reference/elementwise.cc), in double.
-double softplus(double x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
-
+// The reference kernels' formulas (reference/elementwise.cc), in double, in parallel.
 class ScalarUnaryKernel final : public Kernel {
  public:
   ScalarUnaryKernel(OpKind kind, OperandRef input, double alpha)
@@ -85,39 +84,17 @@ class ScalarUnaryKernel final : public Kernel {
     const TensorView& x = ctx.in(input_);
     const float* in = x.as<float>();
     float* out = ctx.out().as<float>();
-    parallel_chunks(ctx.pool(), static_cast<int64_t>(x.count), kGrain / 8,
-                    [&](int64_t begin, int64_t end) {
-                      for (int64_t i = begin; i < end; ++i) {
-                        out[i] = static_cast<float>(eval(static_cast<double>(in[i])));
-                      }
-                    });
+    parallel_chunks(
+        ctx.pool(), static_cast<int64_t>(x.count), kGrain / 8, [&](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) {
+            out[i] =
+                static_cast<float>(cpu_scalar_unary(kind_, alpha_, static_cast<double>(in[i])));
+          }
+        });
     return Status::ok();
   }
 
  private:
-  double eval(double x) const {
-    switch (kind_) {
-      case OpKind::kCos:
-        return std::cos(x);
-      case OpKind::kSin:
-        return std::sin(x);
-      case OpKind::kTan:
-        return std::tan(x);
-      case OpKind::kLog:
-        return std::log(x);
-      case OpKind::kSign:
-        return (x > 0) - (x < 0);  // NaN gives 0, as in the reference (spec emulation)
-      case OpKind::kSoftplus:
-        return softplus(x);
-      case OpKind::kSoftsign:
-        return x / (1.0 + std::fabs(x));
-      case OpKind::kElu:
-        return x > 0 ? x : alpha_ * std::expm1(x);
-      default:
-        return x;
-    }
-  }
-
   OpKind kind_;
   OperandRef input_;
   double alpha_;
@@ -259,6 +236,19 @@ bool unary_input(const Node& node, OperandRef* input) {
 
 bool cpu_unary_args(const Node& node, UnaryArgs* args) { return unary_args(node, args); }
 bool cpu_binary_op(OpKind kind, BinaryOpF* op) { return binary_op(kind, op); }
+bool cpu_unary_input(const Node& node, OperandRef* input) { return unary_input(node, input); }
+
+bool cpu_scalar_unary_kind(OpKind kind) {
+  return kind == OpKind::kCos || kind == OpKind::kSin || kind == OpKind::kTan ||
+         kind == OpKind::kLog || kind == OpKind::kSign || kind == OpKind::kSoftplus ||
+         kind == OpKind::kSoftsign || kind == OpKind::kElu;
+}
+
+double cpu_scalar_unary(OpKind kind, double alpha, double x) {
+  // elu's coefficient is an option, which the reference's option-less formulas do not take.
+  if (kind == OpKind::kElu) return x > 0 ? x : alpha * std::expm1(x);
+  return reference_unary(kind, x);
+}
 
 std::unique_ptr<Kernel> make_elementwise_kernel(const Node& node, const CompileContext& cc,
                                                 const SimdKernels& simd) {
@@ -274,10 +264,7 @@ std::unique_ptr<Kernel> make_elementwise_kernel(const Node& node, const CompileC
   }
   UnaryArgs args;
   const bool vector = unary_args(node, &args);
-  const bool scalar = node.kind == OpKind::kCos || node.kind == OpKind::kSin ||
-                      node.kind == OpKind::kTan || node.kind == OpKind::kLog ||
-                      node.kind == OpKind::kSign || node.kind == OpKind::kSoftplus ||
-                      node.kind == OpKind::kSoftsign || node.kind == OpKind::kElu;
+  const bool scalar = cpu_scalar_unary_kind(node.kind);
   if (!vector && !scalar) return nullptr;
   OperandRef input;
   if (!unary_input(node, &input)) return nullptr;

@@ -3,56 +3,18 @@
 // same node runs on them, and its result is rounded to float16 (round to nearest even). The
 // reference rounds its double result to float16 once; here the float32 result is rounded
 // again, which stays far inside float16's tolerances (float32 carries 13 more bits).
-// Conversions use F16C when the CPU has it (checked at run time).
-#include <cpuid.h>
-#include <immintrin.h>
-
+// Conversions use F16C when the CPU has it (float16_convert.cc). Element-wise nodes and casts
+// take the block-wise kernels of float16_elementwise.cc instead.
 #include <algorithm>
 #include <vector>
 
 #include "backends/cpu/aligned_buffer.h"
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/float16_convert.h"
 
 namespace webnn {
 
 namespace {
-
-__attribute__((target("avx,f16c"))) void widen_f16c(const float16* s, float* d, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
-    _mm256_storeu_ps(d + i, _mm256_cvtph_ps(h));
-  }
-  for (; i < n; ++i) d[i] = static_cast<float>(s[i]);
-}
-
-__attribute__((target("avx,f16c"))) void narrow_f16c(const float* s, float16* d, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), h);
-  }
-  for (; i < n; ++i) d[i] = static_cast<float16>(s[i]);
-}
-
-bool has_f16c() {
-  // cpuid leaf 1, ECX: clang 16's __builtin_cpu_supports does not know "f16c" (GCC's does).
-  static const bool yes = [] {
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0 && __builtin_cpu_supports("avx");
-  }();
-  return yes;
-}
-
-void widen(const float16* s, float* d, int64_t n) {
-  if (has_f16c()) return widen_f16c(s, d, n);
-  for (int64_t i = 0; i < n; ++i) d[i] = static_cast<float>(s[i]);
-}
-
-void narrow(const float* s, float16* d, int64_t n) {
-  if (has_f16c()) return narrow_f16c(s, d, n);
-  for (int64_t i = 0; i < n; ++i) d[i] = static_cast<float16>(s[i]);
-}
 
 constexpr int64_t kGrain = 32768;
 
@@ -80,8 +42,8 @@ class Float16Adapter final : public Kernel {
       w.data_type = DataType::kFloat32;
       w.data = reinterpret_cast<uint8_t*>(buffer->data());
       if (constant) {
-        widen(reinterpret_cast<const float16*>(v.data), buffer->data(),
-              static_cast<int64_t>(v.count));
+        widen_f16(reinterpret_cast<const float16*>(v.data), buffer->data(),
+                  static_cast<int64_t>(v.count));
       } else {
         converted_.push_back(id);
       }
@@ -102,7 +64,7 @@ class Float16Adapter final : public Kernel {
       const float16* src = ctx.in(OperandRef{id}).as<float16>();
       float* dst = views_[id].as<float>();
       parallel_chunks(pool, static_cast<int64_t>(views_[id].count), kGrain,
-                      [&](int64_t b, int64_t e) { widen(src + b, dst + b, e - b); });
+                      [&](int64_t b, int64_t e) { widen_f16(src + b, dst + b, e - b); });
     }
     for (OperandId id : passthrough_) views_[id].data = ctx.in(OperandRef{id}).data;
     KernelContext inner(ctx.node(), views_, pool);
@@ -110,7 +72,7 @@ class Float16Adapter final : public Kernel {
     float16* y = ctx.out().as<float16>();
     const float* src = out_buffer_.data();
     parallel_chunks(pool, static_cast<int64_t>(ctx.out().count), kGrain,
-                    [&](int64_t b, int64_t e) { narrow(src + b, y + b, e - b); });
+                    [&](int64_t b, int64_t e) { narrow_f16(src + b, y + b, e - b); });
     return Status::ok();
   }
 
@@ -122,28 +84,33 @@ class Float16Adapter final : public Kernel {
   std::unique_ptr<Kernel> inner_;
 };
 
+// The kinds whose float32 kernel computes a float16 node between whole-tensor conversions
+// (the float32 factory declines the forms it has no kernel for, e.g. l2Pool2d). Reductions
+// sum in double and round to float32, then to float16: within one float16 step. prelu's
+// slope * x is exact in float32; binary ops get here with the broadcasts the block-wise
+// kernel does not walk (exact for the reasons float16_elementwise.cc gives).
+bool on_float32_kernel(OpKind kind) {
+  switch (op_family(kind)) {
+    case OpFamily::kConv:
+    case OpFamily::kLinalg:
+    case OpFamily::kPool2d:
+    case OpFamily::kGlobalPool:
+    case OpFamily::kResample:
+    case OpFamily::kNormalization:
+    case OpFamily::kReduction:
+    case OpFamily::kBinary:
+      return true;
+    default:
+      return kind == OpKind::kSoftmax || kind == OpKind::kPrelu;
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<Kernel> make_float16_kernel(const Node& node, const CompileContext& cc,
                                             const SimdKernels& simd, FastKernelFactory make) {
-  switch (node.kind) {
-    case OpKind::kConv2d:
-    case OpKind::kConvTranspose2d:
-    case OpKind::kMatmul:
-    case OpKind::kGemm:
-    case OpKind::kMaxPool2d:
-    case OpKind::kAveragePool2d:
-    case OpKind::kGlobalMaxPool:
-    case OpKind::kGlobalAveragePool:
-    case OpKind::kResample2d:
-    case OpKind::kSoftmax:
-    case OpKind::kBatchNormalization:
-    case OpKind::kInstanceNormalization:
-    case OpKind::kLayerNormalization:
-      break;
-    default:
-      return nullptr;
-  }
+  if (std::unique_ptr<Kernel> k = make_float16_elementwise_kernel(node, cc, simd)) return k;
+  if (!on_float32_kernel(node.kind)) return nullptr;
   if (node.outputs.size() != 1 ||
       cc.view(OperandRef{node.outputs[0]}).data_type != DataType::kFloat16) {
     return nullptr;

@@ -107,6 +107,22 @@ uint8_t requantize(int32_t acc, float multiplier, int32_t zero_point, bool is_si
   return static_cast<uint8_t>(static_cast<int32_t>(round_half_even_small(v)) + zero_point);
 }
 
+namespace {
+
+// Stores `cols` requantized values q at out[j * out_step], through the lookup table when there
+// is one (`table` at the run's first table, `table_step` bytes between the tables of
+// consecutive columns; 0 when the run shares one).
+void store_requantized(const uint8_t* q, int64_t cols, const uint8_t* table, int64_t table_step,
+                       uint8_t* out, int64_t out_step) {
+  if (table) {
+    for (int64_t j = 0; j < cols; ++j) out[j * out_step] = table[j * table_step + q[j]];
+  } else {
+    for (int64_t j = 0; j < cols; ++j) out[j * out_step] = q[j];
+  }
+}
+
+}  // namespace
+
 void qgemm_rows(QGemmUkernel uk, const int16_t* a, int64_t lda, int64_t m, const int16_t* b_packed,
                 int64_t k, int64_t n, const Requant& rq, uint8_t* y, int64_t y_row, int64_t y_col) {
   const int64_t pairs = qgemm_kp(k) / 2;
@@ -132,13 +148,9 @@ void qgemm_rows(QGemmUkernel uk, const int16_t* a, int64_t lda, int64_t m, const
         requant(QRequantRun{tile + r * kQGemmNr, kQGemmNr, bias, mult, true, rq.zero_point,
                             rq.is_signed, direct ? out : q});
         if (direct) continue;
-        if (rq.table) {
-          const uint8_t* table = rq.table + (rq.table_per_column ? j0 * 256 : 0);
-          const int64_t tstep = rq.table_per_column ? 256 : 0;
-          for (int64_t j = 0; j < cols; ++j) out[j * y_col] = table[j * tstep + q[j]];
-        } else {
-          for (int64_t j = 0; j < cols; ++j) out[j * y_col] = q[j];
-        }
+        // Per-column tables follow the columns here.
+        const uint8_t* table = rq.table ? rq.table + (rq.table_per_column ? j0 * 256 : 0) : nullptr;
+        store_requantized(q, cols, table, rq.table_per_column ? 256 : 0, out, y_col);
       }
     }
   }
@@ -167,12 +179,10 @@ void qgemm_cols(QGemmUkernel uk, const int16_t* w, int64_t ldw, int64_t m, const
         requant(QRequantRun{tile + r * kQGemmNr, cols, bias, mult, false, rq.zero_point,
                             rq.is_signed, direct ? out : q});
         if (direct) continue;
-        if (rq.table) {
-          const uint8_t* table = rq.table + (rq.table_per_column ? row * 256 : 0);
-          for (int64_t j = 0; j < cols; ++j) out[j] = table[q[j]];
-        } else {
-          for (int64_t j = 0; j < cols; ++j) out[j] = q[j];
-        }
+        // The output row is one channel: one table for the run.
+        const uint8_t* table =
+            rq.table ? rq.table + (rq.table_per_column ? row * 256 : 0) : nullptr;
+        store_requantized(q, cols, table, 0, out, 1);
       }
     }
   }

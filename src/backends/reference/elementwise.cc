@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "backends/reference/kernels.h"
+#include "backends/reference/reference_backend.h"
 
 namespace webnn {
 
@@ -321,6 +322,8 @@ Status run_softmax(KernelContext& ctx) {
 }
 
 }  // namespace
+
+double reference_unary(OpKind kind, double x) { return float_unary(kind, x); }
 
 void register_reference_elementwise(KernelTable& t) {
   auto set = [&](OpKind k, KernelFn fn) { t[static_cast<int>(k)] = fn; };
