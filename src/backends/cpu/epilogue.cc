@@ -171,7 +171,7 @@ class FusedKernel final : public Kernel, public OutputSink {
         a_ptr_(steps_.size(), nullptr),
         b_ptr_(steps_.size(), nullptr),
         tile_(steps_.size()) {
-    in_head_ = head_ && head_->set_output_sink(this);
+    in_head_ = head_ && !steps_.empty() && head_->set_output_sink(this);
     // A short period repeated along the chain (NHWC per-channel operands): one contiguous
     // copy of it repeated over a block length, so each block is one SIMD call, not one per C.
     for (size_t k = 0; k < steps_.size(); ++k) {
