@@ -41,6 +41,14 @@ def test_erf_within_3_ulp(lo, hi):
     assert_ulp(_unary("erf", x), _erf(x.astype(np.float64)).astype(np.float32), 3)
 
 
+def test_erf_at_its_piece_edges_within_3_ulp():
+    # erf switches polynomial at |x| = 0.5, 1, 1.5, ..., 4: each edge and its float neighbours.
+    edges = np.arange(0.5, 4.01, 0.5, dtype=np.float32)
+    near = [np.nextafter(edges, np.float32(0)), edges, np.nextafter(edges, np.float32(9))]
+    x = np.concatenate(near + [-e for e in near]).astype(np.float32)
+    assert_ulp(_unary("erf", x), _erf(x.astype(np.float64)).astype(np.float32), 3)
+
+
 @pytest.mark.parametrize("lo,hi", [(-1.5, 1.5), (-14, 10), (-0.8, -0.6), (-9, -5)])
 def test_gelu_within_6_ulp(lo, hi):
     x = _dense(lo, hi, 100003)

@@ -200,3 +200,38 @@ def test_gemm_then_bias_add(c_kind, k):
     np.testing.assert_array_equal(got, unfused)
     two, _ = _run(build, {"a": a}, threads=2)
     np.testing.assert_array_equal(got, two)
+
+
+@pytest.mark.parametrize(
+    "batch,m,k,n",
+    [
+        ([2, 12], 37, 32, 37),  # attention scores, odd sequence
+        ([1, 4], 128, 64, 128),  # the benchmark encoder's
+        ([3], 5, 64, 300),  # few rows
+        ([], 6, 768, 160),  # one row tile: 2 and 3 threads split the columns into blocks
+    ],
+)
+def test_attention_scores_epilogue_in_the_gemm(batch, m, k, n):
+    """q @ k^T / sqrt(d) + mask, then softmax (the epilogue runs on each finished chunk of C
+    inside the GEMM; whole rows, or row pieces when the columns are split into blocks): the
+    same bits as the unfused graph and as 1 thread, at 2 and 3 threads."""
+    r = np.random.default_rng(m * n + k)
+    q = r.uniform(-1, 1, batch + [m, k]).astype(np.float32)
+    kt = r.uniform(-1, 1, batch + [k, n]).astype(np.float32)
+    mask = np.where(r.random([1] * len(batch) + [1, n]) < 0.2, -10000.0, 0.0).astype(np.float32)
+
+    def build(g, ins):
+        s = g.matmul(ins["q"], ins["kt"])
+        s = g.add(g.div(s, g.constant(np.array(np.sqrt(k), np.float32))), g.constant(mask))
+        return g.softmax(s, len(batch) + 1)
+
+    feeds = {"q": q, "kt": kt}
+    want, _ = _run(build, feeds, backend="reference")
+    got, stats = _run(build, feeds)
+    assert stats["fused_steps"] == 2
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+    unfused, _ = _run(build, feeds, passes=UNFUSED, memory_plan="none")
+    np.testing.assert_array_equal(got, unfused)
+    for threads in (2, 3):
+        other, _ = _run(build, feeds, threads=threads)
+        np.testing.assert_array_equal(got, other, err_msg=f"{threads} threads")

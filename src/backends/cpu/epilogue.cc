@@ -171,7 +171,7 @@ class FusedKernel final : public Kernel, public OutputSink {
         a_ptr_(steps_.size(), nullptr),
         b_ptr_(steps_.size(), nullptr),
         tile_(steps_.size()) {
-    in_head_ = head_ && head_->set_output_sink(this);
+    in_head_ = head_ && !steps_.empty() && head_->set_output_sink(this);
     // A short period repeated along the chain (NHWC per-channel operands): one contiguous
     // copy of it repeated over a block length, so each block is one SIMD call, not one per C.
     for (size_t k = 0; k < steps_.size(); ++k) {
@@ -201,6 +201,10 @@ class FusedKernel final : public Kernel, public OutputSink {
       if (g.kind == Group::kHardSwish || g.kind == Group::kHardSwishAffine) {
         g.hs.add = *constant_ptr(g.k);
         g.hs.div = *constant_ptr(g.k + 3);
+      } else if (g.kind == Group::kErfGelu) {
+        g.eg.c1 = *constant_ptr(g.c1_k);
+        g.eg.c2 = *constant_ptr(g.c2_k);
+        g.eg.c3 = *constant_ptr(g.c3_k);
       }
     }
     if (head_) WEBNN_RETURN_IF_ERROR(head_->run(ctx));
@@ -226,6 +230,11 @@ class FusedKernel final : public Kernel, public OutputSink {
       for (const Group& g : groups_) {
         if (g.kind == Group::kHardSwish) {
           simd_.hard_swish_chain(g.hs, reg_block(g.in_reg), reg_block(g.out_reg), len);
+          continue;
+        }
+        if (g.kind == Group::kErfGelu) {
+          const float* x = g.from_source ? src_ + b : reg_block(g.in_reg);
+          simd_.erf_gelu_chain(g.eg, x, reg_block(g.out_reg), len);
           continue;
         }
         if (g.kind == Group::kAffine || g.kind == Group::kHardSwishAffine) {
@@ -266,11 +275,14 @@ class FusedKernel final : public Kernel, public OutputSink {
  private:
   // Runs of steps that chain.inc computes in one pass: `k` is the first step's index.
   struct Group {
-    enum Kind : uint8_t { kStep, kHardSwish, kAffine, kHardSwishAffine } kind = kStep;
+    enum Kind : uint8_t { kStep, kHardSwish, kAffine, kHardSwishAffine, kErfGelu } kind = kStep;
     size_t k = 0;
     int in_reg = 0, out_reg = 0;
     HardSwishChainArgs hs;  // the scalars are read per run
     AffineChainArgs af;     // the operand pointers are set per block
+    ErfGeluChainArgs eg;    // the scalars are read per run, from steps c1_k, c2_k, c3_k
+    size_t c1_k = 0, c2_k = 0, c3_k = 0;
+    bool from_source = false;  // x is the element-wise head's source input, not a register
   };
 
   static bool is_reg(const ChainArg& a) { return a.kind == ChainArg::kRegister; }
@@ -375,12 +387,126 @@ class FusedKernel final : public Kernel, public OutputSink {
     return true;
   }
 
+  // Steps k..k+4 in any order that computes gelu's erf form (ErfGeluChainArgs) from one
+  // register x with scalar constants: t = x / c1 or x * c1, e = erf(t), f = e + c2, and two
+  // muls combining x, f and c3; only the result is read after them.
+  bool match_erf_gelu(size_t k, Group* g) const {
+    constexpr size_t kSteps = 5;
+    if (k + kSteps > steps_.size()) return false;
+    // Symbolic values: 0..4 the steps' results, kX the value a register holds before the
+    // group (one register only may be read that way), kScalar a scalar constant.
+    constexpr int kX = 100, kScalar = -1, kOther = -2;
+    int regs[kMaxChainSlots + 1];
+    for (int& r : regs) r = kOther;
+    int x_reg = -1;
+    bool written[kMaxChainSlots + 1] = {};
+    int a[kSteps], b[kSteps];
+    bool from_source = false;
+    auto value = [&](const ChainArg& arg) {
+      if (is_scalar(arg)) return kScalar;
+      if (arg.kind == ChainArg::kSource) {
+        if (x_reg >= 0) return kOther;
+        from_source = true;
+        return kX;
+      }
+      if (!is_reg(arg)) return kOther;
+      if (!written[arg.reg]) {
+        if (from_source || (x_reg >= 0 && x_reg != arg.reg)) return kOther;
+        x_reg = arg.reg;
+        return kX;
+      }
+      return regs[arg.reg];
+    };
+    for (size_t j = 0; j < kSteps; ++j) {
+      const ChainStep& s = steps_[k + j];
+      a[j] = value(s.a);
+      b[j] = s.unary ? kOther : value(s.b);
+      if (a[j] == kOther || (!s.unary && b[j] == kOther)) return false;
+      regs[s.out] = static_cast<int>(j);
+      written[s.out] = true;
+    }
+    auto op_is = [&](size_t j, BinaryOpF op) {
+      return !steps_[k + j].unary && steps_[k + j].op == op;
+    };
+    // Step j's operands are {p, q} in either order; *swap: they are (q, p).
+    auto reads = [&](size_t j, int p, int q, bool* swap) {
+      if (a[j] == p && b[j] == q) return *swap = false, true;
+      if (a[j] == q && b[j] == p) return *swap = true, true;
+      return false;
+    };
+    int e = -1;
+    for (size_t j = 0; j < kSteps; ++j) {
+      if (steps_[k + j].unary && steps_[k + j].args.op == UnaryOpF::kErf) e = static_cast<int>(j);
+    }
+    if (e < 0) return false;
+    const int pre = a[e];
+    if (pre < 0 || pre >= static_cast<int>(kSteps)) return false;
+    ErfGeluChainArgs& p = g->eg;
+    if (op_is(pre, BinaryOpF::kDiv) && a[pre] == kX && b[pre] == kScalar) {
+      p.pre_op = BinaryOpF::kDiv;
+      p.pre_swap = false;
+    } else if (op_is(pre, BinaryOpF::kMul) && reads(pre, kX, kScalar, &p.pre_swap)) {
+      p.pre_op = BinaryOpF::kMul;
+    } else {
+      return false;
+    }
+    int f = -1, m1 = -1, m2 = -1;
+    for (size_t j = 0; j < kSteps; ++j) {
+      if (static_cast<int>(j) == e || static_cast<int>(j) == pre) continue;
+      if (op_is(j, BinaryOpF::kAdd) && reads(j, e, kScalar, &p.add_swap)) {
+        f = static_cast<int>(j);
+      } else if (!op_is(j, BinaryOpF::kMul)) {
+        return false;
+      }
+    }
+    if (f < 0) return false;
+    for (size_t j = 0; j < kSteps; ++j) {
+      const int jj = static_cast<int>(j);
+      if (jj == e || jj == pre || jj == f) continue;
+      (m1 < 0 ? m1 : m2) = jj;
+    }
+    if (m2 < 0 || !op_is(m1, BinaryOpF::kMul) || !op_is(m2, BinaryOpF::kMul)) return false;
+    if (a[m1] == m2 || b[m1] == m2) std::swap(m1, m2);  // m2 reads m1
+    if (reads(m1, kX, f, &p.m1_swap) && reads(m2, m1, kScalar, &p.m2_swap)) {
+      p.form = 0;
+    } else if (reads(m1, kX, kScalar, &p.m1_swap) && reads(m2, m1, f, &p.m2_swap)) {
+      p.form = 1;
+    } else if (reads(m1, f, kScalar, &p.m1_swap) && reads(m2, kX, m1, &p.m2_swap)) {
+      p.form = 2;
+    } else {
+      return false;
+    }
+    // The result must still be in a register, and no register left holding another value of
+    // the group (or x overwritten) may be read later.
+    int out_reg = -1;
+    for (int r = 0; r <= kMaxChainSlots; ++r) {
+      if (!written[r]) continue;
+      if (regs[r] == m2) {
+        out_reg = r;
+      } else if (read_later(r, k + kSteps)) {
+        return false;
+      }
+    }
+    if (out_reg < 0 || (x_reg < 0 && !from_source)) return false;
+    g->kind = Group::kErfGelu;
+    g->from_source = from_source;
+    g->k = k;
+    g->in_reg = x_reg;
+    g->out_reg = out_reg;
+    g->c1_k = k + pre;
+    g->c2_k = k + f;
+    g->c3_k = k + (p.form == 2 ? m1 : p.form == 1 ? m1 : m2);
+    return true;
+  }
+
   void group_steps() {
     for (size_t k = 0; k < steps_.size();) {
       Group g;
       Group a;
-      if (match_hard_swish(k, &g) && match_affine(k + 4, &a) && a.in_reg == g.out_reg &&
-          (a.out_reg == g.out_reg || !read_later(g.out_reg, k + 6))) {
+      if (match_erf_gelu(k, &g)) {
+        k += 5;
+      } else if (match_hard_swish(k, &g) && match_affine(k + 4, &a) && a.in_reg == g.out_reg &&
+                 (a.out_reg == g.out_reg || !read_later(g.out_reg, k + 6))) {
         // The affine step reads the hardSwish result and nothing else does.
         g.kind = Group::kHardSwishAffine;
         g.out_reg = a.out_reg;

@@ -97,6 +97,18 @@ class MatmulKernel final : public Kernel {
     return true;
   }
 
+  // A fused epilogue runs on each finished chunk of C inside the GEMM (in cache, no second
+  // parallel pass) when the GEMM's column block is likely to span whole rows, so that a chunk
+  // is one contiguous run: products of at most ~128k B elements per K pass (gemm.cc sizes a
+  // column block to kc x nb floats of B in 512 KiB), e.g. attention scores (n = sequence,
+  // k = head size), whose scale + mask pass otherwise re-reads heads x seq^2 floats. Rows
+  // split into column blocks (checked per block) still work, one sink call per row.
+  bool set_output_sink(const OutputSink* sink) override {
+    if (n_ * std::min<int64_t>(k_, 768) > 128 * 1024) return false;
+    sink_ = sink;
+    return true;
+  }
+
   bool init(const Node& node, const CompileContext& cc) {
     const auto& p = node.as<BinaryParams>();
     const TensorView& a = cc.view(p.a);
@@ -168,12 +180,26 @@ class MatmulKernel final : public Kernel {
       job.col_bias = bias_.present() ? ctx.in(bias_).as<float>() : nullptr;
       rows_a_.a[j] = a + a_offsets_[j];
     }
-    run_gemm(simd_, jobs_, GemmEpilogue{}, rows_a_.fn(), GemmBFn{}, scratch_, ctx.pool());
+    GemmEpilogue ep;
+    struct SinkCtx {
+      const OutputSink* sink;
+      float* y;
+    } sc{sink_, c};
+    if (sink_) {
+      ep.post = [](const void* ctx, float* block, int64_t ldc, int64_t rows, int64_t cols) {
+        const auto& k = *static_cast<const SinkCtx*>(ctx);
+        if (cols == ldc) return k.sink->apply(k.y, block - k.y, rows * cols);
+        for (int64_t r = 0; r < rows; ++r) k.sink->apply(k.y, (block - k.y) + r * ldc, cols);
+      };
+      ep.post_ctx = &sc;
+    }
+    run_gemm(simd_, jobs_, ep, rows_a_.fn(), GemmBFn{}, scratch_, ctx.pool());
     return Status::ok();
   }
 
  private:
   const SimdKernels& simd_;
+  const OutputSink* sink_ = nullptr;  // a fused epilogue applied per finished block
   int64_t m_ = 0, k_ = 0, n_ = 0, rows_ = 0;
   std::vector<int64_t> a_offsets_, b_index_, c_offsets_;
   OperandRef bias_;  // a fused add's column bias (take_column_bias)

@@ -143,6 +143,19 @@ struct AffineChainArgs {
   bool s_first = false, b_first = false;
 };
 
+// gelu's erf form as ONNX exports decompose it (x * 0.5 * (1 + erf(x / sqrt 2)) and its
+// orderings), from x with three scalars: t = x pre_op c1 (mul or div), e = erf(t),
+// f = e + c2, then y by two muls of x, f and c3 in one of three forms:
+//   form 0: (x * f) * c3, form 1: (x * c3) * f, form 2: x * (f * c3).
+// Every *_swap flag means that step had its two operands the other way round (a NaN keeps
+// the first operand's payload, so the order is kept).
+struct ErfGeluChainArgs {
+  float c1 = 1, c2 = 1, c3 = 0.5f;
+  BinaryOpF pre_op = BinaryOpF::kDiv;
+  int form = 0;
+  bool pre_swap = false, add_swap = false, m1_swap = false, m2_swap = false;
+};
+
 struct SimdKernels {
   const char* name;
   int lanes;  // floats per vector register
@@ -194,6 +207,7 @@ struct SimdKernels {
   void (*affine_chain)(const AffineChainArgs& args, const float* x, float* y, int64_t n);
   void (*hard_swish_affine_chain)(const HardSwishChainArgs& h, const AffineChainArgs& a,
                                   const float* x, float* y, int64_t n);
+  void (*erf_gelu_chain)(const ErfGeluChainArgs& args, const float* x, float* y, int64_t n);
 };
 
 // Kernels compiled for each ISA (null when this build has none for it).
