@@ -21,15 +21,46 @@ bool all_float32(const TensorView& a, const TensorView& b) {
   return a.data_type == DataType::kFloat32 && b.data_type == DataType::kFloat32;
 }
 
+bool all_int32(const TensorView& a, const TensorView& b, const TensorView& out) {
+  return a.data_type == DataType::kInt32 && b.data_type == DataType::kInt32 &&
+         out.data_type == DataType::kInt32;
+}
+
+// One row of an int32 add / sub / mul / max / min, wrapping like the reference's two's
+// complement arithmetic (reference/elementwise.cc int_binary).
+void int32_row(BinaryOpF op, const int32_t* a, int64_t as, const int32_t* b, int64_t bs,
+               int32_t* out, int64_t n) {
+  auto each = [&](auto f) {
+    for (int64_t i = 0; i < n; ++i) out[i] = f(a[i * as], b[i * bs]);
+  };
+  auto wrap = [](uint32_t v) { return static_cast<int32_t>(v); };
+  switch (op) {
+    case BinaryOpF::kAdd:
+      return each([&](int32_t x, int32_t y) { return wrap(uint32_t(x) + uint32_t(y)); });
+    case BinaryOpF::kSub:
+      return each([&](int32_t x, int32_t y) { return wrap(uint32_t(x) - uint32_t(y)); });
+    case BinaryOpF::kMul:
+      return each([&](int32_t x, int32_t y) { return wrap(uint32_t(x) * uint32_t(y)); });
+    case BinaryOpF::kMax:
+      return each([](int32_t x, int32_t y) { return std::max(x, y); });
+    case BinaryOpF::kMin:
+      return each([](int32_t x, int32_t y) { return std::min(x, y); });
+    case BinaryOpF::kDiv:
+      return;  // not taken (init): the reference's division rules stay there
+  }
+}
+
 // out = a op b over broadcast shapes, as rows: the innermost run of the output (after merging
 // dimensions that are contiguous in all three tensors) is one SIMD call with each input either
-// contiguous (step 1) or a repeated scalar (step 0).
+// contiguous (step 1) or a repeated scalar (step 0). int32 operands (the bias add after an
+// ONNX ConvInteger) take a scalar row loop instead of the reference's per-element indexing.
 class BinaryKernel final : public Kernel {
  public:
   BinaryKernel(const SimdKernels& simd, BinaryOpF op) : simd_(simd), op_(op) {}
 
   bool init(const TensorView& a, const TensorView& b, const TensorView& out) {
-    if (!all_float32(a, b) || out.data_type != DataType::kFloat32) return false;
+    int32_ = all_int32(a, b, out) && op_ != BinaryOpF::kDiv;
+    if (!int32_ && (!all_float32(a, b) || out.data_type != DataType::kFloat32)) return false;
     const size_t rank = out.rank();
     std::vector<int64_t> dims, sa, sb;
     // Broadcast strides of each input in the output's index space, size-1 axes dropped.
@@ -74,9 +105,10 @@ class BinaryKernel final : public Kernel {
 
   Status run(KernelContext& ctx) override {
     const auto& p = ctx.params<BinaryParams>();
-    const float* a = ctx.in(p.a).as<float>();
-    const float* b = ctx.in(p.b).as<float>();
-    float* out = ctx.out().as<float>();
+    // Both element types are 4 bytes: rows are addressed as floats, int32 rows reinterpreted.
+    const float* a = reinterpret_cast<const float*>(ctx.in(p.a).data);
+    const float* b = reinterpret_cast<const float*>(ctx.in(p.b).data);
+    float* out = reinterpret_cast<float*>(ctx.out().data);
     const int64_t total = rows_ * inner_;
     parallel_chunks(ctx.pool(), total, kGrain, [&](int64_t begin, int64_t end) {
       // Row index -> input offsets, by an odometer over the outer dimensions.
@@ -91,8 +123,15 @@ class BinaryKernel final : public Kernel {
       }
       for (int64_t pos = begin; pos < end;) {
         const int64_t n = std::min(inner_ - col, end - pos);
-        simd_.binary(op_, a + off_a + col * a_step_, a_step_, b + off_b + col * b_step_, b_step_,
-                     out + pos, n);
+        const float* ra = a + off_a + col * a_step_;
+        const float* rb = b + off_b + col * b_step_;
+        if (int32_) {
+          int32_row(op_, reinterpret_cast<const int32_t*>(ra), a_step_,
+                    reinterpret_cast<const int32_t*>(rb), b_step_,
+                    reinterpret_cast<int32_t*>(out + pos), n);
+        } else {
+          simd_.binary(op_, ra, a_step_, rb, b_step_, out + pos, n);
+        }
         pos += n;
         col = 0;
         for (size_t d = outer_dims_.size(); d-- > 0;) {
@@ -112,6 +151,7 @@ class BinaryKernel final : public Kernel {
  private:
   const SimdKernels& simd_;
   BinaryOpF op_;
+  bool int32_ = false;
   int64_t inner_ = 1, a_step_ = 1, b_step_ = 1, rows_ = 1;
   std::vector<int64_t> outer_dims_, outer_a_, outer_b_;
 };
@@ -329,7 +369,6 @@ std::unique_ptr<Kernel> make_elementwise_kernel(const Node& node, const CompileC
                                                 const SimdKernels& simd) {
   if (node.outputs.size() != 1) return nullptr;
   const TensorView& out = cc.view(OperandRef{node.outputs[0]});
-  if (out.data_type != DataType::kFloat32) return nullptr;
   BinaryOpF bop;
   if (binary_op(node.kind, &bop)) {
     const auto& p = node.as<BinaryParams>();
@@ -337,6 +376,7 @@ std::unique_ptr<Kernel> make_elementwise_kernel(const Node& node, const CompileC
     if (!k->init(cc.view(p.a), cc.view(p.b), out)) return nullptr;
     return k;
   }
+  if (out.data_type != DataType::kFloat32) return nullptr;
   UnaryArgs args;
   const bool vector = unary_args(node, &args);
   const bool scalar = node.kind == OpKind::kCos || node.kind == OpKind::kSin ||
