@@ -72,11 +72,16 @@ class RecurrentF32Kernel final : public Kernel {
     float* out_h = ctx.out(0).as<float>();
     float* out_c = s_.lstm ? ctx.out(1).as<float>() : nullptr;
     float* out_seq = s_.return_sequence ? ctx.out(s_.lstm ? 2 : 1).as<float>() : nullptr;
+    // Per direction d: states at d * state, gate rows at d * state * gates.
+    const int64_t all = s_.dirs * state;
     xin_.resize(static_cast<size_t>(s_.dirs * rows * gh));
-    rec_.resize(static_cast<size_t>(state * s_.gates));
-    pre_.resize(static_cast<size_t>(state * s_.gates));
-    h_.resize(state), c_.resize(state), next_h_.resize(state), next_c_.resize(state);
-    tmp_.resize(state);
+    rec_.resize(static_cast<size_t>(all * s_.gates));
+    pre_.resize(static_cast<size_t>(all * s_.gates));
+    h_.resize(all), c_.resize(all), next_h_.resize(all), next_c_.resize(all), tmp_.resize(all);
+    for (int64_t i = 0; i < all; ++i) {
+      h_[i] = h0 ? h0[i] : 0.0f;
+      c_[i] = c0 ? c0[i] : 0.0f;
+    }
 
     // x W^T + b for every step, batch row and direction: one product per direction.
     std::vector<GemmJob> jobs(s_.dirs);
@@ -95,30 +100,39 @@ class RecurrentF32Kernel final : public Kernel {
     }
     run_gemm(simd_, jobs, GemmEpilogue{}, a.fn(), GemmBFn{}, scratch_, ctx.pool(), &tile_);
 
-    for (int64_t dir = 0; dir < s_.dirs; ++dir) {
-      const PackedDirF32& p = packed_[dir];
-      rbias_ = p.rbias.data();
-      for (int64_t i = 0; i < state; ++i) {
-        h_[i] = h0 ? h0[dir * state + i] : 0.0f;
-        c_[i] = c0 ? c0[dir * state + i] : 0.0f;
+    // The directions are independent: both take their step s together (the backward one at
+    // t = steps - 1 - s), so each step is one GEMM call (one hand-off to the pool) for both.
+    std::vector<int64_t> t_of(s_.dirs);
+    for (int64_t step = 0; step < s_.steps; ++step) {
+      for (int64_t d = 0; d < s_.dirs; ++d) {
+        t_of[d] = d == 1 || s_.backward ? s_.steps - 1 - step : step;
       }
-      const bool reverse = dir == 1 || s_.backward;
-      for (int64_t step = 0; step < s_.steps; ++step) {
-        const int64_t t = reverse ? s_.steps - 1 - step : step;
-        const float* xin = xin_.data() + (dir * rows + t * s_.batch) * gh;
-        recurrent_term(ctx.pool(), p.r[0], h_.data());
+      recurrent_terms(ctx.pool(), 0, h_.data());
+      for (int64_t d = 0; d < s_.dirs; ++d) {
+        const float* xin = xin_.data() + (d * rows + t_of[d] * s_.batch) * gh;
         if (s_.lstm) {
-          lstm_gates(p, xin);
+          lstm_gates(d, xin);
         } else {
-          gru_gates(ctx.pool(), p, xin);
+          gru_gates_zr(d, xin);
         }
-        h_.swap(next_h_);
-        c_.swap(next_c_);
-        if (out_seq) std::memcpy(out_seq + (t * s_.dirs + dir) * state, h_.data(), state * 4);
       }
-      std::memcpy(out_h + dir * state, h_.data(), state * 4);
-      if (out_c) std::memcpy(out_c + dir * state, c_.data(), state * 4);
+      if (!s_.lstm) {
+        // Without reset_after the new gate's recurrent term reads r * h (tmp_).
+        if (!s_.reset_after) recurrent_terms(ctx.pool(), 1, tmp_.data());
+        for (int64_t d = 0; d < s_.dirs; ++d) {
+          gru_gates_n(d, xin_.data() + (d * rows + t_of[d] * s_.batch) * gh);
+        }
+      }
+      h_.swap(next_h_);
+      c_.swap(next_c_);
+      if (out_seq) {
+        for (int64_t d = 0; d < s_.dirs; ++d) {
+          std::memcpy(out_seq + (t_of[d] * s_.dirs + d) * state, h_.data() + d * state, state * 4);
+        }
+      }
     }
+    std::memcpy(out_h, h_.data(), all * 4);
+    if (out_c) std::memcpy(out_c, c_.data(), all * 4);
     return Status::ok();
   }
 
@@ -164,23 +178,27 @@ class RecurrentF32Kernel final : public Kernel {
     }
   }
 
-  // rec_[bi][part.col + j] = (h_bi R^T)[part.col + j] + rb[part.col + j] for the batch rows of
-  // h (batch x hidden).
-  void recurrent_term(ThreadPool* pool, const PackedPart& part, const float* h) {
-    const int64_t gh = s_.gates * s_.hidden;
-    std::vector<GemmJob> jobs(1);
-    GemmJob& job = jobs[0];
-    job.m = s_.batch, job.n = part.n, job.k_per_tap = s_.hidden;
-    job.b_packed = part.data.data();
-    job.c = rec_.data() + part.col;
-    job.ldc = gh;
-    job.col_bias = rbias_ + part.col;
-    RowMajorA a;
-    a.a = {h};
-    a.lda = {s_.hidden};
-    a.rows = s_.batch;
-    a.mr = tile_.mr;
-    run_gemm(simd_, jobs, GemmEpilogue{}, a.fn(), GemmBFn{}, scratch_, pool, &tile_);
+  // For every direction d: rec_[d][bi][part.col + j] = (h_bi R_d^T)[part.col + j] +
+  // rb_d[part.col + j] for the batch rows of h + d * state (batch x hidden), part `part` of
+  // the packed R.
+  void recurrent_terms(ThreadPool* pool, int part, const float* h) {
+    const int64_t gh = s_.gates * s_.hidden, state = s_.batch * s_.hidden;
+    rec_jobs_.resize(s_.dirs);
+    rec_a_.a.resize(s_.dirs);
+    rec_a_.lda.assign(s_.dirs, s_.hidden);
+    rec_a_.rows = s_.batch;
+    rec_a_.mr = tile_.mr;
+    for (int64_t d = 0; d < s_.dirs; ++d) {
+      const PackedPart& pp = packed_[d].r[part];
+      GemmJob& job = rec_jobs_[d];
+      job.m = s_.batch, job.n = pp.n, job.k_per_tap = s_.hidden;
+      job.b_packed = pp.data.data();
+      job.c = rec_.data() + d * state * s_.gates + pp.col;
+      job.ldc = gh;
+      job.col_bias = packed_[d].rbias.data() + pp.col;
+      rec_a_.a[d] = h + d * state;
+    }
+    run_gemm(simd_, rec_jobs_, GemmEpilogue{}, rec_a_.fn(), GemmBFn{}, scratch_, pool, &tile_);
   }
 
   void activate(Act act, float* v, int64_t n) const {
@@ -189,16 +207,18 @@ class RecurrentF32Kernel final : public Kernel {
     simd_.unary(args, v, v, n);
   }
 
-  // One LSTM step for every batch row, as reference/recurrent.cc lstm_step in float32.
-  void lstm_gates(const PackedDirF32& p, const float* xin) {
-    const int64_t hs = s_.hidden, gh = 4 * hs;
+  // One LSTM step of direction d for every batch row, as reference/recurrent.cc lstm_step in
+  // float32.
+  void lstm_gates(int64_t d, const float* xin) {
+    const PackedDirF32& p = packed_[d];
+    const int64_t hs = s_.hidden, gh = 4 * hs, off = d * s_.batch * hs;
     const int64_t i_row = 0, o_row = s_.alt_layout ? hs : 3 * hs,
                   f_row = s_.alt_layout ? 2 * hs : hs, g_row = s_.alt_layout ? 3 * hs : 2 * hs;
     for (int64_t bi = 0; bi < s_.batch; ++bi) {
       const float* xb = xin + bi * gh;
-      const float* rb = rec_.data() + bi * gh;
-      float* pre = pre_.data() + bi * gh;
-      const float* cb = c_.data() + bi * hs;
+      const float* rb = rec_.data() + off * 4 + bi * gh;
+      float* pre = pre_.data() + off * 4 + bi * gh;
+      const float* cb = c_.data() + off + bi * hs;
       for (int64_t g = 0; g < gh; ++g) pre[g] = xb[g] + rb[g];
       if (p.has_peephole) {
         const float* pp = p.peephole.data();
@@ -212,42 +232,48 @@ class RecurrentF32Kernel final : public Kernel {
       activate(s_.acts[0], pre + f_row, hs);
       activate(s_.acts[0], pre + o_row, hs);
       activate(s_.acts[1], pre + g_row, hs);
-      float* nc = next_c_.data() + bi * hs;
+      float* nc = next_c_.data() + off + bi * hs;
       for (int64_t j = 0; j < hs; ++j) {
         const float fc = pre[f_row + j] * cb[j];
         const float ig = pre[i_row + j] * pre[g_row + j];
         nc[j] = fc + ig;
       }
-      float* t = tmp_.data() + bi * hs;
+      float* t = tmp_.data() + off + bi * hs;
       std::memcpy(t, nc, hs * 4);
       activate(s_.acts[2], t, hs);
-      float* nh = next_h_.data() + bi * hs;
+      float* nh = next_h_.data() + off + bi * hs;
       for (int64_t j = 0; j < hs; ++j) nh[j] = pre[o_row + j] * t[j];
     }
   }
 
-  // One GRU step for every batch row, as reference/recurrent.cc gru_step in float32.
-  void gru_gates(ThreadPool* pool, const PackedDirF32& p, const float* xin) {
-    const int64_t hs = s_.hidden, gh = 3 * hs;
-    const int64_t z_row = s_.alt_layout ? 0 : hs, r_row = s_.alt_layout ? hs : 0, n_row = 2 * hs;
+  // The z and r gates of a GRU step of direction d for every batch row (and r * h in tmp_
+  // when the new gate's recurrent term reads it), as reference/recurrent.cc gru_step in float32.
+  void gru_gates_zr(int64_t d, const float* xin) {
+    const int64_t hs = s_.hidden, gh = 3 * hs, off = d * s_.batch * hs;
+    const int64_t r_row = s_.alt_layout ? hs : 0;
     for (int64_t bi = 0; bi < s_.batch; ++bi) {
       const float* xb = xin + bi * gh;
-      const float* rb = rec_.data() + bi * gh;
-      float* pre = pre_.data() + bi * gh;
+      const float* rb = rec_.data() + off * 3 + bi * gh;
+      float* pre = pre_.data() + off * 3 + bi * gh;
       for (int64_t g = 0; g < 2 * hs; ++g) pre[g] = xb[g] + rb[g];
       activate(s_.acts[0], pre, 2 * hs);  // z and r, adjacent in both layouts
       if (!s_.reset_after) {
-        float* rh = tmp_.data() + bi * hs;
-        const float* hb = h_.data() + bi * hs;
+        float* rh = tmp_.data() + off + bi * hs;
+        const float* hb = h_.data() + off + bi * hs;
         for (int64_t j = 0; j < hs; ++j) rh[j] = pre[r_row + j] * hb[j];
       }
     }
-    // Without reset_after the new gate's recurrent term reads r * h (tmp_, batch x hidden).
-    if (!s_.reset_after) recurrent_term(pool, p.r[1], tmp_.data());
+  }
+
+  // The new gate and the next h of a GRU step of direction d (after gru_gates_zr and, without
+  // reset_after, the recurrent term of r * h).
+  void gru_gates_n(int64_t d, const float* xin) {
+    const int64_t hs = s_.hidden, gh = 3 * hs, off = d * s_.batch * hs;
+    const int64_t z_row = s_.alt_layout ? 0 : hs, r_row = s_.alt_layout ? hs : 0, n_row = 2 * hs;
     for (int64_t bi = 0; bi < s_.batch; ++bi) {
       const float* xb = xin + bi * gh;
-      const float* rb = rec_.data() + bi * gh;
-      float* pre = pre_.data() + bi * gh;
+      const float* rb = rec_.data() + off * 3 + bi * gh;
+      float* pre = pre_.data() + off * 3 + bi * gh;
       float* n = pre + n_row;
       if (s_.reset_after) {
         for (int64_t j = 0; j < hs; ++j) n[j] = xb[n_row + j] + pre[r_row + j] * rb[n_row + j];
@@ -256,8 +282,8 @@ class RecurrentF32Kernel final : public Kernel {
       }
       activate(s_.acts[1], n, hs);
       const float* z = pre + z_row;
-      const float* hb = h_.data() + bi * hs;
-      float* nh = next_h_.data() + bi * hs;
+      const float* hb = h_.data() + off + bi * hs;
+      float* nh = next_h_.data() + off + bi * hs;
       for (int64_t j = 0; j < hs; ++j) {
         const float keep = (1.0f - z[j]) * n[j];
         const float old = z[j] * hb[j];
@@ -271,8 +297,9 @@ class RecurrentF32Kernel final : public Kernel {
   GemmTile tile_;
   bool packed_at_build_ = false;
   std::vector<PackedDirF32> packed_;
-  const float* rbias_ = nullptr;  // the running direction's recurrent bias
   GemmScratch scratch_;
+  std::vector<GemmJob> rec_jobs_;
+  RowMajorA rec_a_;
   // Per-run scratch (a kernel runs on one dispatch at a time).
   std::vector<float> xin_, rec_, pre_, h_, c_, next_h_, next_c_, tmp_;
 };
