@@ -30,8 +30,19 @@ bool all_int32(const TensorView& a, const TensorView& b, const TensorView& out) 
 // complement arithmetic (reference/elementwise.cc int_binary).
 void int32_row(BinaryOpF op, const int32_t* a, int64_t as, const int32_t* b, int64_t bs,
                int32_t* out, int64_t n) {
+  // One loop per step pattern (steps are 0 or 1), each simple enough to vectorise.
   auto each = [&](auto f) {
-    for (int64_t i = 0; i < n; ++i) out[i] = f(a[i * as], b[i * bs]);
+    if (as == 1 && bs == 1) {
+      for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
+    } else if (as == 1) {
+      const int32_t y = b[0];
+      for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], y);
+    } else if (bs == 1) {
+      const int32_t x = a[0];
+      for (int64_t i = 0; i < n; ++i) out[i] = f(x, b[i]);
+    } else {
+      std::fill(out, out + n, f(a[0], b[0]));
+    }
   };
   auto wrap = [](uint32_t v) { return static_cast<int32_t>(v); };
   switch (op) {
