@@ -8,7 +8,9 @@
 // results are bit-identical to the reference's. What it saves is the reference's per-run
 // conversion of every weight to double and its scalar dot products: weights are transposed
 // once (at build when constant) so that each step is two vector GEMVs over contiguous gate
-// rows, and wide steps are split over the pool by gate columns.
+// rows, and wide steps are split over the pool by gate columns. make_recurrent_kernel (below)
+// parses the node once and hands large products with sigmoid gates to the float32 kernel
+// instead (recurrent_f32.cc, rule in recurrent_spec.h).
 #include <algorithm>
 #include <cmath>
 #include <string>
