@@ -327,6 +327,59 @@ def cases():
                 [1, cout, size, size],
             )
         )
+    # ddddocr's recogniser (common.onnx): the classifier Gemm over its 32 time steps with a
+    # constant 8210 x 1024 B (transB), and its bidirectional LSTM (hidden 512, 32 steps).
+    a = rng.standard_normal((32, 1024), dtype=np.float32)
+    w = (rng.standard_normal((8210, 1024)) * 0.03).astype(np.float32)
+    bias = rng.standard_normal(8210, dtype=np.float32)
+    out.append(
+        Case(
+            "gemm 32x1024 -> 8210 (constant B^T, bias; ddddocr)",
+            2 * 32 * 1024 * 8210,
+            {"a": a},
+            {"w": w, "bias": bias},
+            lambda g, o: g.gemm(o["a"], o["w"], c=o["bias"], b_transpose=True),
+            [helper.make_node("Gemm", ["a", "w", "bias"], ["y"], transB=1)],
+            [32, 8210],
+        )
+    )
+    steps, hid, inp = 32, 512, 512
+    x = rng.standard_normal((steps, 1, inp), dtype=np.float32)
+    w = (rng.standard_normal((2, 4 * hid, inp)) * 0.05).astype(np.float32)
+    r = (rng.standard_normal((2, 4 * hid, hid)) * 0.05).astype(np.float32)
+    bias = (rng.standard_normal((2, 8 * hid)) * 0.1).astype(np.float32)
+    out.append(
+        Case(
+            "lstm bidirectional 32 steps hidden 512 input 512 (ddddocr)",
+            2 * 2 * steps * 4 * hid * (inp + hid),
+            {"x": x},
+            {
+                "w": w,
+                "r": r,
+                "wb": bias[:, : 4 * hid].copy(),
+                "rb": bias[:, 4 * hid :].copy(),
+                "b": bias,
+            },
+            lambda g, o: g.lstm(
+                o["x"],
+                o["w"],
+                o["r"],
+                steps,
+                hid,
+                bias=o["wb"],
+                recurrent_bias=o["rb"],
+                direction="both",
+                layout="iofg",
+                return_sequence=True,
+            )[2],
+            [
+                helper.make_node(
+                    "LSTM", ["x", "w", "r", "b"], ["y"], direction="bidirectional", hidden_size=hid
+                )
+            ],
+            [steps, 2, 1, hid],
+        )
+    )
     return out
 
 

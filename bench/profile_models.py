@@ -11,13 +11,15 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from models import ALL_MODELS, Ours, model_cases
+from models import ALL_MODELS, WHEEL_MODELS, Ours, model_cases
 from webnn.profile import profile_table
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--models", nargs="+", default=ALL_MODELS, choices=ALL_MODELS)
+    parser.add_argument(
+        "--models", nargs="+", default=ALL_MODELS, choices=ALL_MODELS + WHEEL_MODELS
+    )
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--top", type=int, default=15)
     args = parser.parse_args()

@@ -1,11 +1,13 @@
-"""The cpu backend's lstm, lstmCell, gru and gruCell against the reference backend.
+"""The cpu backend's double lstm, lstmCell, gru and gruCell kernel against the reference backend.
 
-The cpu kernel does the reference's double operations in its order (see
+The double kernel does the reference's double operations in its order (see
 src/backends/cpu/recurrent.cc), so every output must be bit-identical, over random sizes
 (vector tails, hidden sizes wide enough to split a step over threads) and every option:
 directions, layouts, activations, reset_after, optional biases / peepholes / initial states
-(as constants or graph inputs), return_sequence. The last test reruns this file with the AVX2
-and generic kernels and with 1 and 3 threads.
+(as constants or graph inputs), return_sequence. Large products with sigmoid gates run on the
+float32 kernel instead (test_cpu_recurrent_f32.py): these tests pin the double one with
+WEBNN_RECURRENT_KERNEL=double. The last test reruns this file with the AVX2 and generic kernels
+and with 1 and 3 threads.
 """
 
 import numpy as np
@@ -104,7 +106,8 @@ def _case(rng, op, big=False):
 
 @pytest.mark.parametrize("op", ["lstm", "gru", "lstm_cell", "gru_cell"])
 @pytest.mark.parametrize("seed", range(12))
-def test_recurrent_bit_identical_to_reference(op, seed):
+def test_recurrent_bit_identical_to_reference(op, seed, monkeypatch):
+    monkeypatch.setenv("WEBNN_RECURRENT_KERNEL", "double")
     rng = np.random.default_rng(seed * 7 + len(op))
     args, options, arrays, as_input = _case(rng, op, big=seed == 11)
     got = _compute("cpu", op, args, options, arrays, as_input)
@@ -114,7 +117,8 @@ def test_recurrent_bit_identical_to_reference(op, seed):
         assert_ulp(g, w, 0)
 
 
-def test_recurrent_nan_and_inf_propagate_as_in_reference():
+def test_recurrent_nan_and_inf_propagate_as_in_reference(monkeypatch):
+    monkeypatch.setenv("WEBNN_RECURRENT_KERNEL", "double")
     rng = np.random.default_rng(5)
     args, options, arrays, as_input = _case(rng, "lstm")
     arrays["x"].flat[0] = np.nan

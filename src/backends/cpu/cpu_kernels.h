@@ -71,7 +71,8 @@ std::unique_ptr<Kernel> make_layout_transpose_kernel(const Node& node, const Com
                                                      const SimdKernels& simd);
 std::unique_ptr<Kernel> make_softmax_kernel(const Node& node, const CompileContext& cc,
                                             const SimdKernels& simd);
-// lstm, lstmCell, gru, gruCell (recurrent.cc): bit-identical to the reference.
+// lstm, lstmCell, gru, gruCell: in double, bit-identical to the reference (recurrent.cc), or
+// for large products with sigmoid gates in float32 (recurrent_f32.cc, recurrent_spec.h).
 std::unique_ptr<Kernel> make_recurrent_kernel(const Node& node, const CompileContext& cc,
                                               const SimdKernels& simd);
 // Per-tensor quantizeLinear / dequantizeLinear of (u)int8 (quantize_linear.cc).

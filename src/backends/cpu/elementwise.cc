@@ -254,7 +254,6 @@ std::unique_ptr<Kernel> make_elementwise_kernel(const Node& node, const CompileC
                                                 const SimdKernels& simd) {
   if (node.outputs.size() != 1) return nullptr;
   const TensorView& out = cc.view(OperandRef{node.outputs[0]});
-  if (out.data_type != DataType::kFloat32) return nullptr;
   BinaryOpF bop;
   if (binary_op(node.kind, &bop)) {
     const auto& p = node.as<BinaryParams>();
@@ -262,6 +261,7 @@ std::unique_ptr<Kernel> make_elementwise_kernel(const Node& node, const CompileC
     if (!k->init(cc.view(p.a), cc.view(p.b), out)) return nullptr;
     return k;
   }
+  if (out.data_type != DataType::kFloat32) return nullptr;
   UnaryArgs args;
   const bool vector = unary_args(node, &args);
   const bool scalar = cpu_scalar_unary_kind(node.kind);

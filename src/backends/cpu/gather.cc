@@ -39,8 +39,18 @@ bool read_indices(const TensorView& v, int64_t axis_size, std::vector<int64_t>* 
 template <class T>
 void gather_rows(const T* in, const int64_t* idx, T* out, int64_t count, int64_t axis_size,
                  int64_t b, int64_t e) {
-  // Output elements [b, e) of (outer, count) with inner == 1.
-  for (int64_t k = b; k < e; ++k) out[k] = in[k / count * axis_size + idx[k % count]];
+  // Output elements [b, e) of (outer, count) with inner == 1, a row at a time: one division
+  // per chunk, not two per element (they cost more than the copy: 0.3 GB/s on ORT's u8s8
+  // saturation gathers of [32 x 59392]).
+  int64_t row = b / count, col = b % count;
+  for (int64_t k = b; k < e; ++row, col = 0) {
+    const T* src = in + row * axis_size;
+    const int64_t* ix = idx + col;
+    const int64_t n = std::min(e - k, count - col);
+    T* dst = out + k;
+    for (int64_t j = 0; j < n; ++j) dst[j] = src[ix[j]];
+    k += n;
+  }
 }
 
 class GatherKernel final : public Kernel {

@@ -197,6 +197,13 @@ void run_gemm(const SimdKernels& simd, const std::vector<GemmJob>& jobs, const G
   const int64_t chunk_rows =
       chunked ? std::max<int64_t>(1, kChunkFloats / nb / mr) * mr : std::max<int64_t>(1, m);
 
+  // A few row tiles against a wide B (a classifier over a sequence: 32 rows x 8210 columns,
+  // K = 1024): each B panel is used by every row tile while it is in L1/L2, so B streams from
+  // memory once alongside the arithmetic instead of being re-read from L2 per row tile. Only
+  // for plain matrices (taps == 1: A's row table is rebuilt per tile); the tiles and their
+  // sums are the same either way.
+  const int64_t chunk_tiles = ceil_div(std::min(m, chunk_rows), mr);
+  const bool panel_outer = taps == 1 && chunk_tiles > 1 && chunk_tiles <= 8;
   auto run_task = [&](int64_t task, int thread) {
     const int64_t j = task / (m_blocks * n_blocks);
     const int64_t rest = task % (m_blocks * n_blocks);
@@ -245,19 +252,28 @@ void run_gemm(const SimdKernels& simd, const std::vector<GemmJob>& jobs, const G
           args.clamp = last && ep.clamp;
           args.lo = ep.lo;
           args.hi = ep.hi;
-          for (int64_t i = m0; i < m1; i += mr) {
-            const float* const* table = a_fn.fn(a_fn.ctx, j, i, table_scratch);
+          auto run_tile = [&](int64_t i, const float* const* table, int64_t jj) {
             args.a = table + t0 * mr;
             args.mr = static_cast<int>(std::min<int64_t>(mr, m1 - i));
             args.row_bias = first && job.row_bias ? job.row_bias + i : nullptr;
+            args.b = b_block + ((jj - n0) / nr) * panel_stride;
+            args.c = job.c + i * job.ldc + jj;
+            args.nr = static_cast<int>(std::min<int64_t>(nr, n1 - jj));
+            // The column bias joins the finished sum (last pass): C = A * B + bias, as a
+            // following add node would compute it, whatever the K blocking.
+            args.col_bias = last && job.col_bias ? job.col_bias + jj : nullptr;
+            micro.ukernel(args);
+          };
+          if (panel_outer) {
             for (int64_t jj = n0; jj < n1; jj += nr) {
-              args.b = b_block + ((jj - n0) / nr) * panel_stride;
-              args.c = job.c + i * job.ldc + jj;
-              args.nr = static_cast<int>(std::min<int64_t>(nr, n1 - jj));
-              // The column bias joins the finished sum (last pass): C = A * B + bias, as a
-              // following add node would compute it, whatever the K blocking.
-              args.col_bias = last && job.col_bias ? job.col_bias + jj : nullptr;
-              micro.ukernel(args);
+              for (int64_t i = m0; i < m1; i += mr) {
+                run_tile(i, a_fn.fn(a_fn.ctx, j, i, table_scratch), jj);
+              }
+            }
+          } else {
+            for (int64_t i = m0; i < m1; i += mr) {
+              const float* const* table = a_fn.fn(a_fn.ctx, j, i, table_scratch);
+              for (int64_t jj = n0; jj < n1; jj += nr) run_tile(i, table, jj);
             }
           }
         }

@@ -8,13 +8,16 @@
 // results are bit-identical to the reference's. What it saves is the reference's per-run
 // conversion of every weight to double and its scalar dot products: weights are transposed
 // once (at build when constant) so that each step is two vector GEMVs over contiguous gate
-// rows, and wide steps are split over the pool by gate columns.
+// rows, and wide steps are split over the pool by gate columns. make_recurrent_kernel (below)
+// parses the node once and hands large products with sigmoid gates to the float32 kernel
+// instead (recurrent_f32.cc, rule in recurrent_spec.h).
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/recurrent_spec.h"
 #include "ops/recurrent_activation.h"
 
 namespace webnn {
@@ -28,18 +31,6 @@ bool parse_acts(const OptStringList& names, std::vector<Act> defaults, std::vect
   if (parsed) *out = std::move(*parsed);
   return parsed.has_value();
 }
-
-struct RecurrentSpec {
-  bool lstm = true;
-  int64_t steps = 1, batch = 1, input = 1, hidden = 1, dirs = 1, gates = 4;
-  bool backward = false;    // direction "backward" (with dirs == 2 the second runs backward)
-  bool alt_layout = false;  // lstm "iofg" / gru "zrn" (the defaults of the spec)
-  bool reset_after = true;  // gru
-  bool return_sequence = false;
-  bool cell_op = false;  // lstmCell / gruCell: no direction axis, one step
-  std::vector<Act> acts;
-  OperandRef x, w, r, b, rb, peephole, h0, c0;
-};
 
 // A direction's weights, transposed to [in][gates * hidden] floats: gate row g's weights for
 // input k are at k * gh + g, so a step reads contiguous gate columns.
@@ -327,6 +318,7 @@ std::unique_ptr<Kernel> make_recurrent_kernel(const Node& node, const CompileCon
       cc.view(s.r).count != static_cast<uint64_t>(s.dirs * gh * s.hidden)) {
     return nullptr;
   }
+  if (recurrent_uses_f32(s)) return make_recurrent_f32_kernel(simd, std::move(s), cc);
   auto k = std::make_unique<RecurrentKernel>(simd, std::move(s));
   k->prepare(cc);
   return k;
