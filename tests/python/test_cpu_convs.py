@@ -66,6 +66,44 @@ def test_depthwise_register_reuse_rows(k, stride, rows):
 
 
 @pytest.mark.parametrize(
+    "c,kh,kw,stride,dilation,pads",
+    [
+        (107, 5, 5, 1, 1, [2, 2, 2, 2]),  # 8 + 4 + 1 vectors and a partial one (AVX2)
+        (72, 3, 3, 2, 1, [1, 0, 0, 1]),
+        (40, 7, 3, 1, 2, [3, 1, 2, 4]),
+        (200, 5, 3, 2, 2, [4, 4, 1, 3]),
+    ],
+)
+def test_depthwise_wide_channel_borders(c, kh, kw, stride, dilation, pads):
+    # Border pixels (taps in the padding) of many channels go several vectors at a time. A tap
+    # in the padding adds nothing, so the same convolution on the input zero-padded beforehand
+    # (every pixel then interior) must give the same bits.
+    rng = np.random.default_rng(c)
+    x = _data(rng, [1, 13, 29, c])
+    filt = _data(rng, [c, 1, kh, kw])
+    bias = _data(rng, [c])
+    options = {
+        "strides": [stride, stride],
+        "dilations": [dilation, dilation],
+        "padding": pads,
+        "groups": c,
+        "input_layout": "nhwc",
+    }
+    _check_conv(x, filt, bias, options, kh * kw)
+
+    def make(g, o, opts):
+        return g.conv2d(o["x"], o["w"], bias=o["b"], **opts)
+
+    consts = {"w": filt, "b": bias}
+    padded = np.pad(x, [(0, 0), (pads[0], pads[1]), (pads[2], pads[3]), (0, 0)])
+    got = _run("cpu", lambda g, o: make(g, o, options), {"x": x}, consts)
+    want = _run(
+        "cpu", lambda g, o: make(g, o, dict(options, padding=[0] * 4)), {"x": padded}, consts
+    )
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize(
     "cin,k,stride,pads,dilation",
     [
         (3, 3, 2, [1, 1, 1, 1], 1),  # the det / rec stem
