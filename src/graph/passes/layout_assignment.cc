@@ -1,5 +1,6 @@
-// Layout assignment, for the cpu backend: its convolutions run on NHWC data (an NCHW conv2d
-// transposes its input and output around the kernel on every run). Each NCHW conv2d becomes
+// Layout assignment, for the cpu backend: its convolutions run on NHWC data (an NCHW conv2d or
+// convTranspose2d transposes its input and output around the kernel on every run). Each NCHW
+// conv2d (likewise convTranspose2d) becomes
 //   transpose(NCHW -> NHWC) -> conv2d(nhwc) -> transpose(NHWC -> NCHW)
 // and, in one forward walk, transposes are sunk through the layout-agnostic nodes that follow
 // (element-wise ops, batch normalization, pools, resample2d, concat — their axes or constants
@@ -180,6 +181,16 @@ class LayoutWalk {
       }
       case OpKind::kConv2d: {
         auto& p = std::get<Conv2dParams>(node.params);
+        const OperandDesc& y = g_.desc(out);
+        if (p.input_layout != "nchw" || y.shape.size() != 4 || y.data_type != DataType::kFloat32) {
+          break;
+        }
+        p.input = {emit_transpose(p.input.id, kToNhwc)};
+        p.input_layout = "nhwc";
+        return emit_sunk(std::move(node), kToNchw);
+      }
+      case OpKind::kConvTranspose2d: {  // the same NHWC kernels (conv_transpose.cc)
+        auto& p = std::get<ConvTranspose2dParams>(node.params);
         const OperandDesc& y = g_.desc(out);
         if (p.input_layout != "nchw" || y.shape.size() != 4 || y.data_type != DataType::kFloat32) {
           break;
