@@ -149,14 +149,14 @@ class GlobalPoolKernel final : public Kernel {
     // every thread reads its share of each pixel. Each channel still sums its pixels in order,
     // so the split (shapes and thread count only) never changes a result.
     const int threads = ctx.pool() ? ctx.pool()->num_threads() : 1;
+    // One block per thread (a memory-bound pass: equal shares), of whole cache lines (16
+    // floats) where the channels allow.
+    const int64_t lines = (channels_ + 15) / 16;
     int64_t blocks = 1;
     if (threads > 1 && batch_ < 2 * threads && pixels_ * channels_ >= 16384) {
-      blocks = std::min<int64_t>((2 * threads + batch_ - 1) / batch_, (channels_ + 15) / 16);
-      blocks = std::max<int64_t>(blocks, 1);
+      blocks = std::max<int64_t>(1, std::min<int64_t>(threads, lines));
     }
-    // Whole cache lines (16 floats) per block where the channels allow.
-    const int64_t block_c =
-        std::max<int64_t>(1, ((channels_ + blocks - 1) / blocks + 15) / 16 * 16);
+    const int64_t block_c = std::max<int64_t>(1, (lines + blocks - 1) / blocks * 16);
     blocks = (channels_ + block_c - 1) / block_c;
     parallel_chunks(ctx.pool(), batch_ * blocks, 1, [&](int64_t begin, int64_t end) {
       for (int64_t u = begin; u < end; ++u) {
