@@ -330,6 +330,28 @@ def test_conv_transpose_head_stays_nhwc(k, pads):
     np.testing.assert_allclose(got, nchw, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("k,stride,keeps_nchw", [(2, 2, True), (3, 3, True), (4, 2, False)])
+def test_conv_transpose_to_few_channels_layout(k, stride, keeps_nchw):
+    """An NCHW convTranspose2d to 3 channels stays NCHW when its taps never overlap (the cpu
+    planar kernel runs it with the pixels as N); overlapping taps take the NHWC kernel."""
+    rng = np.random.default_rng(k)
+    w = rng.uniform(-0.4, 0.4, [20, 3, k, k]).astype(np.float32)
+    bias = rng.uniform(-1, 1, [3]).astype(np.float32)
+
+    def fn(b, x):
+        y = b.conv_transpose2d(x, b.constant(w), bias=b.constant(bias), strides=[stride] * 2)
+        return b.relu(y)
+
+    spec = _spec_from([1, 20, 7, 9], fn)
+    x = rng.uniform(-2, 2, spec.input_shape).astype(np.float32)
+    want, _ = _run(spec, "reference", "all", "all", x)
+    got, stats = _run(spec, "cpu", "all", "all", x)
+    assert stats["ops_after"].get("transpose", 0) == (0 if keeps_nchw else 2)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    unfused, _ = _run(spec, "cpu", UNFUSED, "none", x)
+    np.testing.assert_array_equal(got, unfused)
+
+
 def test_unknown_pass_name_is_a_clear_error():
     os.environ["WEBNN_PASSES"] = "dead_code,no_such_pass"
     try:
