@@ -73,6 +73,7 @@ def test_depthwise_register_reuse_rows(k, stride, rows):
         (72, 3, 3, 2, 1, [1, 0, 0, 1]),
         (40, 7, 3, 1, 2, [3, 1, 2, 4]),
         (200, 5, 3, 2, 2, [4, 4, 1, 3]),
+        (53, 3, 3, 1, 1, [1, 1, 1, 1]),  # 4 + 2 vectors and a partial one
     ],
 )
 def test_depthwise_wide_channel_borders(c, kh, kw, stride, dilation, pads):
