@@ -365,7 +365,16 @@ def test_unknown_pass_name_is_a_clear_error():
 
 @pytest.mark.parametrize("perm", [[0, 2, 3, 1], [0, 3, 1, 2]])
 @pytest.mark.parametrize(
-    "shape", [[1, 3, 48, 19], [2, 17, 5, 33], [1, 1, 1, 7], [3, 64, 9, 1], [2, 5, 40, 417]]
+    "shape",
+    [
+        [1, 3, 48, 19],
+        [2, 17, 5, 33],
+        [1, 1, 1, 7],
+        [3, 64, 9, 1],
+        [2, 5, 40, 417],
+        [2, 1, 161, 203],  # one channel: NCHW -> NHWC is a copy (and NHWC [2, 161, 203, 1] back)
+        [1, 161, 203, 1],
+    ],
 )
 def test_layout_transposes_match_numpy(perm, shape):
     """The cpu kernel of the NCHW <-> NHWC transposes that layout assignment leaves."""
