@@ -411,6 +411,29 @@ def test_global_pool(layout, method, size):
         assert_within(got, want, (size * size + 1) * EPS * mag.astype(np.float64))
 
 
+@pytest.mark.parametrize("method", ["global_average_pool", "global_max_pool"])
+@pytest.mark.parametrize("channels", [5, 37, 96, 200])
+def test_global_pool_nhwc_one_image(method, channels):
+    # One image: with several threads the channels are split into blocks of whole cache lines
+    # (the last one partial); each channel still sums its pixels in order.
+    rng = np.random.default_rng(channels)
+    x = rng.standard_normal([1, 41, 43, channels]).astype(np.float32)
+    got, want = _both(lambda g, o: getattr(g, method)(o["x"], layout="nhwc"), {"x": x})
+    if method == "global_max_pool":
+        assert_ulp(got, want, 0)
+    else:
+        mag = _run(
+            "reference", lambda g, o: g.global_average_pool(o["x"], layout="nhwc"), {"x": np.abs(x)}
+        )
+        assert_within(got, want, (41 * 43 + 1) * EPS * mag.astype(np.float64))
+    # The same channels as a per-channel sum in pixel order (what every split computes).
+    if method == "global_average_pool":
+        acc = np.zeros(channels, np.float32)
+        for row in x.reshape(-1, channels):
+            acc += row
+        np.testing.assert_array_equal(got.reshape(-1), acc / np.float32(41 * 43))
+
+
 # ---- runtime: fallbacks, dispatch in place, other ISAs and thread counts --------------------
 
 

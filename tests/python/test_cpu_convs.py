@@ -11,6 +11,7 @@ unfused graph. The last test reruns this file with the AVX2 and generic kernels 
 import numpy as np
 import pytest
 import rerun
+import webnn
 from test_cpu_backend import _check_conv, _data, _run
 
 
@@ -66,6 +67,45 @@ def test_depthwise_register_reuse_rows(k, stride, rows):
 
 
 @pytest.mark.parametrize(
+    "c,kh,kw,stride,dilation,pads",
+    [
+        (107, 5, 5, 1, 1, [2, 2, 2, 2]),  # 8 + 4 + 1 vectors and a partial one (AVX2)
+        (72, 3, 3, 2, 1, [1, 0, 0, 1]),
+        (40, 7, 3, 1, 2, [3, 1, 2, 4]),
+        (200, 5, 3, 2, 2, [4, 4, 1, 3]),
+        (53, 3, 3, 1, 1, [1, 1, 1, 1]),  # 4 + 2 vectors and a partial one
+    ],
+)
+def test_depthwise_wide_channel_borders(c, kh, kw, stride, dilation, pads):
+    # Border pixels (taps in the padding) of many channels go several vectors at a time. A tap
+    # in the padding adds nothing, so the same convolution on the input zero-padded beforehand
+    # (every pixel then interior) must give the same bits.
+    rng = np.random.default_rng(c)
+    x = _data(rng, [1, 13, 29, c])
+    filt = _data(rng, [c, 1, kh, kw])
+    bias = _data(rng, [c])
+    options = {
+        "strides": [stride, stride],
+        "dilations": [dilation, dilation],
+        "padding": pads,
+        "groups": c,
+        "input_layout": "nhwc",
+    }
+    _check_conv(x, filt, bias, options, kh * kw)
+
+    def make(g, o, opts):
+        return g.conv2d(o["x"], o["w"], bias=o["b"], **opts)
+
+    consts = {"w": filt, "b": bias}
+    padded = np.pad(x, [(0, 0), (pads[0], pads[1]), (pads[2], pads[3]), (0, 0)])
+    got = _run("cpu", lambda g, o: make(g, o, options), {"x": x}, consts)
+    want = _run(
+        "cpu", lambda g, o: make(g, o, dict(options, padding=[0] * 4)), {"x": padded}, consts
+    )
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize(
     "cin,k,stride,pads,dilation",
     [
         (3, 3, 2, [1, 1, 1, 1], 1),  # the det / rec stem
@@ -88,6 +128,58 @@ def test_conv2d_few_channels_padded_rows(cin, k, stride, pads, dilation, nhwc):
         "filter_layout": "hwio",
     }
     _check_conv(x, filt, _data(rng, [17]), options, cin * k * k)
+
+
+@pytest.mark.parametrize(
+    "cin,k,stride,pads,width",
+    [
+        (3, 7, 2, [3, 3, 3, 3], 23),  # a ResNet-style stem: two border columns left, one right
+        (2, 5, 1, [4, 1, 4, 1], 3),  # an image narrower than the filter: every column a border
+        (5, 3, 3, [0, 2, 0, 2], 10),
+    ],
+)
+def test_conv2d_few_channels_border_patches(cin, k, stride, pads, width):
+    # Few-channel windows read the input in place; border columns read zero-padded patches.
+    # Padding the input beforehand (every window then inside) must give the same bits, and a
+    # graph dispatched on two input tensors in turn must read each one's own pixels.
+    rng = np.random.default_rng(cin + k)
+    x = _data(rng, [2, 11, width, cin])
+    filt = _data(rng, [9, k, k, cin])
+    bias = _data(rng, [9])
+    options = {
+        "strides": [stride, stride],
+        "padding": pads,
+        "input_layout": "nhwc",
+        "filter_layout": "ohwi",
+    }
+    _check_conv(x, filt, bias, options, cin * k * k)
+
+    def make(g, o, opts):
+        return g.conv2d(o["x"], o["w"], bias=o["b"], **opts)
+
+    consts = {"w": filt, "b": bias}
+    padded = np.pad(x, [(0, 0), (pads[0], pads[1]), (pads[2], pads[3]), (0, 0)])
+    got = _run("cpu", lambda g, o: make(g, o, options), {"x": x}, consts)
+    want = _run(
+        "cpu", lambda g, o: make(g, o, dict(options, padding=[0] * 4)), {"x": padded}, consts
+    )
+    np.testing.assert_array_equal(got, want)
+
+    ctx = webnn.ML().create_context(accelerated=False, backend="cpu")
+    b = ctx.create_graph_builder()
+    ops = {"x": b.input("x", list(x.shape), "float32")}
+    ops.update({k: b.constant(v) for k, v in consts.items()})
+    graph = b.build({"y": make(b, ops, options)})
+    x2 = _data(rng, x.shape)
+    tensors = []
+    for v in (x, x2):
+        t = ctx.create_tensor(list(x.shape), "float32", writable=True)
+        ctx.write_tensor(t, v)
+        tensors.append(t)
+    y = ctx.create_tensor(list(got.shape), "float32", readable=True)
+    for t, v in [(tensors[0], x), (tensors[1], x2), (tensors[0], x)]:
+        ctx.dispatch(graph, {"x": t}, {"y": y})
+        np.testing.assert_array_equal(ctx.read_tensor(y), ctx.compute(graph, {"x": v})["y"])
 
 
 def test_conv2d_few_channels_runtime_filter_and_rerun():

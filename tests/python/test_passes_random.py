@@ -287,6 +287,71 @@ def test_conv_bn_act_block_is_fused_and_planned():
     assert stats["arena_bytes"] == 3 * 3200
 
 
+@pytest.mark.parametrize("k,pads", [(2, [0, 0, 0, 0]), (4, [1, 1, 1, 1]), (3, [1, 0, 0, 1])])
+def test_conv_transpose_head_stays_nhwc(k, pads):
+    """A DBNet-style head on NCHW data: conv, batch-norm, relu, two stride-2 convTranspose2d
+    (the last to one channel), sigmoid. Layout assignment runs the transposed convolutions on
+    NHWC too, so only the graph's input and output are transposed."""
+    rng = np.random.default_rng(k)
+    c = 19
+
+    def fn(b, x):
+        r = np.random.default_rng(k + 1)  # the same constants in every build
+
+        def const(*shape, lo=-0.4, hi=0.4):
+            return b.constant(r.uniform(lo, hi, shape).astype(np.float32))
+
+        def bn(y, ch):
+            return b.batch_normalization(
+                y, const(ch), const(ch, lo=0.5, hi=2), scale=const(ch), bias=const(ch)
+            )
+
+        opts = {"strides": [2, 2], "padding": pads}
+        y = b.relu(bn(b.conv2d(x, const(c, 5, 3, 3), padding=[1, 1, 1, 1]), c))
+        y = b.relu(bn(b.conv_transpose2d(y, const(c, c, k, k), bias=const(c), **opts), c))
+        return b.sigmoid(b.conv_transpose2d(y, const(c, 1, k, k), **opts))
+
+    spec = _spec_from([1, 5, 9, 11], fn)
+    x = rng.uniform(-2, 2, spec.input_shape).astype(np.float32)
+    want, _ = _run(spec, "reference", "all", "all", x)
+    got, stats = _run(spec, "cpu", "all", "all", x)
+    assert stats["ops_after"].get("transpose", 0) == 2
+    # Both convTranspose2d nodes write NHWC ([1, h, w, channels]).
+    b = _context("cpu").create_graph_builder()
+    graph = b.build({"y": spec.build(b, b.input("x", spec.input_shape, "float32"))})
+    graph.set_profiling(True)
+    _context("cpu").compute(graph, {"x": x})
+    shapes = [n["shape"] for n in graph.profile["nodes"] if n["op"].startswith("convTranspose")]
+    assert [s[3] for s in shapes] == [c, 1] and len(shapes) == 2
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    unfused, _ = _run(spec, "cpu", UNFUSED, "none", x)
+    np.testing.assert_array_equal(got, unfused)
+    nchw, _ = _run(spec, "cpu", "constant_folding,batch_norm_folding", "none", x)
+    np.testing.assert_allclose(got, nchw, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("k,stride,keeps_nchw", [(2, 2, True), (3, 3, True), (4, 2, False)])
+def test_conv_transpose_to_few_channels_layout(k, stride, keeps_nchw):
+    """An NCHW convTranspose2d to 3 channels stays NCHW when its taps never overlap (the cpu
+    planar kernel runs it with the pixels as N); overlapping taps take the NHWC kernel."""
+    rng = np.random.default_rng(k)
+    w = rng.uniform(-0.4, 0.4, [20, 3, k, k]).astype(np.float32)
+    bias = rng.uniform(-1, 1, [3]).astype(np.float32)
+
+    def fn(b, x):
+        y = b.conv_transpose2d(x, b.constant(w), bias=b.constant(bias), strides=[stride] * 2)
+        return b.relu(y)
+
+    spec = _spec_from([1, 20, 7, 9], fn)
+    x = rng.uniform(-2, 2, spec.input_shape).astype(np.float32)
+    want, _ = _run(spec, "reference", "all", "all", x)
+    got, stats = _run(spec, "cpu", "all", "all", x)
+    assert stats["ops_after"].get("transpose", 0) == (0 if keeps_nchw else 2)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    unfused, _ = _run(spec, "cpu", UNFUSED, "none", x)
+    np.testing.assert_array_equal(got, unfused)
+
+
 def test_unknown_pass_name_is_a_clear_error():
     os.environ["WEBNN_PASSES"] = "dead_code,no_such_pass"
     try:
@@ -300,7 +365,16 @@ def test_unknown_pass_name_is_a_clear_error():
 
 @pytest.mark.parametrize("perm", [[0, 2, 3, 1], [0, 3, 1, 2]])
 @pytest.mark.parametrize(
-    "shape", [[1, 3, 48, 19], [2, 17, 5, 33], [1, 1, 1, 7], [3, 64, 9, 1], [2, 5, 40, 417]]
+    "shape",
+    [
+        [1, 3, 48, 19],
+        [2, 17, 5, 33],
+        [1, 1, 1, 7],
+        [3, 64, 9, 1],
+        [2, 5, 40, 417],
+        [2, 1, 161, 203],  # one channel: NCHW -> NHWC is a copy (and NHWC [2, 161, 203, 1] back)
+        [1, 161, 203, 1],
+    ],
 )
 def test_layout_transposes_match_numpy(perm, shape):
     """The cpu kernel of the NCHW <-> NHWC transposes that layout assignment leaves."""

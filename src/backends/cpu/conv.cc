@@ -6,9 +6,11 @@
 //    in place through a table of per-tap pointers (padding taps point at zeros), B the packed
 //    filter. NCHW tensors are transposed to NHWC around it.
 //    With few input channels (a first RGB layer: 3 per tap) the micro-kernel would spend more
-//    time starting taps than multiplying, so the input is first copied into a zero-padded
-//    NHWC image: then the k_w taps of one filter row are k_w * in_c consecutive floats, and
-//    A has k_h taps of that length. B's rows (kh, kw, i) are the same either way.
+//    time starting taps than multiplying, so A has k_h taps of k_w * in_c floats: the k_w
+//    taps of one filter row are consecutive floats of the NHWC row. Windows inside the image
+//    read the input in place; the few border columns whose window crosses the left or right
+//    edge read a zero-padded copy of their k_w pixels (refreshed per run), rows in the padding
+//    read zeros. B's rows (kh, kw, i) are the same either way.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -83,16 +85,20 @@ class Conv2dKernel final : public Kernel {
       a_taps_ = padded_ ? s.k_h : s.taps();
       a_k_ = padded_ ? s.k_w * s.in_c : s.group_in;
       if (padded_) {
-        pad_rows_ = (s.out_h - 1) * s.stride_h + (s.k_h - 1) * s.dil_h + 1;
-        pad_cols_ = (s.out_w - 1) * s.stride_w + s.k_w;
+        // Output columns whose window crosses an edge of the image get a patch per input row.
+        border_index_.assign(static_cast<size_t>(s.out_w), -1);
+        for (int64_t ow = 0; ow < s.out_w; ++ow) {
+          const int64_t iw0 = ow * s.stride_w - s.pad_left;
+          if (iw0 < 0 || iw0 + s.k_w > s.in_w) border_index_[ow] = borders_++;
+        }
         uint64_t floats = 0;
-        if (__builtin_mul_overflow(static_cast<uint64_t>(s.batch * pad_rows_),
-                                   static_cast<uint64_t>(pad_cols_ * s.in_c), &floats)) {
+        if (__builtin_mul_overflow(static_cast<uint64_t>(s.batch * s.in_h),
+                                   static_cast<uint64_t>(borders_ * a_k_), &floats)) {
           return false;
         }
         // Zero once: runs write only the image's pixels, the padding stays zero.
-        padded_x_.reserve(static_cast<size_t>(std::max<uint64_t>(1, floats)));
-        padded_x_.zero();
+        patches_.reserve(static_cast<size_t>(std::max<uint64_t>(1, floats)));
+        patches_.zero();
       }
       zero_.reserve(static_cast<size_t>(a_k_ + 16));
       zero_.zero();
@@ -295,7 +301,7 @@ class Conv2dKernel final : public Kernel {
 
   // Pointers to the input pixel of each (output pixel, tap) of tile t (tile_.mr pixels):
   // dst[tap * tile_.mr + r]; taps in the padding and pixels past the end point at zeros.
-  // Padded rows: one pointer per filter row, into padded_x_ (x is then padded_x_).
+  // Padded rows: one pointer per filter row, into x, a border patch or the zeros.
   void fill_tile(const float* x, int64_t t, const float** dst) const {
     const ConvShape& s = s_;
     const int mr = tile_.mr;
@@ -303,10 +309,16 @@ class Conv2dKernel final : public Kernel {
       for (int r = 0; r < mr; ++r) {
         const int64_t m = t * mr + r;
         const int64_t n = m / s.pixels(), oh = (m % s.pixels()) / s.out_w, ow = m % s.out_w;
-        const float* base =
-            x + ((n * pad_rows_ + oh * s.stride_h) * pad_cols_ + ow * s.stride_w) * s.in_c;
+        const int64_t iw0 = ow * s.stride_w - s.pad_left;
         for (int64_t kh = 0; kh < s.k_h; ++kh) {
-          dst[kh * mr + r] = m < m_ ? base + kh * s.dil_h * pad_cols_ * s.in_c : zero_.data();
+          const int64_t ih = oh * s.stride_h - s.pad_top + kh * s.dil_h;
+          const float* q = zero_.data();
+          if (m < m_ && ih >= 0 && ih < s.in_h) {
+            const int64_t b = border_index_[ow];
+            q = b >= 0 ? patches_.data() + ((n * s.in_h + ih) * borders_ + b) * a_k_
+                       : x + ((n * s.in_h + ih) * s.in_w + iw0) * s.in_c;
+          }
+          dst[kh * mr + r] = q;
         }
       }
       return;
@@ -334,18 +346,25 @@ class Conv2dKernel final : public Kernel {
     table_input_ = x;
   }
 
-  // The image's pixels that the windows reach, into padded_x_ (its padding stays zero).
-  void pad_input(const float* x, ThreadPool* pool) {
+  // The border patches: for each input row and border column, the k_w pixels of its window
+  // that are inside the image (the rest of the patch stays zero).
+  void fill_patches(const float* x, ThreadPool* pool) {
     const ConvShape& s = s_;
-    const int64_t c_lo = std::clamp<int64_t>(s.pad_left, 0, pad_cols_);
-    const int64_t c_hi = std::clamp<int64_t>(s.pad_left + s.in_w, c_lo, pad_cols_);
-    const size_t row_bytes = static_cast<size_t>((c_hi - c_lo) * s.in_c) * sizeof(float);
-    parallel_chunks(pool, s.batch * pad_rows_, 64, [&](int64_t begin, int64_t end) {
+    if (borders_ == 0) return;
+    parallel_chunks(pool, s.batch * s.in_h, 64, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
-        const int64_t n = i / pad_rows_, ih = i % pad_rows_ - s.pad_top;
-        if (ih < 0 || ih >= s.in_h || row_bytes == 0) continue;
-        std::memcpy(padded_x_.data() + (i * pad_cols_ + c_lo) * s.in_c,
-                    x + ((n * s.in_h + ih) * s.in_w + (c_lo - s.pad_left)) * s.in_c, row_bytes);
+        const float* row = x + i * s.in_w * s.in_c;
+        for (int64_t ow = 0; ow < s.out_w; ++ow) {
+          const int64_t b = border_index_[ow];
+          if (b < 0) continue;
+          const int64_t iw0 = ow * s.stride_w - s.pad_left;
+          const int64_t lo = std::max<int64_t>(0, -iw0);
+          const int64_t hi = std::min<int64_t>(s.k_w, s.in_w - iw0);
+          if (lo >= hi) continue;
+          std::memcpy(patches_.data() + (i * borders_ + b) * a_k_ + lo * s.in_c,
+                      row + (iw0 + lo) * s.in_c,
+                      static_cast<size_t>((hi - lo) * s.in_c) * sizeof(float));
+        }
       }
     });
   }
@@ -356,10 +375,7 @@ class Conv2dKernel final : public Kernel {
       transpose_batch(simd_, x, s.batch, s.in_c, s.in_h * s.in_w, in_nhwc_.data(), pool);
       x = in_nhwc_.data();
     }
-    if (padded_) {
-      pad_input(x, pool);
-      x = padded_x_.data();
-    }
+    if (padded_) fill_patches(x, pool);
     if (precompute_table_ && x != table_input_) build_table(x);
     float* out = s.nhwc ? y : out_nhwc_.data();
     jobs_.resize(static_cast<size_t>(s.groups));
@@ -422,10 +438,11 @@ class Conv2dKernel final : public Kernel {
   int64_t m_ = 0;
   AlignedFloats zero_, in_nhwc_, out_nhwc_;
   bool precompute_table_ = true;
-  bool padded_ = false;           // A read from a zero-padded copy of the input (few channels)
-  int64_t a_taps_ = 0, a_k_ = 0;  // A's taps and floats per tap
-  int64_t pad_rows_ = 0, pad_cols_ = 0;
-  AlignedFloats padded_x_;
+  bool padded_ = false;                // A taps are filter rows (few channels)
+  int64_t a_taps_ = 0, a_k_ = 0;       // A's taps and floats per tap
+  std::vector<int64_t> border_index_;  // per output column: its patch, or -1 (inside)
+  int64_t borders_ = 0;
+  AlignedFloats patches_;
   std::vector<const float*> table_;
   const float* table_input_ = nullptr;
   std::vector<GemmJob> jobs_;

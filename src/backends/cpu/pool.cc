@@ -145,20 +145,35 @@ class GlobalPoolKernel final : public Kernel {
                       });
       return Status::ok();
     }
-    parallel_chunks(ctx.pool(), batch_, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t n = begin; n < end; ++n) {
-        float* acc = y + n * channels_;
-        std::fill(acc, acc + channels_, max_ ? -INFINITY : 0.0f);
-        const float* img = x + n * pixels_ * channels_;
+    // Tasks are (image, block of channels): with one image the channels are split so that
+    // every thread reads its share of each pixel. Each channel still sums its pixels in order,
+    // so the split (shapes and thread count only) never changes a result.
+    const int threads = ctx.pool() ? ctx.pool()->num_threads() : 1;
+    // One block per thread (a memory-bound pass: equal shares), of whole cache lines (16
+    // floats) where the channels allow.
+    const int64_t lines = (channels_ + 15) / 16;
+    int64_t blocks = 1;
+    if (threads > 1 && batch_ < 2 * threads && pixels_ * channels_ >= 16384) {
+      blocks = std::max<int64_t>(1, std::min<int64_t>(threads, lines));
+    }
+    const int64_t block_c = std::max<int64_t>(1, (lines + blocks - 1) / blocks * 16);
+    blocks = (channels_ + block_c - 1) / block_c;
+    parallel_chunks(ctx.pool(), batch_ * blocks, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t u = begin; u < end; ++u) {
+        const int64_t n = u / blocks, c0 = (u % blocks) * block_c;
+        const int64_t count = std::min(block_c, channels_ - c0);
+        float* acc = y + n * channels_ + c0;
+        std::fill(acc, acc + count, max_ ? -INFINITY : 0.0f);
+        const float* img = x + n * pixels_ * channels_ + c0;
         for (int64_t p = 0; p < pixels_; ++p) {
           if (max_) {
-            simd_.row_max(img + p * channels_, acc, channels_);
+            simd_.row_max(img + p * channels_, acc, count);
           } else {
-            simd_.row_add(img + p * channels_, acc, channels_);
+            simd_.row_add(img + p * channels_, acc, count);
           }
         }
         if (!max_) {
-          for (int64_t c = 0; c < channels_; ++c) acc[c] /= divisor;
+          for (int64_t c = 0; c < count; ++c) acc[c] /= divisor;
         }
       }
     });

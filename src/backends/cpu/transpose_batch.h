@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "backends/cpu/cpu_kernels.h"
 
@@ -29,6 +30,15 @@ void for_each_line_range(ThreadPool* pool, int64_t count, int64_t len, int64_t g
 inline void transpose_batch(const SimdKernels& simd, const float* a, int64_t count, int64_t rows,
                             int64_t cols, float* out, ThreadPool* pool) {
   const int64_t size = rows * cols;
+  if (rows == 1 || cols == 1) {
+    // A vector transposed is the same floats in the same order (one channel to or from NHWC,
+    // e.g. a detector's probability map): a copy.
+    if (out == a) return;
+    parallel_chunks(pool, count * size, 16384, [&](int64_t begin, int64_t end) {
+      std::memcpy(out + begin, a + begin, static_cast<size_t>(end - begin) * sizeof(float));
+    });
+    return;
+  }
   if (rows < 8) {
     // Few rows (an RGB image to NHWC): split over columns, every row interleaved at once.
     const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, rows));

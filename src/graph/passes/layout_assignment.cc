@@ -1,5 +1,6 @@
-// Layout assignment, for the cpu backend: its convolutions run on NHWC data (an NCHW conv2d
-// transposes its input and output around the kernel on every run). Each NCHW conv2d becomes
+// Layout assignment, for the cpu backend: its convolutions run on NHWC data (an NCHW conv2d or
+// convTranspose2d transposes its input and output around the kernel on every run). Each NCHW
+// conv2d (likewise convTranspose2d) becomes
 //   transpose(NCHW -> NHWC) -> conv2d(nhwc) -> transpose(NHWC -> NCHW)
 // and, in one forward walk, transposes are sunk through the layout-agnostic nodes that follow
 // (element-wise ops, batch normalization, pools, resample2d, concat — their axes or constants
@@ -7,6 +8,7 @@
 // What remains are transposes where the graph's layout is observed (its inputs and outputs,
 // or an op this pass does not move through). Element-wise results are unchanged (the same
 // values meet); convolutions may sum in another order (tested against the reference).
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <unordered_map>
@@ -188,6 +190,17 @@ class LayoutWalk {
         p.input_layout = "nhwc";
         return emit_sunk(std::move(node), kToNchw);
       }
+      case OpKind::kConvTranspose2d: {  // the same NHWC kernels (conv_transpose.cc)
+        auto& p = std::get<ConvTranspose2dParams>(node.params);
+        const OperandDesc& y = g_.desc(out);
+        if (p.input_layout != "nchw" || y.shape.size() != 4 || y.data_type != DataType::kFloat32) {
+          break;
+        }
+        if (keeps_planar_nchw(p, y)) break;
+        p.input = {emit_transpose(p.input.id, kToNhwc)};
+        p.input_layout = "nhwc";
+        return emit_sunk(std::move(node), kToNchw);
+      }
       default:
         break;
     }
@@ -309,6 +322,21 @@ class LayoutWalk {
   }
 
   void keep(Node node) { g_.nodes.push_back(std::move(node)); }
+
+  // An NCHW convTranspose2d whose taps never overlap, with 2-15 output channels per group
+  // (e.g. a segmentation head's 64 -> 3): the cpu planar kernel makes the pixels its GEMM's N,
+  // where the NHWC kernel's N would be those few channels, so it stays NCHW. (With one output
+  // channel both layouts are the same planar kernel, and more channels fill the NHWC tiles.)
+  bool keeps_planar_nchw(const ConvTranspose2dParams& p, const OperandDesc& y) const {
+    const Shape& f = g_.desc(p.filter.id).shape;
+    const size_t h = p.filter_layout.find('h'), w = p.filter_layout.find('w');
+    if (f.size() != 4 || h == std::string::npos || w == std::string::npos) return false;
+    const int64_t per_group = y.shape[1].value / std::max<int64_t>(1, p.groups);
+    auto at = [](const OptIntList& l, size_t i) { return l && l->size() > i ? (*l)[i] : 1; };
+    const bool apart = (f[h].value - 1) * at(p.dilations, 0) < at(p.strides, 0) &&
+                       (f[w].value - 1) * at(p.dilations, 1) < at(p.strides, 1);
+    return apart && per_group > 1 && per_group < 16;
+  }
 
   void keep_transpose(Node node) {
     const auto& p = node.as<TransposeParams>();
