@@ -47,16 +47,18 @@ OPERAND_OPTIONS = {
 }
 
 
-def _case(rng, op, big=False):
+def random_case(rng, op, sizes=((1, 40), (1, 40), (1, 5)), weight_scale=None, acts=ACTS):
+    """A random op(args, **options) with every option drawn: sizes are the (input, hidden,
+    steps) ranges, weights scaled by weight_scale(fan_in) (default 0.3), activations from
+    `acts` (the gate activation forced to sigmoid when sigmoid is the first of them and relu
+    is not among them, the float32 kernel's rule)."""
     lstm = op.startswith("lstm")
     cell = op.endswith("_cell")
     gates = 4 if lstm else 3
-    steps = 1 if cell else int(rng.integers(1, 5))
+    (inp_range, hid_range, steps_range) = sizes
+    steps = 1 if cell else int(rng.integers(*steps_range))
     batch = int(rng.integers(1, 4))
-    if big:
-        inp, hid = int(rng.integers(120, 200)), int(rng.integers(130, 260))
-    else:
-        inp, hid = int(rng.integers(1, 40)), int(rng.integers(1, 40))
+    inp, hid = int(rng.integers(*inp_range)), int(rng.integers(*hid_range))
     direction = "forward" if cell else str(rng.choice(["forward", "backward", "both"]))
     dirs = 2 if direction == "both" else 1
     lead = [] if cell else [dirs]
@@ -66,9 +68,10 @@ def _case(rng, op, big=False):
         arrays[name] = (rng.standard_normal(shape) * scale).astype(np.float32)
         return name
 
+    scale = weight_scale or (lambda fan_in: 0.3)
     x = data("x", [batch, inp] if cell else [steps, batch, inp])
-    w = data("w", lead + [gates * hid, inp], 0.3)
-    r = data("r", lead + [gates * hid, hid], 0.3)
+    w = data("w", lead + [gates * hid, inp], scale(inp))
+    r = data("r", lead + [gates * hid, hid], scale(hid))
     options = {}
     if rng.integers(2):
         options["bias"] = data("b", lead + [gates * hid])
@@ -76,13 +79,17 @@ def _case(rng, op, big=False):
         options["recurrent_bias"] = data("rb", lead + [gates * hid])
     if lstm and rng.integers(2):
         options["peephole_weight"] = data("peep", lead + [3 * hid])
+    gate_sigmoid = acts[0] == "sigmoid" and "relu" not in acts
+    count = 3 if lstm else 2
+    chosen = [str(a) for a in rng.choice(acts, count)]
+    if gate_sigmoid:
+        chosen[0] = "sigmoid"
     if lstm:
         options["layout"] = str(rng.choice(["iofg", "ifgo"]))
-        options["activations"] = [str(a) for a in rng.choice(ACTS, 3)]
     else:
         options["layout"] = str(rng.choice(["zrn", "rzn"]))
         options["reset_after"] = bool(rng.integers(2))
-        options["activations"] = [str(a) for a in rng.choice(ACTS, 2)]
+    options["activations"] = chosen
     if rng.integers(3) == 0:
         del options["activations"]
     if cell:
@@ -102,6 +109,11 @@ def _case(rng, op, big=False):
     # Each array independently a graph input (packed per run) or a constant (packed at build).
     as_input = {k for k in arrays if k == "x" or rng.integers(3) == 0}
     return args, options, arrays, as_input
+
+
+def _case(rng, op, big=False):
+    sizes = ((120, 200), (130, 260), (1, 5)) if big else ((1, 40), (1, 40), (1, 5))
+    return random_case(rng, op, sizes)
 
 
 @pytest.mark.parametrize("op", ["lstm", "gru", "lstm_cell", "gru_cell"])

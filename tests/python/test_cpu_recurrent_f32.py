@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import rerun
 from test_cpu_backend import _context, assert_ulp
-from test_cpu_recurrent import _compute
+from test_cpu_recurrent import _compute, random_case
 from wpt_runner import check_case, load_cases
 
 BOUND = 3e-5
@@ -24,57 +24,10 @@ BOUNDED = ["sigmoid", "tanh"]
 
 
 def _case(rng, op, hid_range=(1, 80), inp_range=(1, 80), steps_range=(1, 6)):
-    lstm = op.startswith("lstm")
-    cell = op.endswith("_cell")
-    gates = 4 if lstm else 3
-    steps = 1 if cell else int(rng.integers(*steps_range))
-    batch = int(rng.integers(1, 4))
-    inp, hid = int(rng.integers(*inp_range)), int(rng.integers(*hid_range))
-    direction = "forward" if cell else str(rng.choice(["forward", "backward", "both"]))
-    dirs = 2 if direction == "both" else 1
-    lead = [] if cell else [dirs]
-    arrays = {}
-
-    def data(name, shape, scale=1.0):
-        arrays[name] = (rng.standard_normal(shape) * scale).astype(np.float32)
-        return name
-
     # Weights scaled so that the gates' inputs are of order one (neither saturated nor tiny).
-    x = data("x", [batch, inp] if cell else [steps, batch, inp])
-    w = data("w", lead + [gates * hid, inp], 1.5 / np.sqrt(inp))
-    r = data("r", lead + [gates * hid, hid], 1.5 / np.sqrt(hid))
-    options = {}
-    if rng.integers(2):
-        options["bias"] = data("b", lead + [gates * hid])
-    if rng.integers(2):
-        options["recurrent_bias"] = data("rb", lead + [gates * hid])
-    if lstm and rng.integers(2):
-        options["peephole_weight"] = data("peep", lead + [3 * hid])
-    if lstm:
-        options["layout"] = str(rng.choice(["iofg", "ifgo"]))
-        options["activations"] = ["sigmoid"] + [str(a) for a in rng.choice(BOUNDED, 2)]
-    else:
-        options["layout"] = str(rng.choice(["zrn", "rzn"]))
-        options["reset_after"] = bool(rng.integers(2))
-        options["activations"] = ["sigmoid", str(rng.choice(BOUNDED))]
-    if rng.integers(3) == 0:
-        del options["activations"]
-    if cell:
-        h = data("h", [batch, hid])
-        args = [x, w, r, h]
-        if lstm:
-            args.append(data("c", [batch, hid]))
-        args.append(hid)
-    else:
-        args = [x, w, r, steps, hid]
-        options["direction"] = direction
-        options["return_sequence"] = bool(rng.integers(2))
-        if rng.integers(2):
-            options["initial_hidden_state"] = data("h0", [dirs, batch, hid])
-        if lstm and rng.integers(2):
-            options["initial_cell_state"] = data("c0", [dirs, batch, hid])
-    as_input = {k for k in arrays if k == "x" or rng.integers(3) == 0}
-    return args, options, arrays, as_input
+    return random_case(
+        rng, op, (inp_range, hid_range, steps_range), lambda fan_in: 1.5 / np.sqrt(fan_in), BOUNDED
+    )
 
 
 def _assert_within_bound(got, want):

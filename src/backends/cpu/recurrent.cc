@@ -60,23 +60,16 @@ class RecurrentKernel final : public Kernel {
 
   // Packs the weights now when all of them are constants (else at every run).
   void prepare(const CompileContext& cc) {
-    packed_at_build_ = cc.is_constant(s_.w) && cc.is_constant(s_.r) &&
-                       (!s_.b.present() || cc.is_constant(s_.b)) &&
-                       (!s_.rb.present() || cc.is_constant(s_.rb)) &&
-                       (!s_.peephole.present() || cc.is_constant(s_.peephole));
+    packed_at_build_ = s_.weights_constant(cc);
     if (packed_at_build_) pack([&](OperandRef ref) { return cc.view(ref).as<float>(); });
   }
 
   Status run(KernelContext& ctx) override {
     if (!packed_at_build_) pack([&](OperandRef ref) { return ctx.in(ref).as<float>(); });
     const int64_t hs = s_.hidden, state = s_.batch * hs, gh = s_.gates * hs;
-    const float* x = ctx.in(s_.x).as<float>();
-    const float* h0 = s_.h0.present() ? ctx.in(s_.h0).as<float>() : nullptr;
-    const float* c0 = s_.c0.present() ? ctx.in(s_.c0).as<float>() : nullptr;
-    // Outputs: lstm (h, c[, sequence]), gru (h[, sequence]), lstmCell (h, c), gruCell (h).
-    float* out_h = ctx.out(0).as<float>();
-    float* out_c = s_.lstm ? ctx.out(1).as<float>() : nullptr;
-    float* out_seq = s_.return_sequence ? ctx.out(s_.lstm ? 2 : 1).as<float>() : nullptr;
+    const RecurrentIo io(s_, ctx);
+    const float *x = io.x, *h0 = io.h0, *c0 = io.c0;
+    float *out_h = io.out_h, *out_c = io.out_c, *out_seq = io.out_seq;
     h_.resize(state);
     c_.resize(state);
     next_h_.resize(state);

@@ -26,6 +26,27 @@ struct RecurrentSpec {
   double macs() const {
     return static_cast<double>(steps) * batch * dirs * gates * hidden * (input + hidden);
   }
+
+  // Whether every weight is a constant, so that a kernel packs them once at build.
+  bool weights_constant(const CompileContext& cc) const {
+    return cc.is_constant(w) && cc.is_constant(r) && (!b.present() || cc.is_constant(b)) &&
+           (!rb.present() || cc.is_constant(rb)) &&
+           (!peephole.present() || cc.is_constant(peephole));
+  }
+};
+
+// One run's tensors: lstm (h, c[, sequence]), gru (h[, sequence]), lstmCell (h, c), gruCell (h).
+struct RecurrentIo {
+  const float *x, *h0, *c0;
+  float *out_h, *out_c, *out_seq;
+
+  RecurrentIo(const RecurrentSpec& s, KernelContext& ctx)
+      : x(ctx.in(s.x).as<float>()),
+        h0(s.h0.present() ? ctx.in(s.h0).as<float>() : nullptr),
+        c0(s.c0.present() ? ctx.in(s.c0).as<float>() : nullptr),
+        out_h(ctx.out(0).as<float>()),
+        out_c(s.lstm ? ctx.out(1).as<float>() : nullptr),
+        out_seq(s.return_sequence ? ctx.out(s.lstm ? 2 : 1).as<float>() : nullptr) {}
 };
 
 // Whether the spec runs on the float32 kernel: sigmoid gates, sigmoid / tanh candidates and
