@@ -6,6 +6,7 @@ grouped matrix product."""
 import numpy as np
 
 from .registry import op
+from .sampling import gather_clamped
 
 
 @op("DeformConv")
@@ -45,15 +46,7 @@ def deform_conv(n):
     base_w = np.tile(base_w, oh).reshape(1, 1, P)
 
     def corner(yy, xx, weight):
-        inside = bl.logical_and(
-            bl.logical_and(bl.greater_or_equal(yy, c(0.0)), bl.lesser_or_equal(yy, c(H - 1.0))),
-            bl.logical_and(bl.greater_or_equal(xx, c(0.0)), bl.lesser_or_equal(xx, c(W - 1.0))),
-        )
-        yc = bl.clamp(yy, min_value=0.0, max_value=float(H - 1))
-        xc = bl.clamp(xx, min_value=0.0, max_value=float(W - 1))
-        flat = bl.cast(bl.add(bl.mul(yc, c(float(W))), xc), "int32")
-        index = bl.expand(bl.reshape(flat, [N, og, 1, P]), [N, og, cg, P])
-        values = bl.gather_elements(xg, index, 3)
+        values, inside = gather_clamped(n, xg, [yy, xx], [H, W], [N, og], cg)
         w = bl.where(inside, weight, c(0.0))
         return bl.mul(values, bl.reshape(w, [N, og, 1, P]))
 

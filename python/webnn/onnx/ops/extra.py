@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from .registry import op
+from .sampling import gather_clamped
 from .util import norm_axis
 
 
@@ -214,7 +215,7 @@ def grid_sample(n):
         y = bl.clamp(y, min_value=0.0, max_value=float(H - 1))
 
     def sample(xi, yi):
-        return _sample(bl, c, flat, xi, yi, (N, C, H, W, Ho, Wo), dt)
+        return _sample(n, flat, [yi, xi], [H, W], dt)
 
     if mode == "nearest":
         out = sample(bl.round_even(x), bl.round_even(y))
@@ -279,18 +280,8 @@ def _grid_sample_3d(n):
     x, y, z = coord(0, W), coord(1, H), coord(2, D)
     flat = bl.reshape(n.x(0), [N, C, D * H * W])
 
-    def inside(v, size):
-        return bl.logical_and(bl.greater_or_equal(v, c(0.0)), bl.lesser_or_equal(v, c(size - 1.0)))
-
     def sample(xi, yi, zi):
-        ok = bl.logical_and(bl.logical_and(inside(xi, W), inside(yi, H)), inside(zi, D))
-        xc = bl.clamp(xi, min_value=0.0, max_value=float(W - 1))
-        yc = bl.clamp(yi, min_value=0.0, max_value=float(H - 1))
-        zc = bl.clamp(zi, min_value=0.0, max_value=float(D - 1))
-        index = bl.add(bl.add(bl.mul(zc, c(float(H * W))), bl.mul(yc, c(float(W)))), xc)
-        index = bl.expand(bl.reshape(bl.cast(index, "int32"), [N, 1, P]), [N, C, P])
-        values = bl.gather_elements(flat, index, 2)
-        return bl.mul(values, bl.reshape(bl.cast(ok, dt), [N, 1, P]))
+        return _sample(n, flat, [zi, yi, xi], [D, H, W], dt)
 
     if mode == "nearest":
         out = sample(bl.round_even(x), bl.round_even(y), bl.round_even(z))
@@ -310,20 +301,13 @@ def _grid_sample_3d(n):
     return bl.reshape(out, [N, C, Do, Ho, Wo])
 
 
-def _sample(bl, c, flat, xi, yi, dims, dt):
-    """X at integer positions xi, yi (float tensors [N, P]); 0 outside the image."""
-    N, C, H, W, Ho, Wo = dims
-    inside = bl.logical_and(
-        bl.logical_and(bl.greater_or_equal(xi, c(0.0)), bl.lesser_or_equal(xi, c(W - 1.0))),
-        bl.logical_and(bl.greater_or_equal(yi, c(0.0)), bl.lesser_or_equal(yi, c(H - 1.0))),
-    )
-    xc = bl.clamp(xi, min_value=0.0, max_value=float(W - 1))
-    yc = bl.clamp(yi, min_value=0.0, max_value=float(H - 1))
-    index = bl.cast(bl.add(bl.mul(yc, c(float(W))), xc), "int32")
-    index = bl.expand(bl.reshape(index, [N, 1, Ho * Wo]), [N, C, Ho * Wo])
-    values = bl.gather_elements(flat, index, 2)
-    mask = bl.reshape(bl.cast(inside, dt), [N, 1, Ho * Wo])
-    return bl.mul(values, mask)
+def _sample(n, flat, positions, sizes, dt):
+    """X ([N, C, pixels]) at integer positions (float tensors [N, P], outermost axis first);
+    0 outside the image."""
+    N, C = n.b.operand_shape(flat)[:2]
+    values, inside = gather_clamped(n, flat, positions, sizes, [N], C)
+    P = n.b.operand_shape(values)[2]
+    return n.b.mul(values, n.b.reshape(n.b.cast(inside, dt), [N, 1, P]))
 
 
 def _grid_cubic(n, bl, c, x, y, flat, padding, reflect, dims, dt):
@@ -362,7 +346,7 @@ def _grid_cubic(n, bl, c, x, y, flat, padding, reflect, dims, dt):
         for i, dx in enumerate((-1, 0, 1, 2)):
             xt = tap(x0, dx, W)
             weight = bl.reshape(bl.mul(wx[i], wy[j]), [N, 1, Ho * Wo])
-            term = bl.mul(_sample(bl, c, flat, xt, yt, dims, dt), weight)
+            term = bl.mul(_sample(n, flat, [yt, xt], [H, W], dt), weight)
             out = term if out is None else bl.add(out, term)
     return bl.reshape(out, [N, C, Ho, Wo])
 

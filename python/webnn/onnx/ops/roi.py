@@ -6,6 +6,7 @@ interpolated from the 4 neighbouring pixels (0 outside [-1, size]), averaged ove
 import numpy as np
 
 from .registry import op
+from .sampling import gather_at
 
 # Sample points gathered per run (regions x channels x output bins x samples per bin): the
 # decomposition holds them all as one tensor, and its position constants grow with the grid.
@@ -112,9 +113,8 @@ def roi_align(n):
     feats = bl.reshape(bl.gather(n.x(0), bl.cast(n.x(2), "int32"), 0), [R, C, H * W])
 
     def pixels(yy, xx):
-        flat = bl.add(bl.mul(bl.reshape(yy, [R, sh, 1]), c(float(W))), bl.reshape(xx, [R, 1, sw]))
-        index = bl.expand(bl.reshape(bl.cast(flat, "int32"), [R, 1, sh * sw]), [R, C, sh * sw])
-        return bl.reshape(bl.gather_elements(feats, index, 2), [R, C, sh, sw])
+        rows, cols = bl.reshape(yy, [R, sh, 1]), bl.reshape(xx, [R, 1, sw])
+        return bl.reshape(gather_at(n, feats, [rows, cols], [W, 1], [R], C), [R, C, sh, sw])
 
     terms = [
         bl.mul(outer(hy, hx), pixels(y_lo, x_lo)),
