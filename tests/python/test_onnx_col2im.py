@@ -6,27 +6,14 @@ import pytest
 
 ort = pytest.importorskip("onnxruntime")
 onnx = pytest.importorskip("onnx")
-import webnn
-import webnn.onnx as wo
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
+from ort_compare import assert_matches_onnxruntime, graph_model
 
 
-def _model(x_shape, image, block, **attrs):
-    inits = [
-        numpy_helper.from_array(np.array(image, np.int64), "image"),
-        numpy_helper.from_array(np.array(block, np.int64), "block"),
-    ]
+def _model(x, image, block, **attrs):
     node = helper.make_node("Col2Im", ["x", "image", "block"], ["y"], **attrs)
-    graph = helper.make_graph(
-        [node],
-        "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        inits,
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
-    model.ir_version = 8
-    return model
+    inits = {"image": np.array(image, np.int64), "block": np.array(block, np.int64)}
+    return graph_model([node], {"x": x}, {"y": TensorProto.FLOAT}, inits, {"": 18})
 
 
 @pytest.mark.parametrize(
@@ -49,11 +36,4 @@ def test_col2im_matches_onnxruntime(channels, image, block, attrs):
     ]
     shape = (2, channels * int(np.prod(block)), int(np.prod(blocks)))
     x = np.random.default_rng(channels + k).standard_normal(shape).astype(np.float32)
-    model = _model(shape, image, block, **attrs)
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    (want,) = session.run(None, {"x": x})
-    for backend in ("cpu", "reference"):
-        context = webnn.ML().create_context(accelerated=False, backend=backend)
-        got = context.compute(wo.load(context, model), {"x": x})["y"]
-        assert got.shape == want.shape
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=backend)
+    assert_matches_onnxruntime(_model(x, image, block, **attrs), {"x": x})

@@ -6,9 +6,8 @@ import pytest
 
 ort = pytest.importorskip("onnxruntime")
 onnx = pytest.importorskip("onnx")
-import webnn
-import webnn.onnx as wo
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
+from ort_compare import assert_matches_onnxruntime, graph_model
 
 
 @pytest.mark.parametrize(
@@ -45,22 +44,5 @@ def test_deform_conv_matches_onnxruntime(c_in, c_out, k, group, offset_group, ma
         "DeformConv", inputs, ["y"], group=group, offset_group=offset_group,
         kernel_shape=[k, k], **attrs,
     )  # fmt: skip
-    graph = helper.make_graph(
-        [node],
-        "g",
-        [
-            helper.make_tensor_value_info(n, TensorProto.FLOAT, list(v.shape))
-            for n, v in feeds.items()
-        ],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        [numpy_helper.from_array(v, n) for n, v in inits.items()],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
-    model.ir_version = 9
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    (want,) = session.run(None, feeds)
-    for backend in ("cpu", "reference"):
-        context = webnn.ML().create_context(accelerated=False, backend=backend)
-        got = context.compute(wo.load(context, model), feeds)["y"]
-        assert got.shape == want.shape
-        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=backend)
+    model = graph_model([node], feeds, {"y": TensorProto.FLOAT}, inits, {"": 19}, ir_version=9)
+    assert_matches_onnxruntime(model, feeds, rtol=1e-4, atol=1e-4)
