@@ -7,7 +7,7 @@ import numpy as np
 
 from .registry import op
 from .sampling import gather_clamped
-from .util import prod
+from .util import prod, window_attributes
 
 # Each tap is a sampling of its own (2^rank gathers): kernels beyond this are not imported.
 MAX_TAPS = 1024
@@ -29,11 +29,7 @@ def deform_conv(n):
         n.fail(f"weights of shape {wshape} for a {rank}-D input")
     if [int(v) for v in n.attr("kernel_shape", kernel)] != kernel:
         n.fail(f"kernel_shape {n.attr('kernel_shape')} does not match the weights {kernel}")
-    strides = [int(v) for v in n.attr("strides", [1] * rank)]
-    dil = [int(v) for v in n.attr("dilations", [1] * rank)]
-    pads = [int(v) for v in n.attr("pads", [0] * (2 * rank))]
-    if len(strides) != rank or len(dil) != rank or len(pads) != 2 * rank:
-        n.fail(f"strides {strides}, dilations {dil} and pads {pads} do not fit {rank}-D")
+    strides, dil, pads = window_attributes(n, rank)
     group = int(n.attr("group", 1))
     og = int(n.attr("offset_group", 1))
     taps = prod(kernel)

@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 from .registry import op
-from .util import norm_axis, prod
+from .util import norm_axis, prod, window_attributes
 
 
 def _spatial_1d_to_2d(n, x, rank):
@@ -830,14 +830,9 @@ def col2im(n):
     k = len(image)
     if k not in (1, 2, 3) or len(block) != k:
         n.fail(f"Col2Im of {k} spatial dimensions and a block of {len(block)} (1-D to 3-D)")
-    strides = [int(v) for v in n.attr("strides", [1] * k)]
-    dilations = [int(v) for v in n.attr("dilations", [1] * k)]
-    pads = [int(v) for v in n.attr("pads", [0] * (2 * k))]
-    if len(strides) != k or len(dilations) != k or len(pads) != 2 * k:
-        n.fail(f"strides {strides}, dilations {dilations} and pads {pads} do not fit {k}-D")
-    if min(image + block + strides + dilations) < 1 or min(pads) < 0:
-        n.fail(f"image {image}, block {block}, strides {strides}, dilations {dilations} must be"
-               f" positive and pads {pads} not negative")  # fmt: skip
+    strides, dilations, pads = window_attributes(n, k)
+    if min(image + block) < 1:
+        n.fail(f"image {image} and block {block} must be positive")
     batch, ck, length = n.static_shape(0)
     taps = int(np.prod(block))
     if ck % taps:

@@ -42,3 +42,18 @@ def to_dtype(n, x, dtype):
     if n.b.operand_data_type(x) == dtype:
         return x
     return n.b.cast(x, dtype)
+
+
+def window_attributes(n, rank):
+    """strides, dilations and pads (begins, then ends) of a window sliding over `rank` spatial
+    axes (ONNX's defaults 1, 1, 0), checked: one value per axis (two pads), strides and
+    dilations positive, pads not negative."""
+    strides = [int(v) for v in n.attr("strides", [1] * rank)]
+    dilations = [int(v) for v in n.attr("dilations", [1] * rank)]
+    pads = [int(v) for v in n.attr("pads", [0] * (2 * rank))]
+    if len(strides) != rank or len(dilations) != rank or len(pads) != 2 * rank:
+        n.fail(f"strides {strides}, dilations {dilations} and pads {pads} do not fit {rank}-D")
+    if min(strides + dilations) < 1 or min(pads) < 0:
+        n.fail(f"strides {strides} and dilations {dilations} must be positive and pads {pads} "
+               "not negative")  # fmt: skip
+    return strides, dilations, pads
