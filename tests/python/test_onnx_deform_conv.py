@@ -140,3 +140,14 @@ def test_deform_conv_3d_refuses_inconsistent_attributes(change, message):
     context = webnn.ML().create_context(accelerated=False, backend="reference")
     with pytest.raises(wo.OnnxImportError, match=f"DeformConv.*{message}"):
         wo.load(context, model)
+
+
+def test_deform_conv_refuses_a_sampling_grid_too_large_to_import():
+    # A declared output of 2^24 positions per axis: its position constants alone would be
+    # gigabytes (taps x axes x positions).
+    model, _, _ = _case([4, 5, 6], 2, 3, 2, 1, 1, False, {})
+    dims = model.graph.input[1].type.tensor_type.shape.dim
+    dims[2].dim_value, dims[3].dim_value = 1 << 12, 1 << 12
+    context = webnn.ML().create_context(accelerated=False, backend="reference")
+    with pytest.raises(wo.OnnxImportError, match="DeformConv.*too many sample positions"):
+        wo.load(context, model)

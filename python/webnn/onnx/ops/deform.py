@@ -11,8 +11,9 @@ from .util import prod, window_attributes
 
 # Each tap is a sampling of its own (2^rank gathers): kernels beyond this are not imported.
 MAX_TAPS = 1024
-# The output positions are constants of the graph, one per spatial axis.
-MAX_POSITIONS = 1 << 24
+# Each tap's sample positions start from constants of the graph, one per spatial axis and
+# output position: taps x rank x positions elements in all.
+MAX_POSITION_CONSTANTS = 1 << 26
 
 
 @op("DeformConv")
@@ -42,8 +43,11 @@ def deform_conv(n):
         n.fail(f"offsets of shape {offshape}, input {xshape}, weights {wshape}, group {group} "
                f"and offset_group {og} are inconsistent")  # fmt: skip
     P = prod(out)
-    if min(out) < 1 or P > MAX_POSITIONS:
-        n.fail(f"output size {out} (1 to {MAX_POSITIONS} positions)")
+    if min(out) < 1:
+        n.fail(f"offsets of shape {offshape} give an empty output")
+    if taps * rank * P > MAX_POSITION_CONSTANTS:
+        n.fail(f"{taps} taps x {rank} axes x {P} output positions are too many sample positions"
+               f" to import (at most {MAX_POSITION_CONSTANTS})")  # fmt: skip
     dt = n.dtype(0)
     cg = C // og
 
