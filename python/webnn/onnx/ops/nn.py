@@ -810,7 +810,9 @@ def max_unpool(n):
     count = int(np.prod(shape))
     index = bl.reshape(bl.cast(n.x(1), "int32"), [count])
     values = bl.reshape(n.x(0), [count])
-    zeros = n.importer.operand(np.zeros([total], n.np_dtype(0)))
+    # A scalar zero expanded in the graph: a constant of the output's size would be allocated
+    # here for any declared shape (found by review: 4 GiB for 2^30 declared elements).
+    zeros = bl.expand(n.const(0, n.dtype(0)), [total])
     return bl.reshape(bl.scatter_elements(zeros, index, values, 0), out_shape)
 
 
