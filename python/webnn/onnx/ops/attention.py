@@ -9,6 +9,7 @@ the key/value heads.
 import numpy as np
 
 from .registry import op
+from .util import zeros
 
 
 def _heads_first(n, x, heads):
@@ -306,11 +307,7 @@ def causal_conv_with_state(n):
         n.fail(f"activation '{activation}' (none, silu or swish expected)")
     x = n.x(0)
     if k > 1:
-        past = (
-            n.x(3)
-            if n.has(3)
-            else n.importer.operand(np.zeros([batch, channels, k - 1], n.np_dtype(0)))
-        )
+        past = n.x(3) if n.has(3) else zeros(n, [batch, channels, k - 1], n.dtype(0))
         x = bl.concat([past, x], 2)
     total = length + k - 1
     y = bl.conv2d(
@@ -379,7 +376,7 @@ def linear_attention(n):
     if n.has(3):
         state = n.x(3)
     else:
-        state = n.importer.operand(np.zeros([b, hkv, dk, dv], n.np_dtype(0)))
+        state = zeros(n, [b, hkv, dk, dv], n.dtype(0))
     outs = []
     for i in range(t):
         k_t, v_t = step(k4, i), step(v4, i)  # [B, H_kv, 1, d]

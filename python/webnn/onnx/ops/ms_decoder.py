@@ -6,6 +6,7 @@ import numpy as np
 
 from .attention import _repeat_heads, rotate_half_heads
 from .registry import op
+from .util import zeros
 
 MS = "com.microsoft"
 
@@ -245,7 +246,7 @@ def group_query_attention(n):
     if n.has(11):
         sink = bl.expand(bl.reshape(n.x(11), [1, heads, 1, 1]), [batch, heads, seq, 1])
     elif n.attr("smooth_softmax", 0):
-        sink = n.importer.operand(np.zeros([batch, heads, seq, 1], np_dtype))
+        sink = zeros(n, [batch, heads, seq, 1], dtype)
     if sink is not None:
         # Smooth softmax: one more logit (0, or the head's sink) that takes part in the sum.
         probs = bl.softmax(bl.concat([qk, bl.cast(sink, dtype)], 3), 3)

@@ -57,3 +57,22 @@ def window_attributes(n, rank):
         n.fail(f"strides {strides} and dilations {dilations} must be positive and pads {pads} "
                "not negative")  # fmt: skip
     return strides, dilations, pads
+
+
+# Constants the importer makes from declared sizes (positions, masks): a dimension costs
+# nothing in a file, so a constant beyond this is refused before numpy allocates it.
+MAX_MADE_ELEMENTS = 1 << 26
+
+
+def check_made(n, what, shape):
+    """Refuses (naming `what`) a constant of `shape` too large to make at import."""
+    count = prod(shape)
+    if count > MAX_MADE_ELEMENTS:
+        n.fail(f"{what} of shape {list(shape)} is too large to make at import ({count} "
+               f"elements, at most {MAX_MADE_ELEMENTS})")  # fmt: skip
+
+
+def zeros(n, shape, dtype):
+    """Zeros of `shape` and WebNN `dtype`: a scalar expanded in the graph, so that nothing of
+    a declared size is allocated at import."""
+    return n.b.expand(n.const(0, dtype), [int(d) for d in shape])

@@ -1,0 +1,87 @@
+"""Constants the importer makes from declared sizes (found by review after the fuzzer's
+MemoryErrors of the same kind): zero states are scalars expanded in the graph, so a huge
+declared shape allocates nothing at import; position and mask constants are refused beyond
+MAX_MADE_ELEMENTS with an error naming the node."""
+
+import tracemalloc
+
+import pytest
+
+onnx = pytest.importorskip("onnx")
+import webnn
+import webnn.onnx as wo
+from onnx import TensorProto, helper
+
+MS = "com.microsoft"
+
+
+def _model(node, inputs, opsets):
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info(k, t, s) for k, (t, s) in inputs.items()],
+        [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in node.output if o],
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets.items()]
+    )
+    model.ir_version = 13 if opsets.get("") == 27 else 8
+    return model
+
+
+F = TensorProto.FLOAT
+
+
+def _import_peak(model):
+    """(output shapes, peak bytes numpy and Python allocated) of importing into a builder."""
+    context = webnn.ML().create_context(accelerated=False, backend="reference")
+    tracemalloc.start()
+    try:
+        imported = wo.import_model(context.create_graph_builder(), model)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    shapes = {k: imported.builder.operand_shape(v) for k, v in imported.operands.items()}
+    return shapes, peak
+
+
+def test_causal_conv_zero_state_of_a_huge_declared_shape():
+    channels, k = 1 << 20, 128  # zeros [1, 2^20, 127]: 508 MiB as a numpy constant
+    node = helper.make_node("CausalConvWithState", ["x", "w"], ["y", "state"])
+    model = _model(node, {"x": (F, [1, channels, 4]), "w": (F, [channels, 1, k])}, {"": 27})
+    shapes, peak = _import_peak(model)
+    assert shapes["state"] == [1, channels, k - 1]
+    assert peak < 64 << 20, peak
+
+
+def test_linear_attention_zero_state_of_a_huge_declared_shape():
+    dk = dv = 1 << 13  # the state [1, 2, dk, dv] would be 512 MiB
+    node = helper.make_node(
+        "LinearAttention", ["q", "k", "v"], ["y", "state"], update_rule="linear",
+        q_num_heads=2, kv_num_heads=2,
+    )  # fmt: skip
+    inputs = {"q": (F, [1, 1, 2 * dk]), "k": (F, [1, 1, 2 * dk]), "v": (F, [1, 1, 2 * dv])}
+    shapes, peak = _import_peak(_model(node, inputs, {"": 27}))
+    assert shapes["state"] == [1, 2, dk, dv]
+    assert peak < 64 << 20, peak
+
+
+@pytest.mark.parametrize("mask", [None, "lengths"])
+def test_contrib_attention_masks_of_huge_declared_lengths_are_refused(mask):
+    seq = 1 << 16  # the causal mask [seq, seq] would be 16 GiB, the key positions 256 KiB
+    inputs = {"x": (F, [1, seq, 8]), "w": (F, [8, 24]), "b": (F, [24])}
+    names = ["x", "w", "b"]
+    if mask == "lengths":
+        inputs["m"] = (TensorProto.INT32, [1])
+        names.append("m")
+    node = helper.make_node(
+        "Attention", names, ["y"], domain=MS, num_heads=2, unidirectional=int(mask is None)
+    )
+    model = _model(node, inputs, {"": 17, MS: 1})
+    if mask == "lengths":  # 2^16 positions are fine: it imports
+        shapes, _ = _import_peak(model)
+        assert shapes["y"] == [1, seq, 8]
+        return
+    context = webnn.ML().create_context(accelerated=False, backend="reference")
+    with pytest.raises(wo.OnnxImportError, match=r"Attention.*causal mask .* too large"):
+        wo.import_model(context.create_graph_builder(), model)
