@@ -85,3 +85,17 @@ def test_contrib_attention_masks_of_huge_declared_lengths_are_refused(mask):
     context = webnn.ML().create_context(accelerated=False, backend="reference")
     with pytest.raises(wo.OnnxImportError, match=r"Attention.*causal mask .* too large"):
         wo.import_model(context.create_graph_builder(), model)
+
+
+def test_group_query_attention_mask_of_huge_declared_lengths_is_refused():
+    seq = 1 << 20  # a first prompt of 2^20 tokens: its mask [1, 1, 2^20, 2^20] would be 4 TiB
+    node = helper.make_node(
+        "GroupQueryAttention", ["qkv", "", "", "", "", "sk", "total"], ["y", "pk", "pv"],
+        domain=MS, num_heads=2, kv_num_heads=1,
+    )  # fmt: skip
+    inputs = {"qkv": (F, [1, seq, 32]), "sk": (TensorProto.INT32, [1])}
+    model = _model(node, inputs, {"": 17, MS: 1})
+    model.graph.initializer.append(helper.make_tensor("total", TensorProto.INT32, [1], [seq]))
+    context = webnn.ML().create_context(accelerated=False, backend="reference")
+    with pytest.raises(wo.OnnxImportError, match=r"GroupQueryAttention.*attention mask .* large"):
+        wo.import_model(context.create_graph_builder(), model)

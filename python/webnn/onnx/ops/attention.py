@@ -9,7 +9,7 @@ the key/value heads.
 import numpy as np
 
 from .registry import op
-from .util import zeros
+from .util import check_made, zeros
 
 
 def _heads_first(n, x, heads):
@@ -103,6 +103,7 @@ def attention(n):
             elif n.dtype(3) != dtype:
                 m = bl.cast(m, dtype)
             if pad > 0:
+                check_made(n, "the mask's padding", list(mshape[:-1]) + [pad])
                 fill = np.full(list(mshape[:-1]) + [pad], neg_inf, np_dtype)
                 m = bl.concat([m, n.importer.operand(fill)], len(mshape) - 1)
             bias_parts.append(m)
@@ -263,6 +264,7 @@ def tensor_scatter(n):
     upd_shape = n.static_shape(1)
     seq = upd_shape[axis]
     batch = shape[0]
+    check_made(n, "the write positions", [batch, length])
     j_shape = [1] * rank
     j_shape[axis] = length
     j = np.arange(length, dtype=np.int32).reshape(j_shape)

@@ -6,7 +6,7 @@ import numpy as np
 
 from .attention import _repeat_heads, rotate_half_heads
 from .registry import op
-from .util import zeros
+from .util import check_made, zeros
 
 MS = "com.microsoft"
 
@@ -60,6 +60,7 @@ def ms_rotary_embedding(n):
     if rot != 2 * half or rot > head:
         n.fail(f"rotary dimension {rot} does not match the cos/sin cache width {half}")
     pos_shape = n.static_shape(1)
+    check_made(n, "the positions", [batch, seq])
     pos = n.value(1)
     if len(pos_shape) == 1 and pos_shape[0] == 1:
         # One offset: positions offset + 0 .. offset + S - 1 for every batch.
@@ -145,6 +146,7 @@ def group_query_attention(n):
             )
         present_len = total
 
+    check_made(n, "the attention mask", [batch, seq, present_len])
     # Valid past positions per batch: numpy when known at import, else an int32 [B] operand.
     seqlens = n.value(5)
     if first_prompt:
