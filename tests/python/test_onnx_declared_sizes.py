@@ -99,3 +99,31 @@ def test_group_query_attention_mask_of_huge_declared_lengths_is_refused():
     context = webnn.ML().create_context(accelerated=False, backend="reference")
     with pytest.raises(wo.OnnxImportError, match=r"GroupQueryAttention.*attention mask .* large"):
         wo.import_model(context.create_graph_builder(), model)
+
+
+@pytest.mark.parametrize("case", ["pad_inf", "pad_runtime_value", "one_hot"])
+def test_pad_masks_and_one_hot_positions_of_huge_sizes_are_refused(case):
+    big = [1 << 14, 1 << 14]  # 2^28 elements: the mask or positions would be 256 MiB+
+    if case == "one_hot":
+        node = helper.make_node("OneHot", ["i", "depth", "values"], ["y"])
+        inputs = {"i": (TensorProto.INT64, [2])}
+        inits = [
+            helper.make_tensor("depth", TensorProto.INT64, [1], [1 << 40]),
+            helper.make_tensor("values", TensorProto.FLOAT, [2], [0.0, 1.0]),
+        ]
+        what = "depth positions"
+    else:
+        names = ["x", "pads", "value"]
+        node = helper.make_node("Pad", names, ["y"], mode="constant")
+        inputs = {"x": (F, big)}
+        inits = [helper.make_tensor("pads", TensorProto.INT64, [4], [1, 1, 1, 1])]
+        if case == "pad_inf":
+            inits.append(helper.make_tensor("value", TensorProto.FLOAT, [], [float("inf")]))
+        else:
+            inputs["value"] = (F, [])
+        what = "padding mask"
+    model = _model(node, inputs, {"": 17})
+    model.graph.initializer.extend(inits)
+    context = webnn.ML().create_context(accelerated=False, backend="reference")
+    with pytest.raises(wo.OnnxImportError, match=f"{what} .* too large"):
+        wo.import_model(context.create_graph_builder(), model)
