@@ -127,3 +127,46 @@ def test_pad_masks_and_one_hot_positions_of_huge_sizes_are_refused(case):
     context = webnn.ML().create_context(accelerated=False, backend="reference")
     with pytest.raises(wo.OnnxImportError, match=f"{what} .* too large"):
         wo.import_model(context.create_graph_builder(), model)
+
+
+def _refused(model, match):
+    context = webnn.ML().create_context(accelerated=False, backend="reference")
+    with pytest.raises(wo.OnnxImportError, match=match):
+        wo.import_model(context.create_graph_builder(), model)
+
+
+def test_max_pool_indices_of_a_huge_kernel_are_refused():
+    side = 1 << 13  # 2^26 taps, each unrolled
+    node = helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[side, side])
+    graph_inputs = {"x": (F, [1, 1, side, side])}
+    _refused(_model(node, graph_inputs, {"": 12}), r"MaxPool.*Indices .* at most \d+ taps")
+
+
+def test_gather_nd_batch_grid_of_a_huge_declared_shape_is_refused():
+    node = helper.make_node("GatherND", ["x", "i"], ["y"], batch_dims=1)
+    inputs = {"x": (F, [1 << 16, 4]), "i": (TensorProto.INT64, [1 << 16, 1 << 12, 1])}
+    _refused(_model(node, inputs, {"": 13}), "GatherND.*batch index grid .* too large")
+
+
+@pytest.mark.parametrize("op", ["ReverseSequence", "TopK"])
+def test_positions_along_a_huge_declared_axis_are_refused(op):
+    steps = (1 << 31) - 1
+    if op == "ReverseSequence":
+        node = helper.make_node("ReverseSequence", ["x", "lens"], ["y"])
+        inputs = {"x": (F, [steps, 2]), "lens": (TensorProto.INT64, [2])}
+        model = _model(node, inputs, {"": 17})
+    else:
+        node = helper.make_node("TopK", ["x", "k"], ["y", "idx"])
+        model = _model(node, {"x": (F, [2, steps])}, {"": 17})
+        model.graph.initializer.append(helper.make_tensor("k", TensorProto.INT64, [1], [2]))
+    _refused(model, f"{op}.*positions .* too large")
+
+
+def test_cum_prod_of_a_huge_declared_shape_allocates_nothing_at_import():
+    shape = [1 << 14, 1 << 14, 2]  # its shifted-in ones were a numpy constant of [2^14, 2^14, 1]
+    node = helper.make_node("CumProd", ["x", "axis"], ["y"])
+    model = _model(node, {"x": (F, shape)}, {"": 26})
+    model.graph.initializer.append(helper.make_tensor("axis", TensorProto.INT64, [], [2]))
+    shapes, peak = _import_peak(model)
+    assert shapes["y"] == shape
+    assert peak < 64 << 20, peak

@@ -7,7 +7,7 @@ import numpy as np
 
 from .registry import op
 from .sampling import gather_clamped
-from .util import norm_axis
+from .util import check_made, norm_axis
 
 
 def atan(n, x):
@@ -68,9 +68,7 @@ def _shift(n, y, axis, k, length, fill):
     shape = bl.operand_shape(y)
     head = list(shape)
     head[axis] = k
-    pad = n.importer.operand(
-        np.full(head, fill, dtype=n.importer.webnn_numpy(bl.operand_data_type(y)))
-    )
+    pad = bl.expand(n.const(fill, bl.operand_data_type(y)), head)  # nothing of a declared size
     sizes = list(shape)
     sizes[axis] = length - k
     body = bl.slice(y, [0] * len(shape), sizes)
@@ -143,6 +141,7 @@ def reverse_sequence(n):
     rank = len(shape)
     batch_axis, time_axis = int(n.attr("batch_axis", 1)), int(n.attr("time_axis", 0))
     steps = shape[time_axis]
+    check_made(n, "the time positions", [steps])
     tshape = [1] * rank
     tshape[time_axis] = steps
     t = n.importer.operand(np.arange(steps, dtype=np.int64).reshape(tshape))
@@ -377,6 +376,7 @@ def top_k(n):
         fill = info.min if largest else info.max
     x = n.x(0)
     cur = x
+    check_made(n, "the positions along the axis", [shape[axis]])
     iota_shape = [1] * rank
     iota_shape[axis] = shape[axis]
     iota = n.importer.operand(np.arange(shape[axis], dtype=np.int64).reshape(iota_shape))

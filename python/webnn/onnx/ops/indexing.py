@@ -115,6 +115,7 @@ def _nd_indices(n, i, data_shape, batch_dims):
     if batch_dims == 0:
         return idx_op if idx is None else n.importer.operand(idx)
     lead = ishape[:-1]
+    check_made(n, "the batch index grid", lead + [batch_dims])
     grids = np.meshgrid(*[np.arange(d) for d in lead[:batch_dims]], indexing="ij")
     grid = np.stack(grids, axis=-1).reshape(
         lead[:batch_dims] + [1] * (len(lead) - batch_dims) + [batch_dims]

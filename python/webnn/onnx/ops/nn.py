@@ -344,6 +344,16 @@ def _pool(kind):
     return convert
 
 
+# MaxPool's Indices output is unrolled over the kernel taps (a few ops each).
+MAX_INDEX_TAPS = 1 << 14
+
+
+def _check_index_taps(n, kernel):
+    if prod(kernel) > MAX_INDEX_TAPS:
+        n.fail(f"MaxPool Indices of a {kernel} kernel (unrolled per tap; at most "
+               f"{MAX_INDEX_TAPS} taps)")  # fmt: skip
+
+
 def _max_pool_indices(n, x, y, kernel, strides, dilations, padding, outs):
     """MaxPool's Indices output: the flat index into x of each window's first maximum (row-major
     scan, as ONNX Runtime), storage_order 1 counting w before h. Each kernel tap is a strided
@@ -358,6 +368,7 @@ def _max_pool_indices(n, x, y, kernel, strides, dilations, padding, outs):
     total = batch * channels * height * width
     if total >= 2**31:
         n.fail("MaxPool Indices for an input of 2**31 elements or more")
+    _check_index_taps(n, kernel)
     plane = np.arange(batch * channels, dtype=np.int32).reshape(batch, channels, 1, 1)
     plane_offset = n.importer.operand(plane * np.int32(height * width))
     rows = np.arange(oh, dtype=np.int32).reshape(oh, 1) * strides[0]
@@ -749,6 +760,7 @@ def _max_pool3d_indices(n, x, y, kernel, strides, dilations, begin, outs):
     total = batch * channels * int(np.prod(spatial))
     if total >= 2**31:
         n.fail("MaxPool Indices for an input of 2**31 elements or more")
+    _check_index_taps(n, kernel)
     ends = [
         max(
             0,
