@@ -170,3 +170,14 @@ def test_cum_prod_of_a_huge_declared_shape_allocates_nothing_at_import():
     shapes, peak = _import_peak(model)
     assert shapes["y"] == shape
     assert peak < 64 << 20, peak
+
+
+def test_max_unpool_of_a_huge_declared_shape_allocates_nothing_at_import():
+    # The zeros the values are scattered into were a numpy constant of the output's size
+    # (4 GiB for these 2^30 declared elements: MemoryError).
+    shape = [1, 4, 2**14, 2**14]
+    node = helper.make_node("MaxUnpool", ["x", "i"], ["y"], kernel_shape=[1, 1])
+    model = _model(node, {"x": (F, shape), "i": (TensorProto.INT64, shape)}, {"": 11})
+    shapes, peak = _import_peak(model)
+    assert shapes["y"] == shape
+    assert peak < 64 << 20, peak
