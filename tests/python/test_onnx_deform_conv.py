@@ -129,6 +129,7 @@ def test_deform_conv_3d_matches_its_definition(c_in, c_out, k, group, offset_gro
         ({"kernel_shape": [2, 2, 3]}, "does not match the weights"),
         ({"strides": [1, 1]}, "do not fit 3-D"),
         ({"offset_group": 3}, "inconsistent"),
+        ({"strides": [1, 2**62, 1]}, r"do not match the output size \[3, 1, 5\]"),
     ],
 )
 def test_deform_conv_3d_refuses_inconsistent_attributes(change, message):
@@ -148,6 +149,8 @@ def test_deform_conv_refuses_a_sampling_grid_too_large_to_import():
     model, _, _ = _case([4, 5, 6], 2, 3, 2, 1, 1, False, {})
     dims = model.graph.input[1].type.tensor_type.shape.dim
     dims[2].dim_value, dims[3].dim_value = 1 << 12, 1 << 12
+    model.graph.input[0].type.tensor_type.shape.dim[2].dim_value = (1 << 12) + 1
+    model.graph.input[0].type.tensor_type.shape.dim[3].dim_value = (1 << 12) + 1
     context = webnn.ML().create_context(accelerated=False, backend="reference")
     with pytest.raises(wo.OnnxImportError, match="DeformConv.*too many sample positions"):
         wo.load(context, model)

@@ -42,6 +42,13 @@ def deform_conv(n):
     if not consistent or C % og or C != cpg * group or oc % group:
         n.fail(f"offsets of shape {offshape}, input {xshape}, weights {wshape}, group {group} "
                f"and offset_group {og} are inconsistent")  # fmt: skip
+    expected = [
+        (spatial[a] + pads[a] + pads[rank + a] - dil[a] * (kernel[a] - 1) - 1) // strides[a] + 1
+        for a in range(rank)
+    ]
+    if out != expected:
+        n.fail(f"offsets of shape {offshape} do not match the output size {expected} of this "
+               "input, kernel, strides, pads and dilations")  # fmt: skip
     P = prod(out)
     if min(out) < 1:
         n.fail(f"offsets of shape {offshape} give an empty output")
