@@ -165,13 +165,13 @@ def grid_sample(n):
     if len(shape) != 4:
         n.fail(f"GridSample of rank {len(shape)} (only 4-D and 5-D inputs are supported)")
     N, C, H, W = shape
-    _, Ho, Wo, _ = n.static_shape(1)
+    _, Ho, Wo, _ = _grid_shape(n, N, 2)
     mode = n.attr("mode", "linear" if n.opset >= 20 else "bilinear")
     mode = {"bilinear": "linear"}.get(mode, mode)
     mode = {"bicubic": "cubic"}.get(mode, mode)
     if mode not in ("linear", "nearest", "cubic"):
         n.fail(f"mode '{mode}' is not supported")
-    padding = n.attr("padding_mode", "zeros")
+    padding = _padding_mode(n)
     align = bool(n.attr("align_corners", 0))
     dt = n.dtype(0)
 
@@ -239,12 +239,12 @@ def _grid_sample_3d(n):
     trilinear (8 taps) or nearest, with zeros, border or reflection padding, as the 2-D form."""
     bl = n.b
     N, C, D, H, W = n.static_shape(0)
-    _, Do, Ho, Wo, _ = n.static_shape(1)
+    _, Do, Ho, Wo, _ = _grid_shape(n, N, 3)
     mode = n.attr("mode", "linear")
     mode = {"bilinear": "linear"}.get(mode, mode)
     if mode not in ("linear", "nearest"):
         n.fail(f"mode '{mode}' with 5-D inputs (ONNX defines cubic for 4-D only)")
-    padding = n.attr("padding_mode", "zeros")
+    padding = _padding_mode(n)
     align = bool(n.attr("align_corners", 0))
     dt = n.dtype(0)
     P = Do * Ho * Wo
@@ -298,6 +298,22 @@ def _grid_sample_3d(n):
                     term = bl.mul(sample(xi, yi, zi), weight)
                     out = term if out is None else bl.add(out, term)
     return bl.reshape(out, [N, C, Do, Ho, Wo])
+
+
+def _grid_shape(n, batch, axes):
+    """The grid's shape, checked: [N, *output, axes] for an input of `axes` spatial axes."""
+    grid = n.static_shape(1)
+    if len(grid) != axes + 2 or grid[0] != batch or grid[-1] != axes:
+        n.fail(f"grid of shape {grid} for a {axes}-D input of batch {batch} (expected "
+               f"[{batch}, {', '.join(['out'] * axes)}, {axes}])")  # fmt: skip
+    return grid
+
+
+def _padding_mode(n):
+    padding = n.attr("padding_mode", "zeros")
+    if padding not in ("zeros", "border", "reflection"):
+        n.fail(f"padding_mode '{padding}' (zeros, border or reflection expected)")
+    return padding
 
 
 def _sample(n, flat, positions, sizes, dt):
