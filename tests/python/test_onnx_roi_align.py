@@ -52,3 +52,18 @@ def test_roi_align_adaptive_grid_with_run_time_rois_is_refused():
     context = webnn.ML().create_context(accelerated=False, backend="cpu")
     with pytest.raises(wo.OnnxImportError, match="sampling_ratio=0"):
         wo.load(context, model)
+
+
+@pytest.mark.parametrize(
+    "x_shape,r_shape,b_len",
+    [((1, 1, 4, 4), (2, 5), 2), ((1, 1, 4, 4), (2, 4), 3), ((1, 4, 4), (2, 4), 2)],
+)
+def test_roi_align_refuses_inputs_of_other_shapes(x_shape, r_shape, b_len):
+    # Found by probing: rois with 5 columns imported (the first 4 were read).
+    node = helper.make_node("RoiAlign", ["x", "r", "b"], ["y"], sampling_ratio=2)
+    feeds = {"x": np.zeros(x_shape, np.float32), "r": np.zeros(r_shape, np.float32)}
+    inits = {"b": np.zeros(b_len, np.int64)}
+    model = graph_model([node], feeds, {"y": TensorProto.FLOAT}, inits, {"": 16})
+    context = webnn.ML().create_context(accelerated=False, backend="cpu")
+    with pytest.raises(wo.OnnxImportError, match=r"RoiAlign.*expected \[N, C, H, W\], \[R, 4\]"):
+        wo.load(context, model)

@@ -16,8 +16,12 @@ MAX_SAMPLED_ELEMENTS = 1 << 28
 @op("RoiAlign")
 def roi_align(n):
     bl = n.b
-    _, C, H, W = n.static_shape(0)
-    R = n.static_shape(1)[0]
+    xshape, rshape, bshape = n.static_shape(0), n.static_shape(1), n.static_shape(2)
+    if len(xshape) != 4 or len(rshape) != 2 or rshape[1] != 4 or bshape != rshape[:1]:
+        n.fail(f"input {xshape}, rois {rshape} and batch_indices {bshape} (expected [N, C, H, W], "
+               "[R, 4] and [R])")  # fmt: skip
+    _, C, H, W = xshape
+    R = rshape[0]
     ph_n = int(n.attr("output_height", 1))
     pw_n = int(n.attr("output_width", 1))
     ratio = int(n.attr("sampling_ratio", 0))
