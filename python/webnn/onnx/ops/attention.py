@@ -39,11 +39,15 @@ def attention(n):
     np_dtype = np.float16 if dtype == "float16" else np.float32
     qh, kvh = n.attr("q_num_heads"), n.attr("kv_num_heads")
     if rank == 3:
-        if qh is None or kvh is None:
-            n.fail("3-D inputs need q_num_heads and kv_num_heads")
+        if not qh or not kvh or qh < 0 or kvh < 0:
+            n.fail(f"3-D inputs need positive q_num_heads and kv_num_heads ({qh}, {kvh} given)")
         q, k, v = _heads_first(n, q, qh), _heads_first(n, k, kvh), _heads_first(n, v, kvh)
     elif rank != 4:
         n.fail(f"inputs of rank {rank}")
+    shapes = [bl.operand_shape(t) for t in (q, k, v)]
+    if len({len(s) for s in shapes}) != 1 or len({s[0] for s in shapes}) != 1:
+        n.fail(f"query, key and value of shapes {[n.static_shape(i) for i in range(3)]} (one "
+               "rank and batch expected)")  # fmt: skip
     batch, q_heads, q_len, head = bl.operand_shape(q)
     past = n.has(4)
     if past:
