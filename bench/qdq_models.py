@@ -26,46 +26,17 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(
+    0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "python")
+)
 import models as fp
+from qdq_quantize import output_step, perturbed, quantize_qdq
 
 NO_QDQ = "constant_folding,batch_norm_folding,layout_assignment,epilogue_fusion"
 
 
 def quantize(src, dst, feed):
-    from onnxruntime import quantization as q
-
-    rng = np.random.default_rng(1)
-    batches = [feed] + [
-        {k: (v + 0.05 * rng.standard_normal(v.shape)).astype(v.dtype) for k, v in feed.items()}
-        for _ in range(2)
-    ]
-
-    class Reader(q.CalibrationDataReader):
-        def get_next(self):
-            return batches.pop() if batches else None
-
-    q.quantize_static(
-        src,
-        dst,
-        Reader(),
-        quant_format=q.QuantFormat.QDQ,
-        activation_type=q.QuantType.QUInt8,
-        weight_type=q.QuantType.QInt8,
-        per_channel=True,
-        reduce_range=True,
-    )
-
-
-def output_step(path):
-    import onnx
-    from onnx import numpy_helper
-
-    model = onnx.load(path)
-    inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
-    producer = {o: n for n in model.graph.node for o in n.output}[model.graph.output[0].name]
-    if producer.op_type == "DequantizeLinear":
-        return float(inits[producer.input[1]])
-    return 1.0 / 255
+    quantize_qdq(src, dst, [feed] + perturbed(feed, 2, 0.05, seed=1), per_channel=True)
 
 
 def ours(path, feed, passes):

@@ -28,6 +28,28 @@ def write_seeds(directory):
     print(f"{len(seeds)} seeds in {directory}")
 
 
+def _keeping_findings(artifact_prefix):
+    """run_one that first writes a finding's input (and its cause's traceback) itself: libFuzzer
+    writes the input only if its crash path completes, and once (fifth session) the process
+    died of its own timeout alarm (SIGALRM) after a MemoryError, before writing anything."""
+    import hashlib
+    import traceback
+
+    def run(data):
+        try:
+            target.run_one(data)
+        except target.Finding as exc:
+            name = f"{artifact_prefix}finding-{hashlib.sha1(bytes(data)).hexdigest()}"
+            Path(name).write_bytes(bytes(data))
+            cause = exc.__cause__ or exc
+            Path(name + ".txt").write_text(
+                f"{exc}\n\n" + "".join(traceback.format_exception(cause))
+            )
+            raise
+
+    return run
+
+
 def main():
     if len(sys.argv) > 2 and sys.argv[1] == "--seeds":
         write_seeds(sys.argv[2])
@@ -40,7 +62,8 @@ def main():
     target.bases()  # parse the base models before the first input (not in its time budget)
     target.context()
     target.limit_memory(int(os.environ.get("FUZZ_ONNX_MEMORY_MB", "4096")))
-    atheris.Setup(sys.argv, target.run_one)
+    prefix = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("-artifact_prefix=")), "")
+    atheris.Setup(sys.argv, _keeping_findings(prefix))
     atheris.Fuzz()
 
 

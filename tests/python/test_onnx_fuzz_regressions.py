@@ -191,3 +191,23 @@ def test_folding_does_not_materialize_declared_gigabytes(op, inputs):
     assert folding.evaluate(node, inputs, {"": 17}, "") is None
     small = [np.minimum(v, 4).astype(v.dtype) for v in inputs]
     assert folding.evaluate(node, small, {"": 17}, "") is not None  # small ones still fold
+
+
+def test_tile_with_a_million_folded_repeats_is_refused_without_multiplying_them_out():
+    # Found by the fuzzer (a hang): constant folding bounded Tile's output by the exact product
+    # of its repeats, here a folded Range(0, 2^20): a number of millions of digits.
+    inits = [
+        helper.make_tensor(k, TensorProto.INT64, [], [v])
+        for k, v in (("start", 0), ("limit", 1 << 20), ("delta", 1))
+    ]
+    inits.append(helper.make_tensor("one", TensorProto.FLOAT, [1, 1], [1.0]))
+    nodes = [
+        helper.make_node("Range", ["start", "limit", "delta"], ["repeats"]),
+        helper.make_node("Tile", ["one", "repeats"], ["y"]),
+    ]
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    graph = helper.make_graph(nodes, "g", [], [y], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    ctx = webnn.ML().create_context(accelerated=False, backend="reference")
+    with pytest.raises(webnn.onnx.OnnxImportError, match=r"Tile.*repetitions length 1048576"):
+        webnn.onnx.load(ctx, model)

@@ -50,3 +50,23 @@ def test_grid_sample_3d_cubic_is_refused():
     context = webnn.ML().create_context(accelerated=False, backend="cpu")
     with pytest.raises(wo.OnnxImportError, match="cubic"):
         wo.load(context, model)
+
+
+@pytest.mark.parametrize(
+    "x_shape,grid_shape,attrs,message",
+    [
+        ((1, 1, 4, 4), (1, 3, 3, 3), {}, r"grid of shape \[1, 3, 3, 3\] for a 2-D input"),
+        ((2, 1, 4, 4), (1, 3, 3, 2), {}, "of batch 2"),
+        ((1, 1, 4, 4, 4), (1, 3, 3, 3), {}, "for a 3-D input"),
+        ((1, 1, 4, 4), (1, 3, 3, 2), {"padding_mode": "wrap"}, "padding_mode 'wrap'"),
+        ((1, 1, 4, 4, 4), (1, 2, 2, 2, 3), {"padding_mode": "wrap"}, "padding_mode 'wrap'"),
+    ],
+)
+def test_grid_sample_refuses_a_grid_or_padding_it_does_not_define(
+    x_shape, grid_shape, attrs, message
+):
+    # Found by probing the importer: a 4-D input's grid with 3 coordinates, and an unknown
+    # padding_mode (sampled as zeros), imported.
+    context = webnn.ML().create_context(accelerated=False, backend="reference")
+    with pytest.raises(wo.OnnxImportError, match=f"GridSample.*{message}"):
+        wo.load(context, _model(x_shape, grid_shape, **attrs))

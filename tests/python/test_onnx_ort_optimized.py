@@ -10,7 +10,10 @@ ort = pytest.importorskip("onnxruntime")
 onnx = pytest.importorskip("onnx")
 import webnn
 import webnn.onnx as wo
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
+from ort_compare import assert_matches_onnxruntime, graph_model, within_peak
+
+MS_OPSETS = {"": 17, "com.microsoft": 1}
 
 
 def _save_optimized(model, tmp_path, name):
@@ -26,35 +29,25 @@ def _save_optimized(model, tmp_path, name):
 def _compare(path, feeds, expect_ops, rtol=1e-5):
     ops = {n.op_type for n in onnx.load(path).graph.node if n.domain == "com.microsoft"}
     assert set(expect_ops) <= ops, ops
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
-    want = dict(zip([o.name for o in session.get_outputs()], session.run(None, feeds)))
-    for backend in ("cpu", "reference"):
-        context = webnn.ML().create_context(accelerated=False, backend=backend)
-        got = context.compute(wo.load(context, path), feeds)
-        for name, w in want.items():
-            err = float(np.max(np.abs(got[name] - w)))
-            assert err <= rtol * float(np.max(np.abs(w))), (backend, name, err)
+    assert_matches_onnxruntime(path, feeds, check=within_peak(rtol))
 
 
 def _conv(name, x, cin, cout, rng, inits, k=3):
     w = (rng.standard_normal((cout, cin, k, k)) * 0.3).astype(np.float32)
     b = rng.standard_normal(cout).astype(np.float32) * 0.1
-    inits += [numpy_helper.from_array(w, f"{name}_w"), numpy_helper.from_array(b, f"{name}_b")]
+    inits.update({f"{name}_w": w, f"{name}_b": b})
     return helper.make_node("Conv", [x, f"{name}_w", f"{name}_b"], [name], pads=[1, 1, 1, 1])
 
 
 @pytest.mark.parametrize("act", ["Relu", "Clip", "LeakyRelu", "HardSigmoid", "Sigmoid", "Tanh"])
 def test_fused_conv_and_gemm_match_onnxruntime(act, tmp_path):
     rng = np.random.default_rng(len(act))
-    inits, nodes = [], []
+    inits, nodes = {}, []
     nodes.append(_conv("c1", "x", 3, 8, rng, inits))
     attrs = {"LeakyRelu": {"alpha": 0.2}, "HardSigmoid": {"alpha": 0.3, "beta": 0.4}}.get(act, {})
     act_inputs = ["c1"]
     if act == "Clip":
-        inits += [numpy_helper.from_array(np.float32(0.0), "lo"),
-                  numpy_helper.from_array(np.float32(1.5), "hi")]  # fmt: skip
+        inits.update(lo=np.array(0.0, np.float32), hi=np.array(1.5, np.float32))
         act_inputs += ["lo", "hi"]
     nodes.append(helper.make_node(act, act_inputs, ["a1"], **attrs))
     nodes.append(_conv("c2", "a1", 8, 8, rng, inits))
@@ -63,21 +56,11 @@ def test_fused_conv_and_gemm_match_onnxruntime(act, tmp_path):
     nodes.append(helper.make_node("GlobalAveragePool", ["a2"], ["p"]))
     nodes.append(helper.make_node("Flatten", ["p"], ["f"]))
     w = (rng.standard_normal((8, 5)) * 0.5).astype(np.float32)
-    inits += [
-        numpy_helper.from_array(w, "gw"),
-        numpy_helper.from_array(np.ones(5, np.float32), "gb"),
-    ]
+    inits.update(gw=w, gb=np.ones(5, np.float32))
     nodes.append(helper.make_node("Gemm", ["f", "gw", "gb"], ["g"]))
     nodes.append(helper.make_node("Relu", ["g"], ["y"]))
-    graph = helper.make_graph(
-        nodes,
-        "cnn",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 12, 10])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        inits,
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
+    x_spec = {"x": np.zeros((2, 3, 12, 10), np.float32)}
+    model = graph_model(nodes, x_spec, {"y": TensorProto.FLOAT}, inits)
     path = _save_optimized(model, tmp_path, f"cnn_{act}")
     x = rng.standard_normal((2, 3, 12, 10)).astype(np.float32)
     _compare(path, {"x": x}, ["FusedConv", "FusedGemm"])
@@ -90,27 +73,20 @@ def test_dynamic_quantized_mlp_as_optimized_by_onnxruntime(per_channel, tmp_path
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     rng = np.random.default_rng(7 + per_channel)
-    inits, nodes = [], []
+    inits, nodes = {}, []
     x = "x"
     for i, (k, m) in enumerate([(32, 48), (48, 40), (40, 16)]):
         w = (rng.standard_normal((k, m)) / np.sqrt(k)).astype(np.float32)
         b = rng.standard_normal(m).astype(np.float32) * 0.1
-        inits += [numpy_helper.from_array(w, f"w{i}"), numpy_helper.from_array(b, f"b{i}")]
+        inits.update({f"w{i}": w, f"b{i}": b})
         nodes.append(helper.make_node("MatMul", [x, f"w{i}"], [f"m{i}"]))
         nodes.append(helper.make_node("Add", [f"m{i}", f"b{i}"], [f"a{i}"]))
         x = f"a{i}"
         if i < 2:
             nodes.append(helper.make_node("Relu", [x], [f"r{i}"]))
             x = f"r{i}"
-    graph = helper.make_graph(
-        nodes,
-        "mlp",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6, 32])],
-        [helper.make_tensor_value_info(x, TensorProto.FLOAT, None)],
-        inits,
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
+    x_spec = {"x": np.zeros((2, 6, 32), np.float32)}
+    model = graph_model(nodes, x_spec, {x: TensorProto.FLOAT}, inits)
     src = str(tmp_path / "mlp.onnx")
     onnx.save(model, src)
     quantized = str(tmp_path / "mlp_int8.onnx")
@@ -121,22 +97,7 @@ def test_dynamic_quantized_mlp_as_optimized_by_onnxruntime(per_channel, tmp_path
 
 
 def _one_node(node, feeds, inits):
-    vinfos = [
-        helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(v.dtype), list(v.shape))
-        for k, v in feeds.items()
-    ]
-    graph = helper.make_graph(
-        [node],
-        "g",
-        vinfos,
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        [numpy_helper.from_array(v, k) for k, v in inits.items()],
-    )
-    model = helper.make_model(
-        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
-    )
-    model.ir_version = 8
-    return model
+    return graph_model([node], feeds, {"y": TensorProto.FLOAT}, inits, MS_OPSETS)
 
 
 def test_fused_conv_with_residual_input_matches_onnxruntime(tmp_path):
@@ -270,15 +231,5 @@ def test_quantized_fused_minilm_matches_onnxruntime(tmp_path):
     feeds = _minilm_feeds(path)
     ops = {n.op_type for n in onnx.load(path).graph.node}
     assert {"QAttention", "QEmbedLayerNormalization"} <= ops
-    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    want = dict(zip([o.name for o in session.get_outputs()], session.run(None, feeds)))
     shapes = {k: list(v.shape) for k, v in feeds.items()}
-    for backend in ("cpu", "reference"):
-        context = webnn.ML().create_context(accelerated=False, backend=backend)
-        got = context.compute(wo.load(context, path, input_shapes=shapes), feeds)
-        for name, w in want.items():
-            if not np.issubdtype(w.dtype, np.floating):
-                np.testing.assert_array_equal(got[name], w)
-                continue
-            err = float(np.max(np.abs(got[name] - w)))
-            assert err <= 1e-3 * float(np.max(np.abs(w))), (backend, name, err)
+    assert_matches_onnxruntime(path, feeds, check=within_peak(1e-3), input_shapes=shapes)

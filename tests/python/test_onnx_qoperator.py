@@ -9,18 +9,19 @@ ort = pytest.importorskip("onnxruntime")
 onnx = pytest.importorskip("onnx")
 import webnn
 import webnn.onnx as wo
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
+from ort_compare import assert_matches_onnxruntime, exact, graph_model, onnxruntime_outputs
+
+QLINEAR_OPSETS = {"": 17, "com.microsoft": 1}
 
 
 def _small_cnn(rng):
-    inits, nodes = [], []
+    inits, nodes = {}, []
 
     def conv(name, x, cin, cout):
         w = (rng.standard_normal((cout, cin, 3, 3)) * 0.3).astype(np.float32)
         b = (rng.standard_normal(cout) * 0.1).astype(np.float32)
-        inits.extend(
-            [numpy_helper.from_array(w, name + "_w"), numpy_helper.from_array(b, name + "_b")]
-        )
+        inits.update({name + "_w": w, name + "_b": b})
         nodes.append(helper.make_node("Conv", [x, name + "_w", name + "_b"], [name], pads=[1] * 4))
 
     conv("c1", "x", 3, 8)
@@ -28,7 +29,7 @@ def _small_cnn(rng):
     nodes.append(helper.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2]))
     conv("c2", "p1", 8, 8)
     nodes.append(helper.make_node("AveragePool", ["c2"], ["p2"], kernel_shape=[3, 3], pads=[1] * 4))
-    inits.append(numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales"))
+    inits["scales"] = np.array([1, 1, 2, 2], np.float32)
     nodes.append(helper.make_node("Resize", ["p2", "", "scales"], ["u"], mode="nearest"))
     nodes.append(helper.make_node("Concat", ["u", "r1"], ["cat"], axis=1))
     nodes.append(helper.make_node("Sigmoid", ["cat"], ["sg"]))
@@ -36,22 +37,11 @@ def _small_cnn(rng):
     nodes.append(helper.make_node("GlobalAveragePool", ["silu"], ["gp"]))
     nodes.append(helper.make_node("Flatten", ["gp"], ["f"]))
     gw = (rng.standard_normal((16, 5)) * 0.3).astype(np.float32)
-    inits += [
-        numpy_helper.from_array(gw, "gw"),
-        numpy_helper.from_array(np.zeros(5, np.float32), "gb"),
-    ]
+    inits.update(gw=gw, gb=np.zeros(5, np.float32))
     nodes.append(helper.make_node("Gemm", ["f", "gw", "gb"], ["g"]))
     nodes.append(helper.make_node("Softmax", ["g"], ["y"], axis=1))
-    graph = helper.make_graph(
-        nodes,
-        "cnn",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        inits,
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    return model
+    x_spec = {"x": np.zeros((1, 3, 16, 16), np.float32)}
+    return graph_model(nodes, x_spec, {"y": TensorProto.FLOAT}, inits, {"": 13})
 
 
 @pytest.mark.parametrize("fmt", ["QOperator", "QDQ"])
@@ -79,7 +69,7 @@ def test_statically_quantized_cnn_matches_onnxruntime(fmt, activation, tmp_path)
     if fmt == "QOperator":
         assert "QLinearAveragePool" in {n.op_type for n in onnx.load(path).graph.node}
     x = {"x": rng.standard_normal((1, 3, 16, 16)).astype(np.float32)}
-    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, x)[0]
+    want = onnxruntime_outputs(path, x)["y"]
     context = webnn.ML().create_context(accelerated=False, backend="cpu")
     got = context.compute(wo.load(context, path), x)["y"]
     step = 1 / 256  # the quantized softmax output's scale
@@ -99,36 +89,18 @@ def test_statically_quantized_cnn_matches_onnxruntime(fmt, activation, tmp_path)
 def test_qlinear_average_pool_matches_onnxruntime(attrs, shape, channels_last):
     rng = np.random.default_rng(sum(shape))
     x = rng.integers(0, 256, shape).astype(np.uint8)
-    inits = [
-        numpy_helper.from_array(np.array(0.05, np.float32), "xs"),
-        numpy_helper.from_array(np.array(128, np.uint8), "xz"),
-        numpy_helper.from_array(np.array(0.03, np.float32), "ys"),
-        numpy_helper.from_array(np.array(120, np.uint8), "yz"),
-    ]
+    inits = {
+        "xs": np.array(0.05, np.float32),
+        "xz": np.array(128, np.uint8),
+        "ys": np.array(0.03, np.float32),
+        "yz": np.array(120, np.uint8),
+    }
     node = helper.make_node(
         "QLinearAveragePool", ["x", "xs", "xz", "ys", "yz"], ["y"], domain="com.microsoft",
         channels_last=channels_last, **attrs,
     )  # fmt: skip
-    graph = helper.make_graph(
-        [node],
-        "g",
-        [helper.make_tensor_value_info("x", TensorProto.UINT8, list(shape))],
-        [helper.make_tensor_value_info("y", TensorProto.UINT8, None)],
-        inits,
-    )
-    model = helper.make_model(
-        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
-    )
-    model.ir_version = 8
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    (want,) = session.run(None, {"x": x})
-    for backend in ("cpu", "reference"):
-        context = webnn.ML().create_context(accelerated=False, backend=backend)
-        got = context.compute(wo.load(context, model), {"x": x})["y"]
-        assert got.shape == want.shape
-        # ORT sums the window in its own order; a sum on a rounding tie may go either way.
-        diff = np.abs(got.astype(np.int32) - want.astype(np.int32))
-        assert diff.max() == 0, (backend, int((diff > 0).sum()))
+    model = graph_model([node], {"x": x}, {"y": TensorProto.UINT8}, inits, QLINEAR_OPSETS)
+    assert_matches_onnxruntime(model, {"x": x}, check=exact)
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int8])
@@ -141,37 +113,18 @@ def test_qlinear_where_matches_onnxruntime(dtype):
         "y": rng.integers(info.min, info.max + 1, (1, 3, 5)).astype(dtype),
     }
     zp = {np.uint8: (128, 100, 131), np.int8: (0, -5, 3)}[dtype]
-    inits = [
-        numpy_helper.from_array(np.array(0.031, np.float32), "xs"),
-        numpy_helper.from_array(np.array(zp[0], dtype), "xz"),
-        numpy_helper.from_array(np.array(0.017, np.float32), "ys"),
-        numpy_helper.from_array(np.array(zp[1], dtype), "yz"),
-        numpy_helper.from_array(np.array(0.023, np.float32), "zs"),
-        numpy_helper.from_array(np.array(zp[2], dtype), "zz"),
-    ]
+    inits = {
+        "xs": np.array(0.031, np.float32),
+        "xz": np.array(zp[0], dtype),
+        "ys": np.array(0.017, np.float32),
+        "yz": np.array(zp[1], dtype),
+        "zs": np.array(0.023, np.float32),
+        "zz": np.array(zp[2], dtype),
+    }
     node = helper.make_node(
         "QLinearWhere", ["c", "x", "xs", "xz", "y", "ys", "yz", "zs", "zz"], ["z"],
         domain="com.microsoft",
     )  # fmt: skip
     t = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
-    graph = helper.make_graph(
-        [node],
-        "g",
-        [
-            helper.make_tensor_value_info("c", TensorProto.BOOL, [2, 1, 5]),
-            helper.make_tensor_value_info("x", t, [2, 3, 5]),
-            helper.make_tensor_value_info("y", t, [1, 3, 5]),
-        ],
-        [helper.make_tensor_value_info("z", t, None)],
-        inits,
-    )
-    model = helper.make_model(
-        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
-    )
-    model.ir_version = 8
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    (want,) = session.run(None, feeds)
-    for backend in ("cpu", "reference"):
-        context = webnn.ML().create_context(accelerated=False, backend=backend)
-        got = context.compute(wo.load(context, model), feeds)["z"]
-        np.testing.assert_array_equal(got, want, err_msg=backend)
+    model = graph_model([node], feeds, {"z": t}, inits, QLINEAR_OPSETS)
+    assert_matches_onnxruntime(model, feeds, check=exact)

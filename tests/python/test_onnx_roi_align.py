@@ -9,7 +9,8 @@ ort = pytest.importorskip("onnxruntime")
 onnx = pytest.importorskip("onnx")
 import webnn
 import webnn.onnx as wo
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
+from ort_compare import assert_matches_onnxruntime, graph_model
 
 
 @pytest.mark.parametrize(
@@ -31,46 +32,38 @@ def test_roi_align_matches_onnxruntime(mode, ratio, ctm, runtime_rois, out):
         np.float32,
     )  # fmt: skip
     batch = np.array([0, 1, 1, 0], np.int64)
-    feeds = {"x": x}
-    inits = [numpy_helper.from_array(batch, "b")]
-    vinfos = [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))]
-    if runtime_rois:
-        feeds["r"] = rois
-        vinfos.append(helper.make_tensor_value_info("r", TensorProto.FLOAT, [4, 4]))
-    else:
-        inits.append(numpy_helper.from_array(rois, "r"))
+    feeds, inits = {"x": x}, {"b": batch}
+    (feeds if runtime_rois else inits)["r"] = rois
     node = helper.make_node(
         "RoiAlign", ["x", "r", "b"], ["y"], mode=mode, sampling_ratio=ratio,
         coordinate_transformation_mode=ctm, output_height=out[0], output_width=out[1],
         spatial_scale=0.5,
     )  # fmt: skip
-    graph = helper.make_graph(
-        [node], "g", vinfos, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
-    model.ir_version = 8
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    (want,) = session.run(None, feeds)
-    for backend in ("cpu", "reference"):
-        context = webnn.ML().create_context(accelerated=False, backend=backend)
-        got = context.compute(wo.load(context, model), feeds)["y"]
-        assert got.shape == want.shape
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=backend)
+    model = graph_model([node], feeds, {"y": TensorProto.FLOAT}, inits, {"": 16})
+    assert_matches_onnxruntime(model, feeds, rtol=1e-5, atol=1e-5)
 
 
 def test_roi_align_adaptive_grid_with_run_time_rois_is_refused():
     node = helper.make_node("RoiAlign", ["x", "r", "b"], ["y"], sampling_ratio=0)
-    graph = helper.make_graph(
-        [node],
-        "g",
-        [
-            helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4]),
-            helper.make_tensor_value_info("r", TensorProto.FLOAT, [2, 4]),
-        ],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        [numpy_helper.from_array(np.zeros(2, np.int64), "b")],
+    feeds = {"x": np.zeros((1, 1, 4, 4), np.float32), "r": np.zeros((2, 4), np.float32)}
+    model = graph_model(
+        [node], feeds, {"y": TensorProto.FLOAT}, {"b": np.zeros(2, np.int64)}, {"": 16}
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
     context = webnn.ML().create_context(accelerated=False, backend="cpu")
     with pytest.raises(wo.OnnxImportError, match="sampling_ratio=0"):
+        wo.load(context, model)
+
+
+@pytest.mark.parametrize(
+    "x_shape,r_shape,b_len",
+    [((1, 1, 4, 4), (2, 5), 2), ((1, 1, 4, 4), (2, 4), 3), ((1, 4, 4), (2, 4), 2)],
+)
+def test_roi_align_refuses_inputs_of_other_shapes(x_shape, r_shape, b_len):
+    # Found by probing: rois with 5 columns imported (the first 4 were read).
+    node = helper.make_node("RoiAlign", ["x", "r", "b"], ["y"], sampling_ratio=2)
+    feeds = {"x": np.zeros(x_shape, np.float32), "r": np.zeros(r_shape, np.float32)}
+    inits = {"b": np.zeros(b_len, np.int64)}
+    model = graph_model([node], feeds, {"y": TensorProto.FLOAT}, inits, {"": 16})
+    context = webnn.ML().create_context(accelerated=False, backend="cpu")
+    with pytest.raises(wo.OnnxImportError, match=r"RoiAlign.*expected \[N, C, H, W\], \[R, 4\]"):
         wo.load(context, model)

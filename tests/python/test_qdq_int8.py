@@ -23,6 +23,7 @@ quantization = pytest.importorskip("onnxruntime.quantization")
 import webnn
 import webnn.onnx as wo
 from onnx import TensorProto, helper, numpy_helper
+from qdq_quantize import output_step, perturbed, quantize_qdq
 
 # Every pass but qdq_fusion: the float path the int8 kernels must reproduce bit for bit.
 ALL_BUT_QDQ = "constant_folding,batch_norm_folding,layout_assignment,epilogue_fusion"
@@ -88,38 +89,7 @@ def _cls_model():
 
 
 def _quantize(src, dst, feeds, per_channel):
-    rng = np.random.default_rng(2)
-    batches = [
-        {k: (v + 0.1 * rng.standard_normal(v.shape)).astype(v.dtype) for k, v in feeds.items()}
-        for _ in range(3)
-    ]
-
-    class Reader(quantization.CalibrationDataReader):
-        def get_next(self):
-            return batches.pop() if batches else None
-
-    # reduce_range (7-bit weights): ONNX Runtime's u8s8 kernels saturate 16-bit pair sums on
-    # CPUs without VNNI otherwise, and then its session is not the QDQ graph's value.
-    quantization.quantize_static(
-        src,
-        dst,
-        Reader(),
-        quant_format=quantization.QuantFormat.QDQ,
-        activation_type=quantization.QuantType.QUInt8,
-        weight_type=quantization.QuantType.QInt8,
-        per_channel=per_channel,
-        reduce_range=True,
-    )
-
-
-def _output_step(path):
-    model = onnx.load(path)
-    inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
-    producer = {o: n for n in model.graph.node for o in n.output}[model.graph.output[0].name]
-    if producer.op_type == "DequantizeLinear":
-        return float(inits[producer.input[1]])
-    # A float op after the last dequantize (the classifier's softmax, range [0, 1]).
-    return 1.0 / 255
+    quantize_qdq(src, dst, perturbed(feeds, 3, 0.1, seed=2), per_channel)
 
 
 def _ours(path, feeds, monkeypatch, passes, threads):
@@ -139,7 +109,7 @@ def _theirs(path, feeds):
 
 
 def _check(path, feeds, monkeypatch, min_fused):
-    step = _output_step(path)
+    step = output_step(path)
     theirs = _theirs(path, feeds)
     float_path, _ = _ours(path, feeds, monkeypatch, ALL_BUT_QDQ, 1)
     no_passes, _ = _ours(path, feeds, monkeypatch, "none", 1)

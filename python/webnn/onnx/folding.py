@@ -94,16 +94,30 @@ def _reads_files(node):
     return False
 
 
-def _size_bound(node, inputs):
+def _capped_product(factors, cap):
+    """The product of positive integers, or the first partial product past `cap`: a bound is
+    all the caller needs, and the exact product of a million factors is a number of millions of
+    digits (found by the fuzzer: Tile with a folded Range of 2^20 repeats hung here)."""
+    out = 1
+    for f in factors:
+        out *= f
+        if out > cap:
+            break
+    return out
+
+
+def _size_bound(node, inputs, cap):
     """An upper bound of the output elements of the operators whose output size is given by
-    input values (a few bytes of model can ask for terabytes), or None for other operators."""
+    input values (a few bytes of model can ask for terabytes), exact up to `cap`, or None for
+    other operators."""
     op = node.op_type
     try:
         if op == "ConstantOfShape" and inputs and inputs[0] is not None:
-            return int(np.prod([max(int(d), 0) for d in inputs[0].reshape(-1)], dtype=object))
+            dims = [max(int(d), 0) for d in inputs[0].reshape(-1)]
+            return 0 if 0 in dims else _capped_product(dims, cap)
         if op in ("Expand", "Tile") and len(inputs) > 1 and inputs[1] is not None:
             factors = [max(abs(int(d)), 1) for d in inputs[1].reshape(-1)]
-            return int(np.prod(factors, dtype=object)) * max(inputs[0].size, 1)
+            return _capped_product(factors, cap) * max(inputs[0].size, 1)
         if op == "Range" and len(inputs) == 3 and all(v is not None for v in inputs):
             start, limit, delta = (float(v.reshape(-1)[0]) for v in inputs)
             return int(abs((limit - start) / delta)) + 1 if delta else 0
@@ -115,8 +129,8 @@ def _size_bound(node, inputs):
 def evaluate(node, inputs, opsets, domain):
     if node.op_type in _NEVER_FOLD or _reads_files(node):
         return None
-    bound = _size_bound(node, inputs)
     biggest = max((v.size for v in inputs if v is not None), default=1)
+    bound = _size_bound(node, inputs, max(_MAX_GROWTH_ELEMENTS, biggest))
     if bound is not None and bound > _MAX_GROWTH_ELEMENTS and bound > biggest:
         return None  # not materialized at import: the converter keeps it a run-time value
     if domain == "":

@@ -9,6 +9,7 @@ the key/value heads.
 import numpy as np
 
 from .registry import op
+from .util import check_made, zeros
 
 
 def _heads_first(n, x, heads):
@@ -38,11 +39,15 @@ def attention(n):
     np_dtype = np.float16 if dtype == "float16" else np.float32
     qh, kvh = n.attr("q_num_heads"), n.attr("kv_num_heads")
     if rank == 3:
-        if qh is None or kvh is None:
-            n.fail("3-D inputs need q_num_heads and kv_num_heads")
+        if not qh or not kvh or qh < 0 or kvh < 0:
+            n.fail(f"3-D inputs need positive q_num_heads and kv_num_heads ({qh}, {kvh} given)")
         q, k, v = _heads_first(n, q, qh), _heads_first(n, k, kvh), _heads_first(n, v, kvh)
     elif rank != 4:
         n.fail(f"inputs of rank {rank}")
+    shapes = [bl.operand_shape(t) for t in (q, k, v)]
+    if len({len(s) for s in shapes}) != 1 or len({s[0] for s in shapes}) != 1:
+        n.fail(f"query, key and value of shapes {[n.static_shape(i) for i in range(3)]} (one "
+               "rank and batch expected)")  # fmt: skip
     batch, q_heads, q_len, head = bl.operand_shape(q)
     past = n.has(4)
     if past:
@@ -102,6 +107,7 @@ def attention(n):
             elif n.dtype(3) != dtype:
                 m = bl.cast(m, dtype)
             if pad > 0:
+                check_made(n, "the mask's padding", list(mshape[:-1]) + [pad])
                 fill = np.full(list(mshape[:-1]) + [pad], neg_inf, np_dtype)
                 m = bl.concat([m, n.importer.operand(fill)], len(mshape) - 1)
             bias_parts.append(m)
@@ -262,6 +268,7 @@ def tensor_scatter(n):
     upd_shape = n.static_shape(1)
     seq = upd_shape[axis]
     batch = shape[0]
+    check_made(n, "the write positions", [batch, length])
     j_shape = [1] * rank
     j_shape[axis] = length
     j = np.arange(length, dtype=np.int32).reshape(j_shape)
@@ -306,11 +313,7 @@ def causal_conv_with_state(n):
         n.fail(f"activation '{activation}' (none, silu or swish expected)")
     x = n.x(0)
     if k > 1:
-        past = (
-            n.x(3)
-            if n.has(3)
-            else n.importer.operand(np.zeros([batch, channels, k - 1], n.np_dtype(0)))
-        )
+        past = n.x(3) if n.has(3) else zeros(n, [batch, channels, k - 1], n.dtype(0))
         x = bl.concat([past, x], 2)
     total = length + k - 1
     y = bl.conv2d(
@@ -379,7 +382,7 @@ def linear_attention(n):
     if n.has(3):
         state = n.x(3)
     else:
-        state = n.importer.operand(np.zeros([b, hkv, dk, dv], n.np_dtype(0)))
+        state = zeros(n, [b, hkv, dk, dv], n.dtype(0))
     outs = []
     for i in range(t):
         k_t, v_t = step(k4, i), step(v4, i)  # [B, H_kv, 1, d]

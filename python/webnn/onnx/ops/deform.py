@@ -1,80 +1,91 @@
-"""DeformConv (2-D, opset 19): every kernel tap reads the input at its own run-time offset,
-bilinearly interpolated with zeros outside the image (ONNX's definition: GridSample with
-align_corners=1), times the optional mask; the taps' samples then meet the weights in one
-grouped matrix product."""
+"""DeformConv (2-D and 3-D, opset 19): every kernel tap reads the input at its own run-time
+offset, bi- or trilinearly interpolated with zeros outside the image (ONNX's definition:
+GridSample with align_corners=1), times the optional mask; the taps' samples then meet the
+weights in one grouped matrix product."""
 
 import numpy as np
 
 from .registry import op
+from .sampling import gather_clamped
+from .util import prod, window_attributes
+
+# Each tap is a sampling of its own (2^rank gathers): kernels beyond this are not imported.
+MAX_TAPS = 1024
+# Each tap's sample positions start from constants of the graph, one per spatial axis and
+# output position: taps x rank x positions elements in all.
+MAX_POSITION_CONSTANTS = 1 << 26
 
 
 @op("DeformConv")
 def deform_conv(n):
     bl = n.b
     xshape = n.static_shape(0)
-    if len(xshape) != 4:
-        n.fail(f"DeformConv of rank {len(xshape)} (2-D is supported)")
-    N, C, H, W = xshape
-    oc, cpg, kh, kw = n.static_shape(1)
-    kernel = [int(v) for v in n.attr("kernel_shape", [kh, kw])]
-    if kernel != [kh, kw]:
-        n.fail(f"kernel_shape {kernel} does not match the weights {[kh, kw]}")
-    strides = [int(v) for v in n.attr("strides", [1, 1])]
-    dil = [int(v) for v in n.attr("dilations", [1, 1])]
-    pads = [int(v) for v in n.attr("pads", [0, 0, 0, 0])]
+    rank = len(xshape) - 2
+    if rank not in (2, 3):
+        n.fail(f"DeformConv of rank {len(xshape)} (2-D and 3-D are supported)")
+    N, C, *spatial = xshape
+    wshape = n.static_shape(1)
+    oc, cpg, *kernel = wshape
+    if len(kernel) != rank:
+        n.fail(f"weights of shape {wshape} for a {rank}-D input")
+    if [int(v) for v in n.attr("kernel_shape", kernel)] != kernel:
+        n.fail(f"kernel_shape {n.attr('kernel_shape')} does not match the weights {kernel}")
+    strides, dil, pads = window_attributes(n, rank)
     group = int(n.attr("group", 1))
     og = int(n.attr("offset_group", 1))
-    taps = kh * kw
-    _, off_c, oh, ow = n.static_shape(2)
-    if off_c != og * 2 * taps or C % og or C != cpg * group or oc % group:
-        n.fail(f"offset channels {off_c}, input {C}, weights {[oc, cpg, kh, kw]}, group {group} "
+    taps = prod(kernel)
+    if min(kernel + [group, og]) < 1 or taps > MAX_TAPS:
+        n.fail(f"kernel {kernel}, group {group} and offset_group {og} (at most {MAX_TAPS} taps)")
+    offshape = n.static_shape(2)
+    out = offshape[2:]
+    consistent = len(out) == rank and offshape[1] == og * rank * taps
+    if not consistent or C % og or C != cpg * group or oc % group:
+        n.fail(f"offsets of shape {offshape}, input {xshape}, weights {wshape}, group {group} "
                f"and offset_group {og} are inconsistent")  # fmt: skip
+    expected = [
+        (spatial[a] + pads[a] + pads[rank + a] - dil[a] * (kernel[a] - 1) - 1) // strides[a] + 1
+        for a in range(rank)
+    ]
+    if out != expected:
+        n.fail(f"offsets of shape {offshape} do not match the output size {expected} of this "
+               "input, kernel, strides, pads and dilations")  # fmt: skip
+    P = prod(out)
+    if min(out) < 1:
+        n.fail(f"offsets of shape {offshape} give an empty output")
+    if taps * rank * P > MAX_POSITION_CONSTANTS:
+        n.fail(f"{taps} taps x {rank} axes x {P} output positions are too many sample positions"
+               f" to import (at most {MAX_POSITION_CONSTANTS})")  # fmt: skip
     dt = n.dtype(0)
-    P = oh * ow
     cg = C // og
 
     def c(v):
         return n.const(v, dt)
 
-    offsets = bl.reshape(n.x(2), [N, og, taps, 2, P])
+    offsets = bl.reshape(n.x(2), [N, og, taps, rank, P])
     mask = bl.reshape(n.x(4), [N, og, taps, 1, P]) if n.has(4) else None
-    xg = bl.reshape(n.x(0), [N, og, cg, H * W])
-    base_h = (np.arange(oh) * strides[0] - pads[0]).astype(np.float32)
-    base_w = (np.arange(ow) * strides[1] - pads[1]).astype(np.float32)
-    base_h = np.repeat(base_h, ow).reshape(1, 1, P)
-    base_w = np.tile(base_w, oh).reshape(1, 1, P)
+    xg = bl.reshape(n.x(0), [N, og, cg, prod(spatial)])
+    # Where each output position's window starts, per axis, as [1, 1, P].
+    grid = np.indices(out).reshape(rank, 1, 1, P)
+    base = [(grid[a] * strides[a] - pads[a]).astype(np.float32) for a in range(rank)]
 
-    def corner(yy, xx, weight):
-        inside = bl.logical_and(
-            bl.logical_and(bl.greater_or_equal(yy, c(0.0)), bl.lesser_or_equal(yy, c(H - 1.0))),
-            bl.logical_and(bl.greater_or_equal(xx, c(0.0)), bl.lesser_or_equal(xx, c(W - 1.0))),
-        )
-        yc = bl.clamp(yy, min_value=0.0, max_value=float(H - 1))
-        xc = bl.clamp(xx, min_value=0.0, max_value=float(W - 1))
-        flat = bl.cast(bl.add(bl.mul(yc, c(float(W))), xc), "int32")
-        index = bl.expand(bl.reshape(flat, [N, og, 1, P]), [N, og, cg, P])
-        values = bl.gather_elements(xg, index, 3)
+    def corner(pos, weight):
+        values, inside = gather_clamped(n, xg, pos, spatial, [N, og], cg)
         w = bl.where(inside, weight, c(0.0))
         return bl.mul(values, bl.reshape(w, [N, og, 1, P]))
 
     sampled = []
     for t in range(taps):
-        i, j = divmod(t, kw)
+        tap = np.unravel_index(t, kernel)
+        # Per axis: the low and the high neighbour, each with its interpolation weight.
+        ends = []
+        for a in range(rank):
+            off = bl.reshape(bl.slice(offsets, [0, 0, t, a, 0], [N, og, 1, 1, P]), [N, og, P])
+            v = bl.add(n.importer.operand(base[a] + np.float32(tap[a] * dil[a])), off)
+            v0 = bl.floor(v)
+            frac = bl.sub(v, v0)
+            ends.append([(v0, bl.sub(c(1.0), frac)), (bl.add(v0, c(1.0)), frac)])
 
-        off_h, off_w = (
-            bl.reshape(bl.slice(offsets, [0, 0, t, k, 0], [N, og, 1, 1, P]), [N, og, P])
-            for k in (0, 1)
-        )
-        yy = bl.add(n.importer.operand(base_h + np.float32(i * dil[0])), off_h)
-        xx = bl.add(n.importer.operand(base_w + np.float32(j * dil[1])), off_w)
-        y0, x0 = bl.floor(yy), bl.floor(xx)
-        y1, x1 = bl.add(y0, c(1.0)), bl.add(x0, c(1.0))
-        ly, lx = bl.sub(yy, y0), bl.sub(xx, x0)
-        hy, hx = bl.sub(c(1.0), ly), bl.sub(c(1.0), lx)
-        v = bl.add(
-            bl.add(corner(y0, x0, bl.mul(hy, hx)), corner(y0, x1, bl.mul(hy, lx))),
-            bl.add(corner(y1, x0, bl.mul(ly, hx)), corner(y1, x1, bl.mul(ly, lx))),
-        )
+        v = _interpolate(bl, corner, ends, [])
         if mask is not None:
             m = bl.reshape(bl.slice(mask, [0, 0, t, 0, 0], [N, og, 1, 1, P]), [N, og, 1, P])
             v = bl.mul(v, m)
@@ -82,7 +93,22 @@ def deform_conv(n):
     s = bl.concat(sampled, 2) if taps > 1 else sampled[0]  # [N, C, taps, P]
     s = bl.reshape(s, [N, group, cpg * taps, P])
     w = bl.reshape(n.x(1), [1, group, oc // group, cpg * taps])
-    y = bl.reshape(bl.matmul(w, s), [N, oc, oh, ow])
+    y = bl.reshape(bl.matmul(w, s), [N, oc, *out])
     if n.has(3):
-        y = bl.add(y, bl.reshape(n.x(3), [1, oc, 1, 1]))
+        y = bl.add(y, bl.reshape(n.x(3), [1, oc] + [1] * rank))
     return y
+
+
+def _interpolate(bl, corner, ends, chosen):
+    """The sum over the corners whose first axes take the ends `chosen` (a pairwise tree);
+    ends[a] is the (position, weight) of axis a's low and high neighbour."""
+    if len(chosen) == len(ends):
+        weight = chosen[0][1]
+        for _, w in chosen[1:]:
+            weight = bl.mul(weight, w)
+        return corner([p for p, _ in chosen], weight)
+    low, high = ends[len(chosen)]
+    return bl.add(
+        _interpolate(bl, corner, ends, chosen + [low]),
+        _interpolate(bl, corner, ends, chosen + [high]),
+    )

@@ -6,7 +6,8 @@ import math
 import numpy as np
 
 from .registry import op
-from .util import norm_axis
+from .sampling import gather_clamped
+from .util import check_made, norm_axis
 
 
 def atan(n, x):
@@ -67,9 +68,7 @@ def _shift(n, y, axis, k, length, fill):
     shape = bl.operand_shape(y)
     head = list(shape)
     head[axis] = k
-    pad = n.importer.operand(
-        np.full(head, fill, dtype=n.importer.webnn_numpy(bl.operand_data_type(y)))
-    )
+    pad = bl.expand(n.const(fill, bl.operand_data_type(y)), head)  # nothing of a declared size
     sizes = list(shape)
     sizes[axis] = length - k
     body = bl.slice(y, [0] * len(shape), sizes)
@@ -142,6 +141,7 @@ def reverse_sequence(n):
     rank = len(shape)
     batch_axis, time_axis = int(n.attr("batch_axis", 1)), int(n.attr("time_axis", 0))
     steps = shape[time_axis]
+    check_made(n, "the time positions", [steps])
     tshape = [1] * rank
     tshape[time_axis] = steps
     t = n.importer.operand(np.arange(steps, dtype=np.int64).reshape(tshape))
@@ -165,13 +165,13 @@ def grid_sample(n):
     if len(shape) != 4:
         n.fail(f"GridSample of rank {len(shape)} (only 4-D and 5-D inputs are supported)")
     N, C, H, W = shape
-    _, Ho, Wo, _ = n.static_shape(1)
+    _, Ho, Wo, _ = _grid_shape(n, N, 2)
     mode = n.attr("mode", "linear" if n.opset >= 20 else "bilinear")
     mode = {"bilinear": "linear"}.get(mode, mode)
     mode = {"bicubic": "cubic"}.get(mode, mode)
     if mode not in ("linear", "nearest", "cubic"):
         n.fail(f"mode '{mode}' is not supported")
-    padding = n.attr("padding_mode", "zeros")
+    padding = _padding_mode(n)
     align = bool(n.attr("align_corners", 0))
     dt = n.dtype(0)
 
@@ -214,7 +214,7 @@ def grid_sample(n):
         y = bl.clamp(y, min_value=0.0, max_value=float(H - 1))
 
     def sample(xi, yi):
-        return _sample(bl, c, flat, xi, yi, (N, C, H, W, Ho, Wo), dt)
+        return _sample(n, flat, [yi, xi], [H, W], dt)
 
     if mode == "nearest":
         out = sample(bl.round_even(x), bl.round_even(y))
@@ -239,12 +239,12 @@ def _grid_sample_3d(n):
     trilinear (8 taps) or nearest, with zeros, border or reflection padding, as the 2-D form."""
     bl = n.b
     N, C, D, H, W = n.static_shape(0)
-    _, Do, Ho, Wo, _ = n.static_shape(1)
+    _, Do, Ho, Wo, _ = _grid_shape(n, N, 3)
     mode = n.attr("mode", "linear")
     mode = {"bilinear": "linear"}.get(mode, mode)
     if mode not in ("linear", "nearest"):
         n.fail(f"mode '{mode}' with 5-D inputs (ONNX defines cubic for 4-D only)")
-    padding = n.attr("padding_mode", "zeros")
+    padding = _padding_mode(n)
     align = bool(n.attr("align_corners", 0))
     dt = n.dtype(0)
     P = Do * Ho * Wo
@@ -279,18 +279,8 @@ def _grid_sample_3d(n):
     x, y, z = coord(0, W), coord(1, H), coord(2, D)
     flat = bl.reshape(n.x(0), [N, C, D * H * W])
 
-    def inside(v, size):
-        return bl.logical_and(bl.greater_or_equal(v, c(0.0)), bl.lesser_or_equal(v, c(size - 1.0)))
-
     def sample(xi, yi, zi):
-        ok = bl.logical_and(bl.logical_and(inside(xi, W), inside(yi, H)), inside(zi, D))
-        xc = bl.clamp(xi, min_value=0.0, max_value=float(W - 1))
-        yc = bl.clamp(yi, min_value=0.0, max_value=float(H - 1))
-        zc = bl.clamp(zi, min_value=0.0, max_value=float(D - 1))
-        index = bl.add(bl.add(bl.mul(zc, c(float(H * W))), bl.mul(yc, c(float(W)))), xc)
-        index = bl.expand(bl.reshape(bl.cast(index, "int32"), [N, 1, P]), [N, C, P])
-        values = bl.gather_elements(flat, index, 2)
-        return bl.mul(values, bl.reshape(bl.cast(ok, dt), [N, 1, P]))
+        return _sample(n, flat, [zi, yi, xi], [D, H, W], dt)
 
     if mode == "nearest":
         out = sample(bl.round_even(x), bl.round_even(y), bl.round_even(z))
@@ -310,20 +300,29 @@ def _grid_sample_3d(n):
     return bl.reshape(out, [N, C, Do, Ho, Wo])
 
 
-def _sample(bl, c, flat, xi, yi, dims, dt):
-    """X at integer positions xi, yi (float tensors [N, P]); 0 outside the image."""
-    N, C, H, W, Ho, Wo = dims
-    inside = bl.logical_and(
-        bl.logical_and(bl.greater_or_equal(xi, c(0.0)), bl.lesser_or_equal(xi, c(W - 1.0))),
-        bl.logical_and(bl.greater_or_equal(yi, c(0.0)), bl.lesser_or_equal(yi, c(H - 1.0))),
-    )
-    xc = bl.clamp(xi, min_value=0.0, max_value=float(W - 1))
-    yc = bl.clamp(yi, min_value=0.0, max_value=float(H - 1))
-    index = bl.cast(bl.add(bl.mul(yc, c(float(W))), xc), "int32")
-    index = bl.expand(bl.reshape(index, [N, 1, Ho * Wo]), [N, C, Ho * Wo])
-    values = bl.gather_elements(flat, index, 2)
-    mask = bl.reshape(bl.cast(inside, dt), [N, 1, Ho * Wo])
-    return bl.mul(values, mask)
+def _grid_shape(n, batch, axes):
+    """The grid's shape, checked: [N, *output, axes] for an input of `axes` spatial axes."""
+    grid = n.static_shape(1)
+    if len(grid) != axes + 2 or grid[0] != batch or grid[-1] != axes:
+        n.fail(f"grid of shape {grid} for a {axes}-D input of batch {batch} (expected "
+               f"[{batch}, {', '.join(['out'] * axes)}, {axes}])")  # fmt: skip
+    return grid
+
+
+def _padding_mode(n):
+    padding = n.attr("padding_mode", "zeros")
+    if padding not in ("zeros", "border", "reflection"):
+        n.fail(f"padding_mode '{padding}' (zeros, border or reflection expected)")
+    return padding
+
+
+def _sample(n, flat, positions, sizes, dt):
+    """X ([N, C, pixels]) at integer positions (float tensors [N, P], outermost axis first);
+    0 outside the image."""
+    N, C = n.b.operand_shape(flat)[:2]
+    values, inside = gather_clamped(n, flat, positions, sizes, [N], C)
+    P = n.b.operand_shape(values)[2]
+    return n.b.mul(values, n.b.reshape(n.b.cast(inside, dt), [N, 1, P]))
 
 
 def _grid_cubic(n, bl, c, x, y, flat, padding, reflect, dims, dt):
@@ -362,7 +361,7 @@ def _grid_cubic(n, bl, c, x, y, flat, padding, reflect, dims, dt):
         for i, dx in enumerate((-1, 0, 1, 2)):
             xt = tap(x0, dx, W)
             weight = bl.reshape(bl.mul(wx[i], wy[j]), [N, 1, Ho * Wo])
-            term = bl.mul(_sample(bl, c, flat, xt, yt, dims, dt), weight)
+            term = bl.mul(_sample(n, flat, [yt, xt], [H, W], dt), weight)
             out = term if out is None else bl.add(out, term)
     return bl.reshape(out, [N, C, Ho, Wo])
 
@@ -393,6 +392,7 @@ def top_k(n):
         fill = info.min if largest else info.max
     x = n.x(0)
     cur = x
+    check_made(n, "the positions along the axis", [shape[axis]])
     iota_shape = [1] * rank
     iota_shape[axis] = shape[axis]
     iota = n.importer.operand(np.arange(shape[axis], dtype=np.int64).reshape(iota_shape))

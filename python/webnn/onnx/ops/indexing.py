@@ -3,7 +3,7 @@
 import numpy as np
 
 from .registry import op
-from .util import norm_axis, prod
+from .util import check_made, norm_axis, prod
 
 
 def _ints(a):
@@ -115,6 +115,7 @@ def _nd_indices(n, i, data_shape, batch_dims):
     if batch_dims == 0:
         return idx_op if idx is None else n.importer.operand(idx)
     lead = ishape[:-1]
+    check_made(n, "the batch index grid", lead + [batch_dims])
     grids = np.meshgrid(*[np.arange(d) for d in lead[:batch_dims]], indexing="ij")
     grid = np.stack(grids, axis=-1).reshape(
         lead[:batch_dims] + [1] * (len(lead) - batch_dims) + [batch_dims]
@@ -226,6 +227,7 @@ def pad(n):
             # value (a constant operand) on the padding.
             padded = bl.pad(x, begin, end, mode="constant", value=0)
             cur = bl.operand_shape(x)
+            check_made(n, "the padding mask", [c + b + e for c, b, e in zip(cur, begin, end)])
             mask = np.pad(np.zeros(cur, np.uint8), list(zip(begin, end)), constant_values=1)
             fill = n.importer.operand(np.array(value, dtype=n.np_dtype(0)))
             return bl.where(n.importer.operand(mask), fill, padded)
@@ -274,6 +276,7 @@ def _pad_runtime_value(n, shape, pads, rank):
     if any(p < 0 for p in begin + end):
         n.fail("negative pads with a run-time constant_value")
     bl = n.b
+    check_made(n, "the padding mask", [d + b + e for d, b, e in zip(shape, begin, end)])
     padded = bl.pad(n.x(0), begin, end, mode="constant", value=0)
     mask = np.pad(np.zeros(shape, np.uint8), list(zip(begin, end)), constant_values=1)
     value = bl.reshape(n.x(2), []) if n.rank(2) else n.x(2)
@@ -338,6 +341,7 @@ def one_hot(n):
     if not dt.startswith("u"):
         idx = bl.where(bl.lesser(idx, n.const(0, dt)), bl.add(idx, n.const(depth, dt)), idx)
     idx = bl.unsqueeze(idx, [axis])
+    check_made(n, "the depth positions", [depth])
     ar_shape = [1] * rank
     ar_shape[axis] = depth
     from ..types import WEBNN_TO_NUMPY

@@ -6,6 +6,7 @@ from . import quantization  # noqa: F401  (registers the converters aliased belo
 from .activation import gelu_tanh
 from .linalg import matmul_nd
 from .registry import TABLE, op
+from .util import check_made
 
 MS = "com.microsoft"
 
@@ -218,6 +219,7 @@ def attention_on_qkv(n, qkv, mask_index, past_index, bias_index):
             qk = bl.add(qk, bl.reshape(bias, [batch, 1, seq, total]))
         elif len(mshape) == 1 and mshape[0] == batch:
             lens = bl.reshape(bl.cast(m, "int32"), [batch, 1, 1, 1])
+            check_made(n, "the key positions", [total])
             ar = n.importer.operand(np.arange(total, dtype=np.int32).reshape(1, 1, 1, total))
             keep = bl.cast(bl.lesser(ar, lens), dtype)
             bias = bl.mul(bl.sub(n.const(1.0, dtype), keep), n.const(filter_value, dtype))
@@ -227,6 +229,7 @@ def attention_on_qkv(n, qkv, mask_index, past_index, bias_index):
     if bias_index is not None and n.has(bias_index):
         qk = bl.add(qk, n.x(bias_index))
     if n.attr("unidirectional", 0):
+        check_made(n, "the causal mask", [seq, total])
         causal = np.triu(np.full((seq, total), filter_value, np.float32), 1 + past_len)
         causal = causal.astype(np.float16 if dtype == "float16" else np.float32)
         qk = bl.add(qk, n.importer.operand(causal))
@@ -245,6 +248,7 @@ def _key_mask_bias(n, i, batch, q_len, kv_len, filter_value, dtype):
     one = n.const(1.0, dtype)
     if shape == [batch]:
         lens = bl.reshape(bl.cast(n.x(i), "int32"), [batch, 1, 1, 1])
+        check_made(n, "the key positions", [kv_len])
         ar = n.importer.operand(np.arange(kv_len, dtype=np.int32).reshape(1, 1, 1, kv_len))
         keep = bl.cast(bl.lesser(ar, lens), dtype)
     elif shape == [batch, kv_len]:
@@ -311,6 +315,7 @@ def ms_multi_head_attention(n):
     if n.has(5):
         qk = bl.add(qk, n.x(5))
     if n.attr("unidirectional", 0):
+        check_made(n, "the causal mask", [q_len, kv_len])
         causal = np.triu(np.full((q_len, kv_len), filter_value, np.float32), 1 + kv_len - q_len)
         qk = bl.add(qk, n.importer.operand(causal.astype(n.np_dtype(0))))
     y = bl.matmul(bl.softmax(qk, 3), v)

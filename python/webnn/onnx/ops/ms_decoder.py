@@ -6,6 +6,7 @@ import numpy as np
 
 from .attention import _repeat_heads, rotate_half_heads
 from .registry import op
+from .util import check_made, zeros
 
 MS = "com.microsoft"
 
@@ -59,6 +60,7 @@ def ms_rotary_embedding(n):
     if rot != 2 * half or rot > head:
         n.fail(f"rotary dimension {rot} does not match the cos/sin cache width {half}")
     pos_shape = n.static_shape(1)
+    check_made(n, "the positions", [batch, seq])
     pos = n.value(1)
     if len(pos_shape) == 1 and pos_shape[0] == 1:
         # One offset: positions offset + 0 .. offset + S - 1 for every batch.
@@ -144,6 +146,7 @@ def group_query_attention(n):
             )
         present_len = total
 
+    check_made(n, "the attention mask", [batch, seq, present_len])
     # Valid past positions per batch: numpy when known at import, else an int32 [B] operand.
     seqlens = n.value(5)
     if first_prompt:
@@ -245,7 +248,7 @@ def group_query_attention(n):
     if n.has(11):
         sink = bl.expand(bl.reshape(n.x(11), [1, heads, 1, 1]), [batch, heads, seq, 1])
     elif n.attr("smooth_softmax", 0):
-        sink = n.importer.operand(np.zeros([batch, heads, seq, 1], np_dtype))
+        sink = zeros(n, [batch, heads, seq, 1], dtype)
     if sink is not None:
         # Smooth softmax: one more logit (0, or the head's sink) that takes part in the sum.
         probs = bl.softmax(bl.concat([qk, bl.cast(sink, dtype)], 3), 3)

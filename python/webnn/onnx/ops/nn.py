@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 from .registry import op
-from .util import norm_axis, prod
+from .util import norm_axis, prod, window_attributes
 
 
 def _spatial_1d_to_2d(n, x, rank):
@@ -344,6 +344,16 @@ def _pool(kind):
     return convert
 
 
+# MaxPool's Indices output is unrolled over the kernel taps (a few ops each).
+MAX_INDEX_TAPS = 1 << 14
+
+
+def _check_index_taps(n, kernel):
+    if prod(kernel) > MAX_INDEX_TAPS:
+        n.fail(f"MaxPool Indices of a {kernel} kernel (unrolled per tap; at most "
+               f"{MAX_INDEX_TAPS} taps)")  # fmt: skip
+
+
 def _max_pool_indices(n, x, y, kernel, strides, dilations, padding, outs):
     """MaxPool's Indices output: the flat index into x of each window's first maximum (row-major
     scan, as ONNX Runtime), storage_order 1 counting w before h. Each kernel tap is a strided
@@ -358,6 +368,7 @@ def _max_pool_indices(n, x, y, kernel, strides, dilations, padding, outs):
     total = batch * channels * height * width
     if total >= 2**31:
         n.fail("MaxPool Indices for an input of 2**31 elements or more")
+    _check_index_taps(n, kernel)
     plane = np.arange(batch * channels, dtype=np.int32).reshape(batch, channels, 1, 1)
     plane_offset = n.importer.operand(plane * np.int32(height * width))
     rows = np.arange(oh, dtype=np.int32).reshape(oh, 1) * strides[0]
@@ -749,6 +760,7 @@ def _max_pool3d_indices(n, x, y, kernel, strides, dilations, begin, outs):
     total = batch * channels * int(np.prod(spatial))
     if total >= 2**31:
         n.fail("MaxPool Indices for an input of 2**31 elements or more")
+    _check_index_taps(n, kernel)
     ends = [
         max(
             0,
@@ -810,24 +822,31 @@ def max_unpool(n):
     count = int(np.prod(shape))
     index = bl.reshape(bl.cast(n.x(1), "int32"), [count])
     values = bl.reshape(n.x(0), [count])
-    zeros = n.importer.operand(np.zeros([total], n.np_dtype(0)))
+    # A scalar zero expanded in the graph: a constant of the output's size would be allocated
+    # here for any declared shape (found by review: 4 GiB for 2^30 declared elements).
+    zeros = bl.expand(n.const(0, n.dtype(0)), [total])
     return bl.reshape(bl.scatter_elements(zeros, index, values, 0), out_shape)
+
+
+# The one-hot filters and the depth routing matrix of Col2Im are constants the importer makes.
+MAX_COL2IM_CONSTANT = 1 << 24
 
 
 @op("Col2Im")
 def col2im(n):
-    """Blocks [N, C * kh * kw, L] summed back into an image [N, C, H, W] (1-D and 2-D): a
-    grouped transposed convolution whose filter routes each of a channel's kh * kw block
-    positions to its kernel tap (one-hot), with the node's strides, dilations and pads."""
-    bl = n.b
+    """Blocks [N, C * prod(block), L] summed back into an image [N, C, *image] (1-D, 2-D, 3-D):
+    in 2-D a grouped transposed convolution whose filter routes each of a channel's kh * kw
+    block positions to its kernel tap (one-hot), with the node's strides, dilations and pads;
+    1-D is 2-D of height 1; 3-D sums the 2-D images of every (depth tap, depth block) pair into
+    their depth row with a 0/1 matrix product (WebNN has no 3-D transposed convolution)."""
     image = [int(v) for v in n.c(1, what="image_shape").reshape(-1)]
     block = [int(v) for v in n.c(2, what="block_shape").reshape(-1)]
     k = len(image)
-    if k not in (1, 2) or len(block) != k:
-        n.fail(f"Col2Im of {k} spatial dimensions (1-D and 2-D are supported)")
-    strides = [int(v) for v in n.attr("strides", [1] * k)]
-    dilations = [int(v) for v in n.attr("dilations", [1] * k)]
-    pads = [int(v) for v in n.attr("pads", [0] * (2 * k))]
+    if k not in (1, 2, 3) or len(block) != k:
+        n.fail(f"Col2Im of {k} spatial dimensions and a block of {len(block)} (1-D to 3-D)")
+    strides, dilations, pads = window_attributes(n, k)
+    if min(image + block) < 1:
+        n.fail(f"image {image} and block {block} must be positive")
     batch, ck, length = n.static_shape(0)
     taps = int(np.prod(block))
     if ck % taps:
@@ -837,25 +856,55 @@ def col2im(n):
         (image[i] + pads[i] + pads[k + i] - dilations[i] * (block[i] - 1) - 1) // strides[i] + 1
         for i in range(k)
     ]
-    if int(np.prod(blocks)) != length:
+    if min(blocks) < 1 or int(np.prod(blocks)) != length:
         n.fail(f"{length} blocks do not tile an image of {image} with these blocks and strides")
+    if ck * taps > MAX_COL2IM_CONSTANT or (k == 3 and image[0] * block[0] * blocks[0]
+                                            > MAX_COL2IM_CONSTANT):  # fmt: skip
+        n.fail(f"{ck} channels of blocks {block} need too large a routing constant")
     if k == 1:
-        image, block, blocks = [1] + image, [1] + block, [1] + blocks
-        strides, dilations = [1] + strides, [1] + dilations
-        pads = [0, pads[0], 0, pads[1]]
-    else:
-        pads = [pads[0], pads[1], pads[2], pads[3]]
+        y = _col2im_2d(n, n.x(0), [1] + image, [1] + block, [1] + blocks, [1] + strides,
+                       [1] + dilations, [0, pads[0], 0, pads[1]])  # fmt: skip
+        return n.b.reshape(y, [batch, channels] + image)
+    if k == 2:
+        return _col2im_2d(n, n.x(0), image, block, blocks, strides, dilations, pads)
+    return _col2im_3d(n, image, block, blocks, strides, dilations, pads)
+
+
+def _col2im_2d(n, x, image, block, blocks, strides, dilations, pads):
+    """2-D Col2Im of x [batch, C * kh * kw, Lh * Lw]; pads [top, left, bottom, right]."""
+    bl = n.b
+    batch, ck = bl.operand_shape(x)[:2]
+    taps = block[0] * block[1]
     one_hot = np.zeros([ck, 1] + block, np.float32)
     for t in range(taps):
         one_hot[t::taps, 0, t // block[1], t % block[1]] = 1.0
-    x = bl.reshape(n.x(0), [batch, ck] + blocks)
-    y = bl.conv_transpose2d(
-        x,
+    return bl.conv_transpose2d(
+        bl.reshape(x, [batch, ck] + blocks),
         n.importer.operand(one_hot.astype(n.np_dtype(0))),
         strides=strides,
         dilations=dilations,
         padding=[pads[0], pads[2], pads[1], pads[3]],
         output_sizes=image,
-        groups=channels,
+        groups=ck // taps,
     )
-    return bl.reshape(y, [batch, channels] + image[2 - k :]) if k == 1 else y
+
+
+def _col2im_3d(n, image, block, blocks, strides, dilations, pads):
+    """3-D Col2Im: the (depth tap, depth block) pairs become the batch of a 2-D Col2Im, whose
+    images a 0/1 matrix then adds into the depth rows they land on."""
+    bl = n.b
+    batch, ck, _ = n.static_shape(0)
+    (D, H, W), (kd, kh, kw), (ld, lh, lw) = image, block, blocks
+    channels = ck // (kd * kh * kw)
+    x = bl.reshape(n.x(0), [batch, channels, kd, kh * kw, ld, lh * lw])
+    x = bl.transpose(x, [0, 2, 4, 1, 3, 5])  # [N, kd, ld, C, kh * kw, lh * lw]
+    x = bl.reshape(x, [batch * kd * ld, channels * kh * kw, lh * lw])
+    planes = _col2im_2d(n, x, [H, W], [kh, kw], [lh, lw], strides[1:], dilations[1:],
+                        [pads[1], pads[2], pads[4], pads[5]])  # fmt: skip
+    planes = bl.reshape(planes, [batch, kd * ld, channels * H * W])
+    # Depth row of depth tap i and depth block j (row-major pairs, as the batch above).
+    row = (np.arange(ld) * strides[0] + np.arange(kd)[:, None] * dilations[0] - pads[0]).ravel()
+    route = (np.arange(D)[:, None] == row[None, :]).astype(np.float32).reshape(1, D, kd * ld)
+    y = bl.matmul(n.importer.operand(route.astype(n.np_dtype(0))), planes)  # [N, D, C * H * W]
+    y = bl.reshape(y, [batch, D, channels, H, W])
+    return bl.transpose(y, [0, 2, 1, 3, 4])

@@ -17,6 +17,7 @@ from .ort_u8s8 import add_correction
 from .quantization import quantize_like_onnx
 from .recurrent import concat_or_one, stack_directions
 from .registry import op
+from .util import zeros as zero_tensor
 
 
 def _dynamic_uint8(n, x):
@@ -82,7 +83,7 @@ def dynamic_quantize_lstm(n):
     x_shifted, x_scale, x_raw = _dynamic_uint8(n, bl.reshape(x, [steps * batch, xshape[2]]))
     w_int = n.c(1, what="quantized weight")
     r_int = n.c(2, what="quantized recurrent weight")
-    zeros = n.importer.operand(np.zeros([batch, hidden], np.float32))
+    zeros = zero_tensor(n, [batch, hidden], "float32")
 
     def part(t, d):
         return bl.reshape(bl.slice(t, [d, 0, 0], [1, batch, hidden]), [batch, hidden])

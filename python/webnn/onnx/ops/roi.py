@@ -6,6 +6,7 @@ interpolated from the 4 neighbouring pixels (0 outside [-1, size]), averaged ove
 import numpy as np
 
 from .registry import op
+from .sampling import gather_at
 
 # Sample points gathered per run (regions x channels x output bins x samples per bin): the
 # decomposition holds them all as one tensor, and its position constants grow with the grid.
@@ -15,8 +16,12 @@ MAX_SAMPLED_ELEMENTS = 1 << 28
 @op("RoiAlign")
 def roi_align(n):
     bl = n.b
-    _, C, H, W = n.static_shape(0)
-    R = n.static_shape(1)[0]
+    xshape, rshape, bshape = n.static_shape(0), n.static_shape(1), n.static_shape(2)
+    if len(xshape) != 4 or len(rshape) != 2 or rshape[1] != 4 or bshape != rshape[:1]:
+        n.fail(f"input {xshape}, rois {rshape} and batch_indices {bshape} (expected [N, C, H, W], "
+               "[R, 4] and [R])")  # fmt: skip
+    _, C, H, W = xshape
+    R = rshape[0]
     ph_n = int(n.attr("output_height", 1))
     pw_n = int(n.attr("output_width", 1))
     ratio = int(n.attr("sampling_ratio", 0))
@@ -112,9 +117,8 @@ def roi_align(n):
     feats = bl.reshape(bl.gather(n.x(0), bl.cast(n.x(2), "int32"), 0), [R, C, H * W])
 
     def pixels(yy, xx):
-        flat = bl.add(bl.mul(bl.reshape(yy, [R, sh, 1]), c(float(W))), bl.reshape(xx, [R, 1, sw]))
-        index = bl.expand(bl.reshape(bl.cast(flat, "int32"), [R, 1, sh * sw]), [R, C, sh * sw])
-        return bl.reshape(bl.gather_elements(feats, index, 2), [R, C, sh, sw])
+        rows, cols = bl.reshape(yy, [R, sh, 1]), bl.reshape(xx, [R, 1, sw])
+        return bl.reshape(gather_at(n, feats, [rows, cols], [W, 1], [R], C), [R, C, sh, sw])
 
     terms = [
         bl.mul(outer(hy, hx), pixels(y_lo, x_lo)),

@@ -42,3 +42,37 @@ def to_dtype(n, x, dtype):
     if n.b.operand_data_type(x) == dtype:
         return x
     return n.b.cast(x, dtype)
+
+
+def window_attributes(n, rank):
+    """strides, dilations and pads (begins, then ends) of a window sliding over `rank` spatial
+    axes (ONNX's defaults 1, 1, 0), checked: one value per axis (two pads), strides and
+    dilations positive, pads not negative."""
+    strides = [int(v) for v in n.attr("strides", [1] * rank)]
+    dilations = [int(v) for v in n.attr("dilations", [1] * rank)]
+    pads = [int(v) for v in n.attr("pads", [0] * (2 * rank))]
+    if len(strides) != rank or len(dilations) != rank or len(pads) != 2 * rank:
+        n.fail(f"strides {strides}, dilations {dilations} and pads {pads} do not fit {rank}-D")
+    if min(strides + dilations) < 1 or min(pads) < 0:
+        n.fail(f"strides {strides} and dilations {dilations} must be positive and pads {pads} "
+               "not negative")  # fmt: skip
+    return strides, dilations, pads
+
+
+# Constants the importer makes from declared sizes (positions, masks): a dimension costs
+# nothing in a file, so a constant beyond this is refused before numpy allocates it.
+MAX_MADE_ELEMENTS = 1 << 26
+
+
+def check_made(n, what, shape):
+    """Refuses (naming `what`) a constant of `shape` too large to make at import."""
+    count = prod(shape)
+    if count > MAX_MADE_ELEMENTS:
+        n.fail(f"{what} of shape {list(shape)} is too large to make at import ({count} "
+               f"elements, at most {MAX_MADE_ELEMENTS})")  # fmt: skip
+
+
+def zeros(n, shape, dtype):
+    """Zeros of `shape` and WebNN `dtype`: a scalar expanded in the graph, so that nothing of
+    a declared size is allocated at import."""
+    return n.b.expand(n.const(0, dtype), [int(d) for d in shape])
