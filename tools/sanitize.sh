@@ -6,6 +6,7 @@
 #   tools/sanitize.sh all      # both (default)
 #   tools/sanitize.sh asan-cpp # only the C++ suite under ASan
 #   tools/sanitize.sh asan-py [PYTEST SELECTION...]  # only the Python suite (default tests/python)
+#   SANITIZE_NO_BUILD=1 tools/sanitize.sh asan-py ...  # reuse the staged build/fuzz/pkg
 #
 # The ASan build is the fuzzing build (build/fuzz, tools/fuzz.sh): the C++ suite and the
 # Python extension are built there with the same clang flags, and the extension is loaded into
@@ -47,26 +48,38 @@ run_asan_cpp() {
 
 run_asan_py() {  # $@: pytest selection, default the whole suite
   [ $# -gt 0 ] || set -- tests/python
-  tools/fuzz.sh configure
-  echo "== Python extension with ASan + UBSan"
-  # In the same build directory: ccache keys include the directory when -g is on, and the
-  # library objects are already there.
-  cmake -S . -B build/fuzz -DWEBNN_BUILD_PYTHON=ON \
-    -DCMAKE_MODULE_LINKER_FLAGS="-fsanitize=address,undefined -shared-libasan" \
-    -DPython_EXECUTABLE="$("$PY" -c 'import sys; print(sys.executable)')" \
-    -Dnanobind_DIR="$nanobind_dir" >/dev/null
-  cmake --build build/fuzz -j "$JOBS" --target _webnn
-  cmake -S . -B build/fuzz -DWEBNN_BUILD_PYTHON=OFF >/dev/null  # back to tests + fuzzers
-  stage_python build/fuzz
-  local rt
+  # SANITIZE_NO_BUILD=1 reuses build/fuzz/pkg as staged: parts can then run side by side
+  # with a build in build/fuzz.
+  if [ -z "${SANITIZE_NO_BUILD:-}" ]; then
+    tools/fuzz.sh configure
+    echo "== Python extension with ASan + UBSan"
+    # In the same build directory: ccache keys include the directory when -g is on, and the
+    # library objects are already there.
+    cmake -S . -B build/fuzz -DWEBNN_BUILD_PYTHON=ON \
+      -DCMAKE_MODULE_LINKER_FLAGS="-fsanitize=address,undefined -shared-libasan" \
+      -DPython_EXECUTABLE="$("$PY" -c 'import sys; print(sys.executable)')" \
+      -Dnanobind_DIR="$nanobind_dir" >/dev/null
+    cmake --build build/fuzz -j "$JOBS" --target _webnn
+    cmake -S . -B build/fuzz -DWEBNN_BUILD_PYTHON=OFF >/dev/null  # back to tests + fuzzers
+    stage_python build/fuzz
+  fi
+  local rt logs="$PWD/build/fuzz/sanitizer-logs/$$"
   rt=$("$CXX_BIN" -print-file-name=libclang_rt.asan-x86_64.so)
+  # pytest captures file descriptor 2 during a test: a report written there is lost when the
+  # process aborts. The reports go to files instead, printed below.
+  rm -rf "$logs" && mkdir -p "$logs"
   echo "== Python suite under ASan (several minutes)"
   # PYTHONMALLOC=malloc: Python objects go through ASan too, so a bad pointer into one is seen.
   LD_PRELOAD="$rt" PYTHONMALLOC=malloc PYTHONPATH="$PWD/build/fuzz/pkg" WEBNN_NUM_THREADS=2 \
-    ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" \
+    ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:log_path=$logs/asan" \
     LSAN_OPTIONS="suppressions=$PWD/tools/lsan.supp:print_suppressions=0" \
-    UBSAN_OPTIONS="print_stacktrace=1" \
+    UBSAN_OPTIONS="print_stacktrace=1:log_path=$logs/ubsan" \
     "$PY" -m pytest "$@" -q -p no:cacheprovider -x ${PYTEST_ARGS:-} || status=1
+  if compgen -G "$logs/*" >/dev/null; then
+    echo "== sanitizer reports ($logs)"
+    cat "$logs"/*
+    status=1
+  fi
 }
 
 run_tsan() {
@@ -103,7 +116,7 @@ case "${1:-all}" in
   asan-py) shift; run_asan_py "$@" ;;
   tsan) run_tsan ;;
   all) run_asan_cpp; run_asan_py; run_tsan ;;
-  *) sed -n 2,13p "$0"; exit 2 ;;
+  *) sed -n 2,14p "$0"; exit 2 ;;
 esac
 [ "$status" = 0 ] && echo "sanitize.sh: clean" || echo "sanitize.sh: FAILED (see above)"
 exit "$status"
