@@ -79,6 +79,8 @@ run_asan_py() {  # $@: pytest selection, default the whole suite
     echo "== sanitizer reports ($logs)"
     cat "$logs"/*
     status=1
+  else
+    rmdir "$logs"
   fi
 }
 
