@@ -3,6 +3,7 @@
 #
 #   tools/fuzz.sh TARGET SECONDS [extra libFuzzer flags...]
 #   tools/fuzz.sh build            # only build
+#   tools/fuzz.sh configure        # only configure build/fuzz (tools/sanitize.sh builds its own targets)
 #
 # TARGET: text_parser | json_graph | weights_manifest | safetensors | builder | onnx_importer | all
 # onnx_importer is the Python layer under atheris (pip install '.[fuzz]'; tests/fuzz/
@@ -26,7 +27,7 @@ fi
 BUILD=build/fuzz
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 
-build() {
+configure() {
   local launcher=()
   command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -35,6 +36,10 @@ build() {
 -fno-sanitize-recover=all -fno-omit-frame-pointer" \
     -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
     -DWEBNN_BUILD_FUZZERS=ON -DWEBNN_BUILD_TESTS=ON -DWEBNN_BUILD_PYTHON=OFF >/dev/null
+}
+
+build() {
+  configure
   cmake --build "$BUILD" -j "${BUILD_JOBS:-2}" $(for t in $TARGETS; do echo "--target fuzz_$t"; done)
 }
 
@@ -100,7 +105,8 @@ run() {
 
 case "${1:-}" in
   build) build ;;
-  "" | -h | --help) sed -n 2,12p "$0"; exit 2 ;;
+  configure) configure ;;
+  "" | -h | --help) sed -n 2,13p "$0"; exit 2 ;;
   *)
     target=$1 secs=${2:?SECONDS}
     shift 2

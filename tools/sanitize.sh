@@ -4,6 +4,9 @@
 #   tools/sanitize.sh asan     # C++ suite + Python suite, AddressSanitizer + UBSan + LeakSanitizer
 #   tools/sanitize.sh tsan     # ThreadSanitizer: pool stress test + Python concurrency tests
 #   tools/sanitize.sh all      # both (default)
+#   tools/sanitize.sh asan-cpp # only the C++ suite under ASan
+#   tools/sanitize.sh asan-py [PYTEST SELECTION...]  # only the Python suite (default tests/python)
+#   SANITIZE_NO_BUILD=1 tools/sanitize.sh asan-py ...  # reuse the staged build/fuzz/pkg
 #
 # The ASan build is the fuzzing build (build/fuzz, tools/fuzz.sh): the C++ suite and the
 # Python extension are built there with the same clang flags, and the extension is loaded into
@@ -33,33 +36,52 @@ stage_python() {  # $1: build dir holding _webnn*.so -> $1/pkg/webnn with the pu
   cp "$1"/_webnn*.so "$1/pkg/webnn/"
 }
 
-run_asan() {
-  tools/fuzz.sh build >/dev/null
+run_asan_cpp() {
+  # Configured only: the fuzz targets are not needed here (five large ASan links).
+  tools/fuzz.sh configure
   cmake --build build/fuzz -j "$JOBS" --target webnn_tests
   echo "== C++ suite under ASan + UBSan + LSan"
   ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1" \
     UBSAN_OPTIONS="print_stacktrace=1" WEBNN_NUM_THREADS=2 \
     build/fuzz/webnn_tests --gtest_brief=1 || status=1
+}
 
-  echo "== Python extension with ASan + UBSan"
-  # In the same build directory: ccache keys include the directory when -g is on, and the
-  # library objects are already there.
-  cmake -S . -B build/fuzz -DWEBNN_BUILD_PYTHON=ON \
-    -DCMAKE_MODULE_LINKER_FLAGS="-fsanitize=address,undefined -shared-libasan" \
-    -DPython_EXECUTABLE="$("$PY" -c 'import sys; print(sys.executable)')" \
-    -Dnanobind_DIR="$nanobind_dir" >/dev/null
-  cmake --build build/fuzz -j "$JOBS" --target _webnn
-  cmake -S . -B build/fuzz -DWEBNN_BUILD_PYTHON=OFF >/dev/null  # back to tests + fuzzers
-  stage_python build/fuzz
-  local rt
+run_asan_py() {  # $@: pytest selection, default the whole suite
+  [ $# -gt 0 ] || set -- tests/python
+  # SANITIZE_NO_BUILD=1 reuses build/fuzz/pkg as staged: parts can then run side by side
+  # with a build in build/fuzz.
+  if [ -z "${SANITIZE_NO_BUILD:-}" ]; then
+    tools/fuzz.sh configure
+    echo "== Python extension with ASan + UBSan"
+    # In the same build directory: ccache keys include the directory when -g is on, and the
+    # library objects are already there.
+    cmake -S . -B build/fuzz -DWEBNN_BUILD_PYTHON=ON \
+      -DCMAKE_MODULE_LINKER_FLAGS="-fsanitize=address,undefined -shared-libasan" \
+      -DPython_EXECUTABLE="$("$PY" -c 'import sys; print(sys.executable)')" \
+      -Dnanobind_DIR="$nanobind_dir" >/dev/null
+    cmake --build build/fuzz -j "$JOBS" --target _webnn
+    cmake -S . -B build/fuzz -DWEBNN_BUILD_PYTHON=OFF >/dev/null  # back to tests + fuzzers
+    stage_python build/fuzz
+  fi
+  local rt logs="$PWD/build/fuzz/sanitizer-logs/$$"
   rt=$("$CXX_BIN" -print-file-name=libclang_rt.asan-x86_64.so)
+  # pytest captures file descriptor 2 during a test: a report written there is lost when the
+  # process aborts. The reports go to files instead, printed below.
+  rm -rf "$logs" && mkdir -p "$logs"
   echo "== Python suite under ASan (several minutes)"
   # PYTHONMALLOC=malloc: Python objects go through ASan too, so a bad pointer into one is seen.
   LD_PRELOAD="$rt" PYTHONMALLOC=malloc PYTHONPATH="$PWD/build/fuzz/pkg" WEBNN_NUM_THREADS=2 \
-    ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" \
+    ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:log_path=$logs/asan" \
     LSAN_OPTIONS="suppressions=$PWD/tools/lsan.supp:print_suppressions=0" \
-    UBSAN_OPTIONS="print_stacktrace=1" \
-    "$PY" -m pytest tests/python -q -p no:cacheprovider -x ${PYTEST_ARGS:-} || status=1
+    UBSAN_OPTIONS="print_stacktrace=1:log_path=$logs/ubsan" \
+    "$PY" -m pytest "$@" -q -p no:cacheprovider -x ${PYTEST_ARGS:-} || status=1
+  if compgen -G "$logs/*" >/dev/null; then
+    echo "== sanitizer reports ($logs)"
+    cat "$logs"/*
+    status=1
+  else
+    rmdir "$logs"
+  fi
 }
 
 run_tsan() {
@@ -91,10 +113,12 @@ run_tsan() {
 }
 
 case "${1:-all}" in
-  asan) run_asan ;;
+  asan) run_asan_cpp; run_asan_py ;;
+  asan-cpp) run_asan_cpp ;;
+  asan-py) shift; run_asan_py "$@" ;;
   tsan) run_tsan ;;
-  all) run_asan; run_tsan ;;
-  *) sed -n 2,11p "$0"; exit 2 ;;
+  all) run_asan_cpp; run_asan_py; run_tsan ;;
+  *) sed -n 2,14p "$0"; exit 2 ;;
 esac
 [ "$status" = 0 ] && echo "sanitize.sh: clean" || echo "sanitize.sh: FAILED (see above)"
 exit "$status"

@@ -1,6 +1,7 @@
 #include "format/weights.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "format/document.h"
@@ -308,6 +309,12 @@ Expected<std::shared_ptr<const ConstantData>> WeightsFile::load(const std::strin
   }
   if (t->length != packed) {
     return fail(t->length, " bytes stored, ", desc_to_string(desc), " needs ", packed);
+  }
+  // Kernels read a constant as float*, int64_t*, ...: a view must be aligned for its element
+  // type. SafeTensors packs tensors back to back (no holes allowed), so one stored after an
+  // odd-sized tensor, like any offset of a foreign file, may start at any byte: copied once.
+  if (reinterpret_cast<uintptr_t>(bytes) % element_size(desc.data_type) != 0) {
+    return std::make_shared<const ConstantData>(std::vector<uint8_t>(bytes, bytes + packed));
   }
   return std::make_shared<const ConstantData>(std::move(owner), bytes, packed);
 }

@@ -635,6 +635,37 @@ TEST(FormatWeightsTest, SafeTensorsValidationAndKeyMatching) {
   EXPECT_NE(status().find("do not match"), std::string::npos) << status();
 }
 
+// SafeTensors has no holes: a float32 tensor stored after 3 int8 bytes starts at an odd
+// offset. Kernels read constants as float*, so the loader copies such a tensor to aligned
+// storage (found by UBSan: a misaligned float load in the reference dequantizeLinear).
+TEST(FormatWeightsTest, TensorsAtUnalignedOffsetsLoadAligned) {
+  TempDir dir;
+  write_file(dir.file("g.webnn"), R"(webnn_graph "g" v2 {
+  inputs { x: f32[2]; }
+  consts { q: i8[3] @weights("q"); w: f32[2] @weights("w"); }
+  nodes { y = add(x, w); }
+  outputs { y; }
+})");
+  write_safetensors(dir.file("g.safetensors"),
+                    {{"q", DataType::kInt8, {3}, std::string("\x01\x02\x03", 3)},
+                     {"w", DataType::kFloat32, {2}, bytes_of({1.5f, -2.0f})}});
+  auto g = load_graph_file(dir.file("g.webnn"));
+  ASSERT_TRUE(g.has_value()) << g.status().message();
+  int found = 0;
+  for (const Operand& o : g->operands) {
+    if (o.kind != OperandKind::kConstant || o.name != "w") continue;
+    ++found;
+    ASSERT_TRUE(o.constant);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(o.constant->data()) % alignof(float), 0u);
+    float got[2];
+    ASSERT_EQ(o.constant->size(), sizeof(got));
+    std::memcpy(got, o.constant->data(), sizeof(got));
+    EXPECT_EQ(got[0], 1.5f);
+    EXPECT_EQ(got[1], -2.0f);
+  }
+  EXPECT_EQ(found, 1);
+}
+
 TEST(FormatHostileTest, TruncationsDeepNestingAndHugeShapes) {
   std::string text = token_mixer();
   for (size_t n = 0; n + 1 < text.size(); ++n) {

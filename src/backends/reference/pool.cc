@@ -29,6 +29,15 @@ struct PoolWindow {
   int64_t window[2], stride[2], dilation[2], pad_begin[2];
 };
 
+// The input row (column) of output position `o` and window tap `k`, or -1 outside [0, size).
+// Strides, dilations and pads come from the graph and may be near INT64_MAX: computed in 128
+// bits, where the products and the sum cannot overflow.
+int64_t input_index(int64_t o, int64_t stride, int64_t pad, int64_t k, int64_t dilation,
+                    int64_t size) {
+  __int128 i = static_cast<__int128>(o) * stride - pad + static_cast<__int128>(k) * dilation;
+  return i >= 0 && i < size ? static_cast<int64_t>(i) : -1;
+}
+
 // The output shape already fixes the rounding (floor, ceil or output_sizes); the kernel only
 // needs where each window starts.
 template <class T>
@@ -47,11 +56,11 @@ void pool(PoolKind kind, const TensorView& x, TensorView& y, bool nhwc, const Po
           if constexpr (kIsFloat<T>) best = static_cast<T>(-INFINITY);
           bool nan = false;
           for (int64_t kh = 0; kh < g.window[0]; ++kh) {
-            int64_t ih = oh * g.stride[0] - g.pad_begin[0] + kh * g.dilation[0];
-            if (ih < 0 || ih >= in.h) continue;
+            int64_t ih = input_index(oh, g.stride[0], g.pad_begin[0], kh, g.dilation[0], in.h);
+            if (ih < 0) continue;
             for (int64_t kw = 0; kw < g.window[1]; ++kw) {
-              int64_t iw = ow * g.stride[1] - g.pad_begin[1] + kw * g.dilation[1];
-              if (iw < 0 || iw >= in.w) continue;
+              int64_t iw = input_index(ow, g.stride[1], g.pad_begin[1], kw, g.dilation[1], in.w);
+              if (iw < 0) continue;
               T v = src[in.at(n, c, ih, iw)];
               ++count;
               if (kind == PoolKind::kMax) {
