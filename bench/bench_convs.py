@@ -75,6 +75,17 @@ def measure(ours, theirs, rounds, clock):
     return statistics.median(a), statistics.median(b)
 
 
+def _same_pads(x, y, k, attrs, mode):
+    """Explicit ONNX pads [begins..., ends...] of a SAME_UPPER / SAME_LOWER convolution."""
+    strides, dil = attrs.get("strides", [1, 1]), attrs.get("dilations", [1, 1])
+    total = [
+        max(0, (o - 1) * s + (kk - 1) * d + 1 - i) for i, o, kk, s, d in zip(x, y, k, strides, dil)
+    ]
+    small = [t // 2 for t in total]
+    big = [t - t // 2 for t in total]
+    return small + big if mode == "SAME_UPPER" else big + small
+
+
 def collect(path, feed):
     """[(key, count, node, weights {name: array}, x shape, y shape)] of a model's convs."""
     model = onnx.load(path)
@@ -103,6 +114,12 @@ def collect(path, feed):
         w = values.get(n.input[1])
         if w is None or len(x) != 4 or len(y) != 4 or min(x + y) <= 0:
             continue  # a filter computed at run time, or shapes inference could not resolve
+        auto_pad = attrs.pop("auto_pad", b"NOTSET")
+        auto_pad = auto_pad.decode() if isinstance(auto_pad, bytes) else auto_pad
+        if auto_pad in ("SAME_UPPER", "SAME_LOWER") and n.op_type == "Conv":
+            attrs["pads"] = _same_pads(x[2:], y[2:], w.shape[2:], attrs, auto_pad)
+        elif auto_pad not in ("NOTSET", "VALID"):
+            continue
         key = (
             n.op_type,
             tuple(x),
@@ -119,6 +136,20 @@ def collect(path, feed):
         bias = values[n.input[2]] if len(n.input) > 2 and n.input[2] else None
         found[key] = [key, 1, attrs, w, bias]
     return list(found.values())
+
+
+def conv_models(names):
+    """name -> (model path or proto, feed): the OCR models of bench/models.py, else wheels."""
+    sys.path.insert(0, os.path.join(_HERE, "..", "tests", "python"))
+    import wheel_models
+
+    wheels = {case.name: case for case in wheel_models.CASES}
+    ocr = [n for n in names if n not in wheels]
+    found = {name: (path, feed) for name, (path, feed, _) in model_cases(ocr).items()}
+    for name in names:
+        if name in wheels and wheels[name].path() is not None:
+            found[name] = (str(wheels[name].path()), wheels[name].make_feeds())
+    return found
 
 
 def describe(key):
@@ -149,7 +180,7 @@ def build_case(entry, rng):
     if bias is not None:
         constants["bias"] = bias.astype(np.float32)
     inputs = ["x", "w"] + (["bias"] if bias is not None else [])
-    onnx_attrs = {k: v for k, v in attrs.items() if k != "auto_pad"}
+    onnx_attrs = dict(attrs)
     node = helper.make_node(op, inputs, ["y"], **onnx_attrs)
     case = Case(describe(key), flops(key), {"x": x}, constants, None, [node], list(y_shape))
     options = {
@@ -176,7 +207,10 @@ def build_case(entry, rng):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--models", nargs="+", default=["det", "rec"], choices=["det", "rec", "cls"]
+        "--models",
+        nargs="+",
+        default=["det", "rec"],
+        help="det, rec, cls or any installed case of tests/python/wheel_models.py",
     )
     parser.add_argument("--threads", type=int, nargs="+", default=[1])
     parser.add_argument("--rounds", type=int, default=15)
@@ -202,7 +236,7 @@ def main():
         import webnn
 
         context = webnn.ML().create_context(accelerated=False, backend="cpu")
-        for name, (path, feed, _) in model_cases(args.models).items():
+        for name, (path, feed) in conv_models(args.models).items():
             for entry in collect(path, feed):
                 key, count = entry[0], entry[1]
                 if flops(key) < args.min_mflop * 1e6 or args.filter not in describe(key):
@@ -219,10 +253,19 @@ def main():
                 peak = args.peak or best_peak
                 t_ours, t_ort = measure(ours, theirs, args.rounds, clock)
                 g_ours, g_ort = case.flops / t_ours / 1e9, case.flops / t_ort / 1e9
-                row = (name.split()[1], case.name, count, threads, t_ours, t_ort, g_ours, g_ort)
+                row = (
+                    name.split()[1] if " " in name else name,
+                    case.name,
+                    count,
+                    threads,
+                    t_ours,
+                    t_ort,
+                    g_ours,
+                    g_ort,
+                )
                 rows.append(row + (100 * g_ours / (peak * threads), peak))
                 print(
-                    f"{row[0]:4s} {case.name:34s} x{count} {threads}T ours {t_ours * 1e3:7.3f} ms"
+                    f"{row[0]:6s} {case.name:34s} x{count} {threads}T ours {t_ours * 1e3:7.3f} ms"
                     f" ORT {t_ort * 1e3:7.3f} ms  {g_ours:6.1f} vs {g_ort:6.1f} GFLOP/s"
                     f"  {rows[-1][8]:5.1f}% of {peak:.0f}  ours/ORT {t_ours / t_ort:5.2f}",
                     flush=True,
