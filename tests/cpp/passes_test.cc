@@ -286,7 +286,9 @@ TEST(PassesTest, StepsReadingAnEarlierChainValueFuseIntoTheConvolution) {
     std::vector<float> want = run(built, "cpu", unfused, xv, "none");
     EXPECT_EQ(run(built, "cpu", "all", xv), want);
     EXPECT_EQ(run(built, "cpu", "all", xv, "none"), want);
-    expect_close(want, run(built, "reference", "none", xv), 1e-5f);
+    // 40 channels run on the Winograd kernel, whose sums of 360 products of |x| <= 4 are a few
+    // 1e-5 from the reference's.
+    expect_close(want, run(built, "reference", "none", xv), c == 40 ? 1e-4f : 1e-5f);
   }
 }
 

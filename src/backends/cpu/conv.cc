@@ -16,6 +16,7 @@
 #include <string>
 
 #include "backends/cpu/conv_filter.h"
+#include "backends/cpu/conv_winograd.h"
 #include "backends/cpu/cpu_kernels.h"
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/plane.h"
@@ -459,7 +460,7 @@ std::unique_ptr<Kernel> make_conv2d_kernel(const Node& node, const CompileContex
                                            const SimdKernels& simd) {
   auto k = std::make_unique<Conv2dKernel>(simd);
   if (!k->init(node, cc)) return nullptr;
-  return k;
+  return make_winograd_conv2d_kernel(node, cc, simd, std::move(k));
 }
 
 }  // namespace webnn

@@ -30,6 +30,8 @@ constexpr const char* kIsaName = "avx2";
 //
 #include "backends/cpu/recurrent.inc"
 //
+#include "backends/cpu/winograd.inc"
+//
 #include "backends/cpu/kernels_table.inc"
 }  // namespace avx2
 

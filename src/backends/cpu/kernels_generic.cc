@@ -31,6 +31,8 @@ constexpr const char* kIsaName = "generic";
 //
 #include "backends/cpu/recurrent.inc"
 //
+#include "backends/cpu/winograd.inc"
+//
 #include "backends/cpu/kernels_table.inc"
 }  // namespace generic
 

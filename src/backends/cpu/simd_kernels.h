@@ -156,6 +156,29 @@ struct ErfGeluChainArgs {
   bool pre_swap = false, add_swap = false, m1_swap = false, m2_swap = false;
 };
 
+// Winograd F(4x4, 3x3) tiles (winograd.inc). Input: the 36 pixels of a 6x6 patch, row-major
+// (px[i * 6 + j], each `channels` floats; padding pixels point at zeros), to its transform
+// values: element e of channel c at v[e * v_stride + c].
+struct WinogradInputArgs {
+  const float* const* px = nullptr;
+  int64_t channels = 0;
+  float* v = nullptr;
+  int64_t v_stride = 0;
+};
+
+// Output: the 36 products m[e * m_stride + c] of one tile to its 4x4 block of outputs (plus
+// bias[c] when given), of which rows x cols are written: (i, j) at
+// y[i * y_row_stride + j * y_col_stride + c]. Returns false if any written value is not finite.
+struct WinogradOutputArgs {
+  const float* m = nullptr;
+  int64_t m_stride = 0;
+  int64_t channels = 0;
+  const float* bias = nullptr;
+  float* y = nullptr;
+  int64_t y_row_stride = 0, y_col_stride = 0;
+  int rows = 4, cols = 4;
+};
+
 struct SimdKernels {
   const char* name;
   int lanes;  // floats per vector register
@@ -208,6 +231,8 @@ struct SimdKernels {
   void (*hard_swish_affine_chain)(const HardSwishChainArgs& h, const AffineChainArgs& a,
                                   const float* x, float* y, int64_t n);
   void (*erf_gelu_chain)(const ErfGeluChainArgs& args, const float* x, float* y, int64_t n);
+  void (*winograd_input_tile)(const WinogradInputArgs& args);
+  bool (*winograd_output_tile)(const WinogradOutputArgs& args);
 };
 
 // Kernels compiled for each ISA (null when this build has none for it).
