@@ -94,3 +94,27 @@ def test_winograd_non_finite_runs_use_the_direct_kernel(kind, monkeypatch):
 @rerun.each_cpu_setting
 def test_winograd_under_other_cpu_settings(env):
     rerun.assert_file_passes(__file__, env)
+
+
+def test_winograd_bits_do_not_depend_on_the_thread_count(monkeypatch):
+    # Few tile rows (20x20 outputs: 5), so the units are cut differently per thread count.
+    import webnn
+
+    rng = np.random.default_rng(11)
+    x = _data(rng, [1, 20, 20, 24])
+    filt = _data(rng, [40, 3, 3, 24])
+    results = []
+    for threads in (1, 2, 3):
+        monkeypatch.setenv("WEBNN_NUM_THREADS", str(threads))
+        context = webnn.ML().create_context(accelerated=False, backend="cpu")
+        b = context.create_graph_builder()
+        y = b.conv2d(
+            b.input("x", list(x.shape), "float32"),
+            b.constant(filt),
+            padding=[1, 1, 1, 1],
+            input_layout="nhwc",
+            filter_layout="ohwi",
+        )
+        results.append(context.compute(b.build({"y": y}), {"x": x})["y"])
+    np.testing.assert_array_equal(results[0], results[1])
+    np.testing.assert_array_equal(results[0], results[2])

@@ -123,11 +123,12 @@ class WinogradConv2dKernel final : public Kernel {
     ThreadPool* pool = ctx.pool();
     const int threads = pool ? pool->num_threads() : 1;
     if (scratch_.size() < static_cast<size_t>(threads)) scratch_.resize(threads);
-    const int64_t units_per_image = ceil_div(tiles_h_, tile_rows_per_unit_);
+    const int64_t rows = rows_per_unit(threads);
+    const int64_t units_per_image = ceil_div(tiles_h_, rows);
     for (Scratch& s : scratch_) s.finite = true;
     auto task = [&](int64_t unit, int thread) {
       Scratch& s = scratch_[thread];
-      if (s.finite) run_unit(x, bias, y, unit / units_per_image, unit % units_per_image, s);
+      if (s.finite) run_unit(x, bias, y, unit / units_per_image, unit % units_per_image, rows, s);
     };
     const int64_t units = batch_ * units_per_image;
     if (pool) {
@@ -179,12 +180,25 @@ class WinogradConv2dKernel final : public Kernel {
     }
   }
 
-  // Tile rows [unit * rows_per_unit, ...) of image n: transforms, the 36 products, outputs.
-  void run_unit(const float* x, const float* bias, float* y, int64_t n, int64_t unit,
+  // Tile rows per unit at this thread count: at most tile_rows_per_unit_ (the scratch's
+  // size), fewer when that leaves threads idle, and spread evenly (5 rows in 2 units go as
+  // 3 + 2, not 4 + 1). Each output's sums do not depend on the units (a GEMM row's sum is the
+  // same whatever rows go with it), so neither do the results.
+  int64_t rows_per_unit(int threads) const {
+    int64_t rows = tile_rows_per_unit_;
+    if (threads > 1 && batch_ * ceil_div(tiles_h_, rows) < 2 * threads) {
+      rows = std::max<int64_t>(1, ceil_div(batch_ * tiles_h_, 2 * threads));
+      rows = std::min(rows, tile_rows_per_unit_);
+    }
+    return ceil_div(tiles_h_, ceil_div(tiles_h_, rows));
+  }
+
+  // Tile rows [unit * rows, ...) of image n: transforms, the 36 products, outputs.
+  void run_unit(const float* x, const float* bias, float* y, int64_t n, int64_t unit, int64_t rows,
                 Scratch& s) const {
     // (Const: the scratch is the calling thread's own.)
-    const int64_t th0 = unit * tile_rows_per_unit_;
-    const int64_t th1 = std::min(tiles_h_, th0 + tile_rows_per_unit_);
+    const int64_t th0 = unit * rows;
+    const int64_t th1 = std::min(tiles_h_, th0 + rows);
     const int64_t tiles = (th1 - th0) * tiles_w_;
     const int64_t v_stride = unit_tiles_ * ldv_, m_stride = unit_tiles_ * ldm_;
     if (s.jobs.empty()) {
