@@ -1,6 +1,6 @@
 """The cpu backend's Winograd F(4x4, 3x3) conv2d kernel (conv_winograd.cc) against the
 reference backend: 3x3, stride 1, one group, NHWC, constant filter, 16 or more channels each
-way and outputs of at least 8x8 (the shapes it takes), random sizes, paddings and epilogues.
+way (512 or more products of them) and outputs of at least 8x8 (the shapes it takes), random sizes, paddings and epilogues.
 
 Bound: the one for any float32 sum of K products, K * eps * sum(|x| |w|) per element (the
 transforms re-associate the sums; measured worst 48 eps * sum(|x| |w|) for K >= 144, see
@@ -19,7 +19,7 @@ from test_cpu_backend import _data, _run, assert_within
 def _case(rng):
     n = int(rng.integers(1, 3))
     h, w = int(rng.integers(10, 27)), int(rng.integers(10, 27))  # outputs of 8 or more
-    cin, cout = int(rng.integers(16, 70)), int(rng.integers(16, 70))
+    cin, cout = int(rng.integers(16, 70)), int(rng.integers(32, 70))
     pads = [int(v) for v in rng.integers(0, 3, 4)]
     layout = str(rng.choice(["ohwi", "oihw", "hwio", "ihwo"]))
     sizes = {"o": cout, "i": cin, "h": 3, "w": 3}
