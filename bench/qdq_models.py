@@ -8,8 +8,13 @@ process per thread count (WEBNN_NUM_THREADS = ORT intra_op_num_threads = N):
   - ours: webnn with every pass, the QDQ convolutions on the int8 kernels (qdq_fusion);
   - ours-float: webnn without the qdq_fusion pass (the same graph on float32 kernels);
   - ORT: ONNX Runtime's session of the QDQ model (its QDQ fusion to integer kernels).
-Before timing, our output is checked to be within one quantization step (the output
-dequantize's scale, or 1/255 behind a softmax) of ORT's.
+Before timing, our output is checked against ORT's: the share of outputs more than one
+quantization step (the output dequantize's scale, or 1/255 behind a softmax) apart must not
+exceed twice (+ 1e-4) the share by which ORT's own session with graph optimizations off differs
+from its optimized one. In deep quantized networks a value near a rounding boundary of one layer
+flips a step there and the flip grows downstream: ORT disagrees with itself that way (PP-OCRv4
+det QDQ: 0.8% of its sigmoid outputs, by up to 0.99), so "every output within one step" holds
+only for shallow models.
 
     python bench/qdq_models.py --threads 1 2 --models cls det [--rounds 21]
 """
@@ -39,6 +44,23 @@ def quantize(src, dst, feed):
     quantize_qdq(src, dst, [feed] + perturbed(feed, 2, 0.05, seed=1), per_channel=True)
 
 
+def ort_unoptimized(path, feed):
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.intra_op_num_threads = 1
+    session = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    return dict(zip(names, session.run(None, feed)))
+
+
+def beyond_step_share(reference, got, step):
+    """Share of the outputs (all of them together) more than one step from the reference."""
+    beyond = sum(int(np.sum(np.abs(got[k] - v) > step * 1.001)) for k, v in reference.items())
+    return beyond / max(1, sum(v.size for v in reference.values()))
+
+
 def ours(path, feed, passes):
     os.environ["WEBNN_PASSES"] = passes  # read when the graph compiles
     try:
@@ -57,16 +79,22 @@ def child(threads, names, rounds, workdir):
                 quantize(model, path, feed)
             ort_engine = fp.Ort(path, feed, threads)
             reference = ort_engine.result()
+            ort_self = beyond_step_share(reference, ort_unoptimized(path, feed), output_step(path))
             int8, flt = ours(path, feed, "all"), ours(path, feed, NO_QDQ)
             fused = int8.graph.compile_stats["passes"].get("qdq_fusion", 0)
             step = output_step(path)
-            errs = []
+            errs, shares = [], []
             for e in (int8, flt):
                 got = e.result()
                 errs.append(max(float(np.max(np.abs(got[k] - v))) for k, v in reference.items()))
+                shares.append(beyond_step_share(reference, got, step))
             row.update(fused=fused, step=step, err_int8=errs[0], err_float=errs[1])
-            if errs[0] > step * 1.001:
-                row["error"] = f"int8 output {errs[0]:.3g} from ORT's (> one step {step:.3g})"
+            row.update(share_int8=shares[0], share_ort_self=ort_self)
+            if shares[0] > 2 * ort_self + 1e-4:
+                row["error"] = (
+                    f"{shares[0]:.2%} of int8 outputs more than one step ({step:.3g}) from ORT's"
+                    f" (ORT unoptimized vs optimized: {ort_self:.2%})"
+                )
             else:
                 t = fp.measure([int8, flt, ort_engine], rounds)
                 row.update(int8_ms=t[0] * 1e3, float_ms=t[1] * 1e3, ort_ms=t[2] * 1e3)
@@ -103,16 +131,17 @@ def main():
         f"medians of {args.rounds} interleaved samples, {os.cpu_count()} CPUs\n"
     )
     print("| model | threads | int8 nodes | webnn int8 (ms) | webnn float (ms) | ORT (ms) | "
-          "int8/ORT | int8/float | max err int8 (steps) |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|")
+          "int8/ORT | int8/float | max err int8 (steps) | beyond a step: int8 / ORT-self |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         if "error" in r:
-            print(f"| {r['model']} | {r['threads']} | {r['error']} | | | | | | |")
+            print(f"| {r['model']} | {r['threads']} | {r['error']} | | | | | | | |")
             continue
         print(
             f"| {r['model']} | {r['threads']} | {r['fused']} | {r['int8_ms']:.3g} | "
             f"{r['float_ms']:.3g} | {r['ort_ms']:.3g} | {r['int8_ms'] / r['ort_ms']:.2f} | "
-            f"{r['int8_ms'] / r['float_ms']:.2f} | {r['err_int8'] / r['step']:.2f} |"
+            f"{r['int8_ms'] / r['float_ms']:.2f} | {r['err_int8'] / r['step']:.2f} | "
+            f"{r['share_int8']:.3%} / {r['share_ort_self']:.3%} |"
         )
 
 

@@ -380,3 +380,29 @@ def test_qdq_fusion_walks_deep_graphs():
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     assert fuse_qdq(model) == 0  # the second input is an activation: not a weight
+
+
+def test_dequantized_weights_fold_into_constant_filters():
+    # A 3x3 conv whose int8 filter (147 KB as float32: above the folding size limit for
+    # results larger than their operands) is dequantized in the graph: the weights fold into
+    # one float constant filter (packed once), and the result matches the reference.
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((1, 12, 12, 64)).astype(np.float32)
+    w_q = rng.integers(-127, 128, (64, 3, 3, 64)).astype(np.int8)
+    scale = np.full((1, 1, 1, 1), 0.01, np.float32)
+    outs = {}
+    for backend in ("cpu", "reference"):
+        context = webnn.ML().create_context(accelerated=False, backend=backend)
+        b = context.create_graph_builder()
+        zero = b.constant(np.zeros((1, 1, 1, 1), np.int8))
+        w = b.dequantize_linear(b.constant(w_q), b.constant(scale), zero)
+        y = b.conv2d(b.input("x", list(x.shape), "float32"), w, padding=[1] * 4,
+                     input_layout="nhwc", filter_layout="ohwi")  # fmt: skip
+        graph = b.build({"y": y})
+        outs[backend] = context.compute(graph, {"x": x})["y"]
+        if backend == "cpu":
+            assert graph.compile_stats["passes"]["constant_folding"] >= 1
+            assert "dequantizeLinear" not in graph.compile_stats["ops_after"]
+    k = 9 * 64
+    bound = (k + 2) * np.finfo(np.float32).eps * np.abs(outs["reference"]).max() * 4
+    assert np.abs(outs["cpu"] - outs["reference"]).max() <= bound

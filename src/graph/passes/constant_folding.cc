@@ -1,7 +1,11 @@
 // Constant folding, for the fast backends: a node whose operands are all constants is
 // evaluated once at compile time with the reference kernels (the oracle), and its outputs become
 // constants. Folding is skipped where it would turn small constants into a much larger one
-// (expand, tile, a broadcast): the node is cheaper to run than its result is to keep.
+// (expand, tile, a broadcast): the node is cheaper to run than its result is to keep — except
+// for the weights of a convolution or a matrix product (a quantized model's dequantizeLinear of
+// int8 filters): the kernel keeps a packed float copy of a constant operand anyway, while one
+// computed at run time is dequantized and packed again on every run, and keeps the node off
+// the paths that want a constant filter (layout assignment, batch-norm folding, Winograd).
 #include <algorithm>
 
 #include "backends/reference/reference_backend.h"
@@ -22,8 +26,24 @@ Expected<uint64_t> operand_bytes(const OperandDesc& d) {
 
 bool foldable_type(DataType t) { return !is_4bit(t); }
 
+// Operands read as a filter or weight matrix: conv2d / convTranspose2d filters, matmul and gemm
+// B operands.
+std::vector<bool> weight_operands(const Graph& graph) {
+  std::vector<bool> weights(graph.operands.size(), false);
+  auto mark = [&](OperandRef r) {
+    if (r.present()) weights[r.id] = true;
+  };
+  for (const Node& node : graph.nodes) {
+    if (node.kind == OpKind::kConv2d) mark(node.as<Conv2dParams>().filter);
+    if (node.kind == OpKind::kConvTranspose2d) mark(node.as<ConvTranspose2dParams>().filter);
+    if (node.kind == OpKind::kGemm) mark(node.as<GemmParams>().b);
+    if (node.kind == OpKind::kMatmul) mark(node.as<BinaryParams>().b);
+  }
+  return weights;
+}
+
 // Evaluates `node` (all operands constant) and turns its outputs into constants.
-Expected<bool> fold_node(Graph& graph, const Node& node) {
+Expected<bool> fold_node(Graph& graph, const Node& node, const std::vector<bool>& weights) {
   std::vector<OperandId> reads = node.inputs();
   uint64_t in_bytes = 0, out_bytes = 0;
   for (OperandId id : reads) {
@@ -38,7 +58,9 @@ Expected<bool> fold_node(Graph& graph, const Node& node) {
     WEBNN_ASSIGN_OR_RETURN(uint64_t b, operand_bytes(d));
     out_bytes += b;
   }
-  if (out_bytes > std::max(in_bytes, kSmallResultBytes)) return false;
+  const bool all_weights = std::all_of(node.outputs.begin(), node.outputs.end(),
+                                       [&](OperandId id) { return weights[id]; });
+  if (out_bytes > std::max(in_bytes, kSmallResultBytes) && !all_weights) return false;
   KernelFn fn = reference_kernels()[static_cast<int>(node.kind)];
   if (!fn) return false;
 
@@ -78,6 +100,7 @@ Expected<bool> fold_node(Graph& graph, const Node& node) {
 
 Expected<int64_t> fold_constants(Graph& graph) {
   std::vector<bool> dead(graph.nodes.size(), false);
+  const std::vector<bool> weights = weight_operands(graph);
   int64_t folded = 0;
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const Node& node = graph.nodes[i];
@@ -87,7 +110,7 @@ Expected<int64_t> fold_constants(Graph& graph) {
     bool all_constant = std::all_of(reads.begin(), reads.end(),
                                     [&](OperandId id) { return is_constant(graph, id); });
     if (!all_constant) continue;
-    WEBNN_ASSIGN_OR_RETURN(bool done, fold_node(graph, node));
+    WEBNN_ASSIGN_OR_RETURN(bool done, fold_node(graph, node, weights));
     if (done) {
       dead[i] = true;
       ++folded;
