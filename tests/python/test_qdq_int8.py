@@ -406,3 +406,32 @@ def test_dequantized_weights_fold_into_constant_filters():
     k = 9 * 64
     bound = (k + 2) * np.finfo(np.float32).eps * np.abs(outs["reference"]).max() * 4
     assert np.abs(outs["cpu"] - outs["reference"]).max() <= bound
+
+
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_layout_moves_through_quantize_dequantize(monkeypatch, per_channel):
+    # NCHW conv -> quantizeLinear -> dequantizeLinear -> NCHW conv: the NHWC layout of the
+    # convolutions stays across the pair (transposes only at the graph's edges), with the same
+    # bits as without layout assignment.
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((1, 6, 9, 11)).astype(np.float32)
+    w1 = rng.standard_normal((8, 6, 1, 1)).astype(np.float32)
+    w2 = rng.standard_normal((5, 8, 1, 1)).astype(np.float32)
+    pshape = (1, 8, 1, 1) if per_channel else (1, 1, 1, 1)
+    scale = rng.uniform(0.01, 0.05, pshape).astype(np.float32)
+    zp = rng.integers(100, 156, pshape).astype(np.uint8)
+
+    def run(passes):
+        monkeypatch.setenv("WEBNN_PASSES", passes)
+        context = webnn.ML().create_context(accelerated=False, backend="cpu")
+        b = context.create_graph_builder()
+        y = b.conv2d(b.input("x", list(x.shape), "float32"), b.constant(w1))
+        q = b.quantize_linear(y, b.constant(scale), b.constant(zp))
+        y = b.dequantize_linear(q, b.constant(scale), b.constant(zp))
+        graph = b.build({"y": b.conv2d(y, b.constant(w2))})
+        return context.compute(graph, {"x": x})["y"], graph.compile_stats["ops_after"]
+
+    got, ops = run("all")
+    want, _ = run("constant_folding,batch_norm_folding,epilogue_fusion")
+    assert ops.get("transpose", 0) == 2, ops
+    np.testing.assert_array_equal(got, want)

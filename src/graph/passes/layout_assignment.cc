@@ -3,8 +3,9 @@
 // conv2d (likewise convTranspose2d) becomes
 //   transpose(NCHW -> NHWC) -> conv2d(nhwc) -> transpose(NHWC -> NCHW)
 // and, in one forward walk, transposes are sunk through the layout-agnostic nodes that follow
-// (element-wise ops, batch normalization, pools, resample2d, concat — their axes or constants
-// permuted once here) until they meet the inverse transpose of the next convolution and cancel.
+// (element-wise ops, quantizeLinear / dequantizeLinear, batch normalization, pools, resample2d,
+// concat — their axes or constants permuted once here) until they meet the inverse transpose
+// of the next convolution and cancel.
 // What remains are transposes where the graph's layout is observed (its inputs and outputs,
 // or an op this pass does not move through). Element-wise results are unchanged (the same
 // values meet); convolutions may sum in another order (tested against the reference).
@@ -316,6 +317,27 @@ class LayoutWalk {
       }
       for (OperandRef& r : p.inputs) r.id = transposed(r.id)->src;
       p.axis = perm[p.axis];
+      return emit_sunk(std::move(node), perm);
+    }
+    if (node.kind == OpKind::kQuantizeLinear || node.kind == OpKind::kDequantizeLinear) {
+      // Element-wise with scale and zero point of the value's rank (per tensor, per axis or
+      // per block along each axis): with both permuted too, the result is the same.
+      auto& p = std::get<QuantizeParams>(node.params);
+      const Transposed* t = transposed(p.input.id);
+      const size_t rank = g_.desc(out).shape.size();
+      auto permutable = [&](OperandRef r) {
+        if (!r.present()) return true;
+        const OperandDesc& d = g_.desc(r.id);
+        return is_constant(g_, r.id) && is_static_shape(d.shape) && d.shape.size() == rank &&
+               !is_4bit(d.data_type);
+      };
+      if (!t || t->perm.size() != rank || !permutable(p.scale) || !permutable(p.zero_point)) {
+        return keep(std::move(node));
+      }
+      Perm perm = t->perm;
+      p.input.id = t->src;
+      p.scale.id = permute_constant(g_, p.scale.id, perm);
+      if (p.zero_point.present()) p.zero_point.id = permute_constant(g_, p.zero_point.id, perm);
       return emit_sunk(std::move(node), perm);
     }
     keep(std::move(node));
