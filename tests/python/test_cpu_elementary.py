@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import rerun
 from test_cpu_backend import _both, _run, assert_ulp
+from test_cpu_transcendental import UNFUSED, _build_and_run
 
 # The documented bounds (ULP against the exact value rounded to float32).
 BOUND = {"log": 1, "softplus": 2, "elu": 2, "sin": 1, "cos": 1, "tan": 1}
@@ -192,6 +193,25 @@ def test_trig_huge_and_special_arguments_match_reference(op):
     zero = SPECIAL[:2]
     if op != "cos":  # sin(-0) = tan(-0) = -0
         _assert_bitwise(_unary(op, zero), zero)
+
+
+# --- fused epilogues -----------------------------------------------------------------------
+
+
+def _matmul_chain(b, x):
+    # matmul + bias, then the new vector ops as one fused epilogue chain.
+    w = np.random.default_rng(3).uniform(-1, 1, [45, 67]).astype(np.float32)
+    y = b.add(b.matmul(x, b.constant(w)), b.constant(np.ones([67], np.float32)))
+    y = b.elu(b.softplus(b.sin(y)), alpha=0.5)
+    return b.sign(b.softsign(b.log(b.abs(b.tan(b.cos(y))))))
+
+
+def test_fused_chain_is_bit_identical_to_unfused():
+    x = np.random.default_rng(4).uniform(-3, 3, [3, 37, 45]).astype(np.float32)
+    fused, stats = _build_and_run(_matmul_chain, x, "all")
+    unfused, _ = _build_and_run(_matmul_chain, x, UNFUSED)
+    assert stats["nodes_after"] == 1  # every step joined the matmul's epilogue
+    assert np.array_equal(fused.view(np.uint32), unfused.view(np.uint32))
 
 
 @pytest.mark.skipif(rerun.nested(), reason="nested")
