@@ -41,6 +41,13 @@ def test_erf_within_3_ulp(lo, hi):
     assert_ulp(_unary("erf", x), _erf(x.astype(np.float64)).astype(np.float32), 3)
 
 
+def test_erf_of_tiny_arguments_keeps_relative_accuracy():
+    # The first piece is erf(a) / a times a: relative accuracy down to the subnormals.
+    x = np.geomspace(1e-44, 0.5, 50001).astype(np.float32)
+    x = np.concatenate([x, -x])
+    assert_ulp(_unary("erf", x), _erf(x.astype(np.float64)).astype(np.float32), 3)
+
+
 def test_erf_at_its_piece_edges_within_3_ulp():
     # erf switches polynomial at |x| = 0.5, 1, 1.5, ..., 4: each edge and its float neighbours.
     edges = np.arange(0.5, 4.01, 0.5, dtype=np.float32)

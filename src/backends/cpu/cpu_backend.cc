@@ -39,6 +39,7 @@ std::unique_ptr<Kernel> make_float32_kernel(const Node& node, const CompileConte
     case OpKind::kPad:
     case OpKind::kConcat:
     case OpKind::kTile:
+    case OpKind::kReverse:
       return make_movement_kernel(node, cc, simd);
     case OpKind::kReduceSum:
     case OpKind::kReduceMean:

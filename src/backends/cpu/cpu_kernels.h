@@ -54,9 +54,9 @@ bool cpu_unary_args(const Node& node, UnaryArgs* args);
 bool cpu_binary_op(OpKind kind, BinaryOpF* op);
 // The single input of a unary node (false when its params have no `input`).
 bool cpu_unary_input(const Node& node, OperandRef* input);
-// The element-wise ops without a vector form (cos, sin, tan, log, sign, softplus, softsign,
-// elu), evaluated in double by the reference's own formulas (reference_unary); alpha is elu's
-// coefficient already cast to the input type.
+// The element-wise ops the float16 kernels evaluate in double by the reference's own formulas
+// (cos, sin, tan, log, sign, softplus, softsign, elu: reference_unary), so that their float16
+// results stay bit-identical; alpha is elu's coefficient already cast to the input type.
 bool cpu_scalar_unary_kind(OpKind kind);
 double cpu_scalar_unary(OpKind kind, double alpha, double x);
 // A node with a fused epilogue: `head` computes the node's own op into its output (null when

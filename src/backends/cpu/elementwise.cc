@@ -1,8 +1,7 @@
 // Element-wise float32 kernels: binary arithmetic with broadcasting, unary math and
-// activations. Vectorised ops run on the SIMD table (exp, tanh, sigmoid, erf and gelu in
-// float32, within the bounds of docs/performance.md); the transcendental ones without a vector
-// form here (sin, log, ...) evaluate in double per element, as the reference does, but in
-// parallel.
+// activations, all on the SIMD table (the transcendental ones within the bounds of
+// docs/performance.md). cpu_scalar_unary keeps the reference's double formulas for the float16
+// kernels.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -72,32 +71,6 @@ class UnaryKernel final : public Kernel {
   const SimdKernels& simd_;
   OperandRef input_;
   UnaryArgs args_;
-};
-
-// The reference kernels' formulas (reference/elementwise.cc), in double, in parallel.
-class ScalarUnaryKernel final : public Kernel {
- public:
-  ScalarUnaryKernel(OpKind kind, OperandRef input, double alpha)
-      : kind_(kind), input_(input), alpha_(alpha) {}
-
-  Status run(KernelContext& ctx) override {
-    const TensorView& x = ctx.in(input_);
-    const float* in = x.as<float>();
-    float* out = ctx.out().as<float>();
-    parallel_chunks(
-        ctx.pool(), static_cast<int64_t>(x.count), kGrain / 8, [&](int64_t begin, int64_t end) {
-          for (int64_t i = begin; i < end; ++i) {
-            out[i] =
-                static_cast<float>(cpu_scalar_unary(kind_, alpha_, static_cast<double>(in[i])));
-          }
-        });
-    return Status::ok();
-  }
-
- private:
-  OpKind kind_;
-  OperandRef input_;
-  double alpha_;
 };
 
 // WebNN casts alpha/beta coefficients to the input data type (float32 here) before use.
@@ -178,6 +151,31 @@ bool unary_args(const Node& node, UnaryArgs* args) {
       return true;
     case OpKind::kGelu:
       a.op = UnaryOpF::kGelu;
+      return true;
+    case OpKind::kLog:
+      a.op = UnaryOpF::kLog;
+      return true;
+    case OpKind::kSoftplus:
+      a.op = UnaryOpF::kSoftplus;
+      return true;
+    case OpKind::kElu:
+      a.op = UnaryOpF::kElu;
+      a.alpha = as_float32(node.as<EluParams>().alpha);
+      return true;
+    case OpKind::kSign:
+      a.op = UnaryOpF::kSign;
+      return true;
+    case OpKind::kSoftsign:
+      a.op = UnaryOpF::kSoftsign;
+      return true;
+    case OpKind::kSin:
+      a.op = UnaryOpF::kSin;
+      return true;
+    case OpKind::kCos:
+      a.op = UnaryOpF::kCos;
+      return true;
+    case OpKind::kTan:
+      a.op = UnaryOpF::kTan;
       return true;
     case OpKind::kClamp: {
       const auto& p = node.as<ClampParams>();
@@ -263,16 +261,12 @@ std::unique_ptr<Kernel> make_elementwise_kernel(const Node& node, const CompileC
   }
   if (out.data_type != DataType::kFloat32) return nullptr;
   UnaryArgs args;
-  const bool vector = unary_args(node, &args);
-  const bool scalar = cpu_scalar_unary_kind(node.kind);
-  if (!vector && !scalar) return nullptr;
+  if (!unary_args(node, &args)) return nullptr;
   OperandRef input;
   if (!unary_input(node, &input)) return nullptr;
   const TensorView& x = cc.view(input);
   if (x.data_type != DataType::kFloat32 || x.count != out.count) return nullptr;
-  if (vector) return std::make_unique<UnaryKernel>(simd, input, args);
-  const double alpha = node.kind == OpKind::kElu ? as_float32(node.as<EluParams>().alpha) : 0.0;
-  return std::make_unique<ScalarUnaryKernel>(node.kind, input, alpha);
+  return std::make_unique<UnaryKernel>(simd, input, args);
 }
 
 }  // namespace webnn

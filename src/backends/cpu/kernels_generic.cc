@@ -13,6 +13,10 @@ constexpr const char* kIsaName = "generic";
 //
 #include "backends/cpu/transcendental.inc"
 //
+#include "backends/cpu/elementary.inc"
+//
+#include "backends/cpu/trig.inc"
+//
 #include "backends/cpu/gemm_ukernel.inc"
 //
 #include "backends/cpu/elementwise.inc"

@@ -1,5 +1,6 @@
-// transpose, slice, expand and tile for every data type of 1, 2, 4 or 8 bytes: each is a
-// strided gather (expand's broadcast axes and tile's repetition axes have stride 0)
+// transpose, slice, expand, tile and reverse for every data type of 1, 2, 4 or 8 bytes: each is
+// a strided gather (expand's broadcast axes and tile's repetition axes have stride 0, reverse's
+// reversed axes a negative stride from their last element)
 // "output element (i0 .. ik) = input element at base + sum i_j * stride_j"; pad (float32)
 // copies rows. Axes that stay
 // adjacent are merged first; then rows whose innermost source stride is 1 are copied with
@@ -96,6 +97,8 @@ class StridedCopyKernel final : public Kernel {
           T* d = dst + row * inner;
           if (step == 1) {
             std::memcpy(d, s, static_cast<size_t>(inner) * sizeof(T));
+          } else if (step == -1) {
+            for (int64_t i = 0; i < inner; ++i) d[i] = s[-i];  // (vectorised with a permute)
           } else {
             for (int64_t i = 0; i < inner; ++i) d[i] = s[i * step];
           }
@@ -386,6 +389,8 @@ std::unique_ptr<Kernel> make_movement_kernel(const Node& node, const CompileCont
     input = node.as<SliceParams>().input;
   } else if (node.kind == OpKind::kTile) {
     input = node.as<TileParams>().input;
+  } else if (node.kind == OpKind::kReverse) {
+    input = node.as<AxesParams>().input;
   } else {
     input = node.as<NewShapeParams>().input;  // expand
   }
@@ -425,6 +430,20 @@ std::unique_ptr<Kernel> make_movement_kernel(const Node& node, const CompileCont
     for (size_t k = 0; k < rank; ++k) {
       const int64_t axis = p.permutation ? (*p.permutation)[k] : static_cast<int64_t>(rank - 1 - k);
       stride[k] = in_strides[axis];
+    }
+  } else if (node.kind == OpKind::kReverse) {
+    // No axes: every axis; a reversed axis reads from its last element backwards.
+    const auto& p = node.as<AxesParams>();
+    std::vector<bool> flip(rank, !p.axes.has_value());
+    if (p.axes) {
+      for (int64_t a : *p.axes) {
+        if (a < 0 || a >= static_cast<int64_t>(rank)) return nullptr;
+        flip[a] = true;
+      }
+    }
+    for (size_t k = 0; k < rank; ++k) {
+      stride[k] = flip[k] ? -in_strides[k] : in_strides[k];
+      if (flip[k]) base += (x.shape[k] - 1) * in_strides[k];
     }
   } else {
     const auto& p = node.as<SliceParams>();

@@ -58,13 +58,21 @@ enum class UnaryOpF : uint8_t {
   kExp,
   kSigmoid,
   kTanh,
-  kErf,   // float32 (transcendental.inc)
-  kGelu,  // erf form, float32
+  kErf,       // float32 (transcendental.inc)
+  kGelu,      // erf form, float32
+  kLog,       // float32 (elementary.inc)
+  kSoftplus,  // float32
+  kElu,       // float32; alpha (already rounded to float) in UnaryArgs::alpha
+  kSign,
+  kSoftsign,  // in double, as the reference
+  kSin,       // in double after a reduction by pi/2 (trig.inc)
+  kCos,
+  kTan,
 };
 
 struct UnaryArgs {
   UnaryOpF op = UnaryOpF::kCopy;
-  double alpha = 0, beta = 0;  // kLinear, kLeakyRelu, kHardSigmoid, kHardSwish
+  double alpha = 0, beta = 0;  // kLinear, kLeakyRelu, kHardSigmoid, kHardSwish (kElu: alpha)
   float lo = 0, hi = 0;        // kClamp: a NaN bound clamps nothing, as in the reference
 };
 

@@ -113,6 +113,14 @@ bool is_cpu_vector_unary(OpKind k) {
     case OpKind::kTanh:
     case OpKind::kErf:  // float32 on the cpu unary table (cpu/transcendental.inc)
     case OpKind::kGelu:
+    case OpKind::kLog:  // float32 (cpu/elementary.inc)
+    case OpKind::kSoftplus:
+    case OpKind::kElu:
+    case OpKind::kSign:
+    case OpKind::kSoftsign:
+    case OpKind::kSin:  // in double after the reduction (cpu/trig.inc)
+    case OpKind::kCos:
+    case OpKind::kTan:
     case OpKind::kClamp:
     case OpKind::kLinear:
     case OpKind::kLeakyRelu:
