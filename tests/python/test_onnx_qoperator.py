@@ -128,3 +128,41 @@ def test_qlinear_where_matches_onnxruntime(dtype):
     t = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
     model = graph_model([node], feeds, {"z": t}, inits, QLINEAR_OPSETS)
     assert_matches_onnxruntime(model, feeds, check=exact)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+@pytest.mark.parametrize(
+    "shape_a,shape_b,b_const",
+    [
+        ((2, 8, 9, 9), (2, 8, 9, 9), False),
+        ((2, 8, 9, 9), (), True),  # hard-swish's x + 3
+        ((2, 8, 9, 9), (1,), False),
+        ((2, 8, 9, 9), (1, 8, 1, 1), False),  # a per-channel bias: b one value per span
+        ((1,), (2, 8, 9, 9), False),
+    ],
+)
+def test_qlinear_add_rounds_like_onnxruntime(dtype, shape_a, shape_b, b_const):
+    """QLinearAdd bit-identical to ONNX Runtime's FMA kernel, on scales that make near-ties
+    (k/255 ratios, as quantize_static gives a ReLU6 or the constant 3) and on random ones."""
+    rng = np.random.default_rng(len(shape_b) + 7 * b_const)
+    lo, hi = np.iinfo(dtype).min, np.iinfo(dtype).max
+    elem = TensorProto.UINT8 if dtype == np.uint8 else TensorProto.INT8
+    for trial in range(6):
+        if trial % 2:
+            scales = rng.uniform(0.002, 0.1, 3).astype(np.float32)
+        else:
+            scales = np.array([rng.integers(1, 40) / 255, 3 / 255, 6 / 255], np.float32)
+        zps = rng.integers(lo + 40, hi - 40, 3).astype(dtype)
+        a = rng.integers(lo, hi + 1, shape_a).astype(dtype)
+        b = rng.integers(lo, hi + 1, shape_b).astype(dtype)
+        inits = {"sa": scales[0], "za": zps[0], "sb": scales[1], "zb": zps[1],
+                 "sc": scales[2], "zc": zps[2]}  # fmt: skip
+        feeds = {"a": a}
+        if b_const:
+            inits["b"] = b
+        else:
+            feeds["b"] = b
+        node = helper.make_node("QLinearAdd", ["a", "sa", "za", "b", "sb", "zb", "sc", "zc"],
+                                ["y"], domain="com.microsoft")  # fmt: skip
+        model = graph_model([node], feeds, {"y": elem}, inits, QLINEAR_OPSETS)
+        assert_matches_onnxruntime(model, feeds, check=exact)

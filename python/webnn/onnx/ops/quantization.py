@@ -325,7 +325,7 @@ def _q(n, y, s, z):
         if isinstance(zv, np.ndarray)
         else n.b.reshape(n.x(z), [1] * rank)
     )
-    return n.b.quantize_linear(y, scale, zp)
+    return quantize_like_onnx(n, y, scale, zp)
 
 
 def _qlinear_binary(method):
@@ -337,7 +337,18 @@ def _qlinear_binary(method):
     return convert
 
 
-op("QLinearAdd", domain="com.microsoft")(_qlinear_binary("add"))
+@op("QLinearAdd", domain="com.microsoft")
+def qlinear_add(n):
+    from .ort_qladd import qlinear_add_like_ort
+
+    dtype = n.dtype(0)
+    if dtype in ("uint8", "int8") and n.dtype(3) == dtype:
+        y = qlinear_add_like_ort(n, dtype)
+        if y is not None:
+            return y
+    return _qlinear_binary("add")(n)
+
+
 op("QLinearMul", domain="com.microsoft")(_qlinear_binary("mul"))
 
 
