@@ -166,3 +166,44 @@ def test_qlinear_add_rounds_like_onnxruntime(dtype, shape_a, shape_b, b_const):
                                 ["y"], domain="com.microsoft")  # fmt: skip
         model = graph_model([node], feeds, {"y": elem}, inits, QLINEAR_OPSETS)
         assert_matches_onnxruntime(model, feeds, check=exact)
+
+
+@pytest.mark.parametrize("op_type", ["QuantizeLinear", "DequantizeLinear"])
+def test_per_tensor_quantization_ignores_axis(op_type):
+    """A per-tensor scale with axis=1 on a 1-D tensor (what quantize_static writes for
+    YOLOv8's 1-D head tensors): ONNX uses axis only per axis, and so does ONNX Runtime."""
+    rng = np.random.default_rng(3)
+    if op_type == "QuantizeLinear":
+        x, out = rng.standard_normal(7).astype(np.float32) * 3, TensorProto.UINT8
+    else:
+        x, out = rng.integers(0, 256, 7).astype(np.uint8), TensorProto.FLOAT
+    inits = {"s": np.array(0.05, np.float32), "z": np.array(17, np.uint8)}
+    node = helper.make_node(op_type, ["x", "s", "z"], ["y"], axis=1)
+    model = graph_model([node], {"x": x}, {"y": out}, inits, {"": 17})
+    assert_matches_onnxruntime(model, {"x": x}, check=exact)
+
+
+def test_qdq_add_and_average_pool_fuse_like_onnxruntime():
+    """DQ -> Add -> Q and DQ -> AveragePool -> Q (uint8) run as ONNX Runtime's optimizer runs
+    them (QLinearAdd, QLinearAveragePool): bit-identical to ORT's default session. Scales
+    k/255 with the constant 3 (hard-swish's x + 3) make the near-ties where the float form
+    rounds the other way."""
+    rng = np.random.default_rng(8)
+    inits = {"s_x": np.array(0.0627451, np.float32), "z_x": np.array(131, np.uint8),
+             "three": np.array(255, np.uint8), "s_3": np.array(3 / 255, np.float32),
+             "z_0": np.array(0, np.uint8), "s_y": np.array(6 / 255, np.float32),
+             "s_p": np.array(0.05, np.float32), "z_p": np.array(7, np.uint8)}  # fmt: skip
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "s_x", "z_x"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "s_x", "z_x"], ["xd"]),
+        helper.make_node("DequantizeLinear", ["three", "s_3", "z_0"], ["td"]),
+        helper.make_node("Add", ["xd", "td"], ["sum"]),
+        helper.make_node("QuantizeLinear", ["sum", "s_y", "z_0"], ["sq"]),
+        helper.make_node("DequantizeLinear", ["sq", "s_y", "z_0"], ["sd"]),
+        helper.make_node("AveragePool", ["sd"], ["p"], kernel_shape=[3, 3], pads=[1] * 4),
+        helper.make_node("QuantizeLinear", ["p", "s_p", "z_p"], ["pq"]),
+        helper.make_node("DequantizeLinear", ["pq", "s_p", "z_p"], ["y"]),
+    ]
+    x = (rng.standard_normal((2, 8, 12, 12)) * 3).astype(np.float32)
+    model = graph_model(nodes, {"x": x}, {"y": TensorProto.FLOAT}, inits, {"": 17})
+    assert_matches_onnxruntime(model, {"x": x}, check=exact)

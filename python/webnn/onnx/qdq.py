@@ -82,8 +82,70 @@ def _is_constant(name, producers, inits, memo):
     return name in inits or memo.get(name) is True
 
 
+# DQ -> op -> Q groups that ONNX Runtime's optimizer (ORT_ENABLE_EXTENDED and up, the default)
+# turns into com.microsoft QLinear operators whose kernels round differently from the float
+# form: QLinearAdd (fused multiply-adds, ops/ort_qladd.py), QLinearAveragePool (an integer
+# window sum). The others it fuses (Sigmoid, LeakyRelu, Concat, ...) compute what the float
+# form computes here, so they stay as they are. Input index lists: the quantized operands.
+_ELEMENTWISE = {"Add": ("QLinearAdd", (0, 1)), "AveragePool": ("QLinearAveragePool", (0,))}
+
+
+def _scalar_params(inits, dq_or_q):
+    """(scale, zero point) names of a per-tensor DQ/Q whose both are scalar initializers, the
+    zero point 8-bit; else None."""
+    params = list(dq_or_q.input[1:3]) + [""] * (3 - len(dq_or_q.input))
+    if not params[1] or not _scalar_init(inits, params[0]) or not _scalar_init(inits, params[1]):
+        return None
+    if numpy_helper.to_array(inits[params[1]]).dtype.name not in ("uint8", "int8"):
+        return None
+    return params[:2]
+
+
+def _fuse_elementwise(graph, inits, producers, consumers, outputs):
+    """DQ -> Add/AveragePool -> Q into QLinearAdd/QLinearAveragePool (com.microsoft), as ONNX
+    Runtime's QDQ selectors do: every quantized input from a per-tensor DequantizeLinear, the
+    op's output read only by one per-tensor QuantizeLinear, all of one 8-bit type."""
+    replace, drop = {}, set()
+    for q in graph.node:
+        if q.op_type != "QuantizeLinear" or q.domain not in ("", "ai.onnx"):
+            continue
+        if any(a.name in ("block_size", "output_dtype", "axis") for a in q.attribute):
+            continue
+        core = producers.get(q.input[0])
+        if core is None or core.op_type not in _ELEMENTWISE or core.domain not in ("", "ai.onnx"):
+            continue
+        if consumers[q.input[0]] != 1 or q.input[0] in outputs or id(core) in drop:
+            continue
+        fused_type, quantized = _ELEMENTWISE[core.op_type]
+        if len(core.input) != len(quantized) or any(a.name == "axis" for a in q.attribute):
+            continue
+        y_params = _scalar_params(inits, q)
+        groups = []
+        for i in quantized:
+            dq = producers.get(core.input[i])
+            if dq is None or dq.op_type != "DequantizeLinear" or dq.domain not in ("", "ai.onnx"):
+                break
+            params = _scalar_params(inits, dq)
+            if params is None:
+                break
+            groups.append([dq.input[0], *params])
+        if y_params is None or len(groups) != len(quantized):
+            continue
+        types = {numpy_helper.to_array(inits[g[2]]).dtype.name for g in groups}
+        if types != {numpy_helper.to_array(inits[y_params[1]]).dtype.name} or types != {"uint8"}:
+            continue  # int8: ONNX Runtime's x86 optimizer leaves these in float (measured)
+        inputs = [name for g in groups for name in g] + y_params
+        fused = helper.make_node(fused_type, inputs, [q.output[0]], domain="com.microsoft",
+                                 name=f"{core.name or q.output[0]}_qlinear")  # fmt: skip
+        fused.attribute.extend(a for a in core.attribute)
+        replace[id(q)] = fused
+        drop.add(id(core))
+    return replace, drop
+
+
 def fuse_qdq(model):
-    """Rewrite DQ->Conv/MatMul->Q triples of the top-level graph in place; returns the count."""
+    """Rewrite DQ->Conv/MatMul->Q triples of the top-level graph in place (and the
+    element-wise groups of _ELEMENTWISE); returns the count."""
     graph = model.graph
     inits = {t.name: t for t in graph.initializer}
     _constant_nodes_as_inits(graph, inits)
@@ -159,8 +221,14 @@ def fuse_qdq(model):
         fused.attribute.append(helper.make_attribute("webnn_from_qdq", 1))
         replace[id(q)] = fused
         drop.add(id(core))
+    outputs = {vi.name for vi in graph.output}
+    more, more_drop = _fuse_elementwise(graph, inits, producers, consumers, outputs)
+    replace.update(more)
+    drop |= more_drop
     if not replace:
         return 0
+    if more and not any(o.domain == "com.microsoft" for o in model.opset_import):
+        model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
     nodes = []
     for node in graph.node:
         if id(node) in drop:

@@ -22,6 +22,8 @@ single rounding of a float32 FMA.
 
 import numpy as np
 
+from .quantization import FROM_QDQ
+
 _F32 = np.float32
 
 
@@ -79,7 +81,15 @@ def qlinear_add_like_ort(n, dtype):
     shape_a, shape_b = n.shape(0), n.shape(3)
     if any(not isinstance(d, int) for d in list(shape_a) + list(shape_b)):
         return None
-    table = _table(params, lo, hi, _mode(shape_a, shape_b)).astype(np_dtype)
+    mode = _mode(shape_a, shape_b)
+    if dtype == "int8" and n.attr(FROM_QDQ, 0):
+        # ONNX Runtime's optimizer runs int8 QDQ activations as uint8 (value and zero points
+        # + 128) on x86: the same sums, rounded from other float values.
+        sa, za, sb, zb, sc, zc = params
+        shifted = (sa, int(za) + 128, sb, int(zb) + 128, sc, int(zc) + 128)
+        table = (_table(shifted, 0, 255, mode) - 128).astype(np_dtype)
+    else:
+        table = _table(params, lo, hi, mode).astype(np_dtype)
     b = n.b
 
     def index(i):

@@ -48,7 +48,10 @@ def _linear_param_shape(n):
     against input 0: per tensor, per `axis` or per block of `block_size` along it."""
     xshape = n.shape(0)
     rank = len(xshape)
-    axis = norm_axis(n, int(n.attr("axis", 1)), max(rank, 1)) if rank else 0
+    per_tensor = int(np.prod(n.shape(1))) == 1 and len(n.shape(1)) <= 1
+    # axis is used only by per-axis and blocked quantization: a per-tensor scale ignores it
+    # (onnxruntime.quantization writes axis=1 on the 1-D tensors of YOLOv8's head).
+    axis = norm_axis(n, int(n.attr("axis", 1)), max(rank, 1)) if rank and not per_tensor else 0
     pshape = param_shape(n, n.shape(1), xshape, axis, int(n.attr("block_size", 0)))
     return pshape if rank else []
 
