@@ -207,3 +207,29 @@ def test_qdq_add_and_average_pool_fuse_like_onnxruntime():
     x = (rng.standard_normal((2, 8, 12, 12)) * 3).astype(np.float32)
     model = graph_model(nodes, {"x": x}, {"y": TensorProto.FLOAT}, inits, {"": 17})
     assert_matches_onnxruntime(model, {"x": x}, check=exact)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+@pytest.mark.parametrize("axis,shape", [(-1, (3, 5, 16)), (1, (2, 16, 7))])
+def test_qlinear_softmax_and_its_qdq_form_match_onnxruntime(dtype, axis, shape):
+    """QLinearSoftmax as ONNX Runtime's table kernel, bit-identical (the float form is one step
+    off in ~5% of the elements), alone and fused from DQ -> Softmax -> Q (YOLOv8's DFL head)."""
+    rng = np.random.default_rng(abs(axis) + len(shape))
+    lo, hi = np.iinfo(dtype).min, np.iinfo(dtype).max
+    elem = TensorProto.UINT8 if dtype == np.uint8 else TensorProto.INT8
+    x = rng.integers(lo, hi + 1, shape).astype(dtype)
+    y_zp = np.array(0 if dtype == np.uint8 else -128, dtype)
+    inits = {"sx": np.array(0.0731, np.float32), "zx": np.array(lo + 100, dtype),
+             "sy": np.array(1 / 256, np.float32), "zy": y_zp}  # fmt: skip
+    node = helper.make_node("QLinearSoftmax", ["x", "sx", "zx", "sy", "zy"], ["y"],
+                            domain="com.microsoft", axis=axis, opset=13)  # fmt: skip
+    model = graph_model([node], {"x": x}, {"y": elem}, inits, QLINEAR_OPSETS)
+    assert_matches_onnxruntime(model, {"x": x}, check=exact)
+    nodes = [
+        helper.make_node("DequantizeLinear", ["x", "sx", "zx"], ["xd"]),
+        helper.make_node("Softmax", ["xd"], ["p"], axis=axis),
+        helper.make_node("QuantizeLinear", ["p", "sy", "zy"], ["pq"]),
+        helper.make_node("DequantizeLinear", ["pq", "sy", "zy"], ["y"]),
+    ]
+    qdq = graph_model(nodes, {"x": x}, {"y": TensorProto.FLOAT}, inits, {"": 17})
+    assert_matches_onnxruntime(qdq, {"x": x}, check=exact)

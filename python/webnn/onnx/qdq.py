@@ -87,7 +87,11 @@ def _is_constant(name, producers, inits, memo):
 # form: QLinearAdd (fused multiply-adds, ops/ort_qladd.py), QLinearAveragePool (an integer
 # window sum). The others it fuses (Sigmoid, LeakyRelu, Concat, ...) compute what the float
 # form computes here, so they stay as they are. Input index lists: the quantized operands.
-_ELEMENTWISE = {"Add": ("QLinearAdd", (0, 1)), "AveragePool": ("QLinearAveragePool", (0,))}
+_ELEMENTWISE = {
+    "Add": ("QLinearAdd", (0, 1)),
+    "AveragePool": ("QLinearAveragePool", (0,)),
+    "Softmax": ("QLinearSoftmax", (0,)),  # a table of exp and a float row sum
+}
 
 
 def _scalar_params(inits, dq_or_q):
@@ -101,7 +105,7 @@ def _scalar_params(inits, dq_or_q):
     return params[:2]
 
 
-def _fuse_elementwise(graph, inits, producers, consumers, outputs):
+def _fuse_elementwise(graph, inits, producers, consumers, outputs, opset):
     """DQ -> Add/AveragePool -> Q into QLinearAdd/QLinearAveragePool (com.microsoft), as ONNX
     Runtime's QDQ selectors do: every quantized input from a per-tensor DequantizeLinear, the
     op's output read only by one per-tensor QuantizeLinear, all of one 8-bit type."""
@@ -132,12 +136,21 @@ def _fuse_elementwise(graph, inits, producers, consumers, outputs):
         if y_params is None or len(groups) != len(quantized):
             continue
         types = {numpy_helper.to_array(inits[g[2]]).dtype.name for g in groups}
-        if types != {numpy_helper.to_array(inits[y_params[1]]).dtype.name} or types != {"uint8"}:
-            continue  # int8: ONNX Runtime's x86 optimizer leaves these in float (measured)
+        if types != {numpy_helper.to_array(inits[y_params[1]]).dtype.name}:
+            continue
+        # int8 QDQ: ONNX Runtime's x86 optimizer leaves Add and AveragePool in float
+        # (measured) and runs Softmax as uint8 (its S8-to-U8 rewrite).
+        if types != {"uint8"} and core.op_type != "Softmax":
+            continue
+        if core.op_type == "Softmax" and opset < 13:
+            continue  # the flattening softmax: left to the float form
         inputs = [name for g in groups for name in g] + y_params
         fused = helper.make_node(fused_type, inputs, [q.output[0]], domain="com.microsoft",
                                  name=f"{core.name or q.output[0]}_qlinear")  # fmt: skip
         fused.attribute.extend(a for a in core.attribute)
+        if core.op_type == "Softmax":
+            fused.attribute.append(helper.make_attribute("opset", opset))
+            fused.attribute.append(helper.make_attribute("webnn_from_qdq", 1))
         replace[id(q)] = fused
         drop.add(id(core))
     return replace, drop
@@ -222,7 +235,8 @@ def fuse_qdq(model):
         replace[id(q)] = fused
         drop.add(id(core))
     outputs = {vi.name for vi in graph.output}
-    more, more_drop = _fuse_elementwise(graph, inits, producers, consumers, outputs)
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
+    more, more_drop = _fuse_elementwise(graph, inits, producers, consumers, outputs, opset)
     replace.update(more)
     drop |= more_drop
     if not replace:
