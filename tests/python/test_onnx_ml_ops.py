@@ -79,7 +79,8 @@ def test_linear_regressor():
 
 @pytest.mark.parametrize("post", ["NONE", "LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO"])
 @pytest.mark.parametrize("rows,classes", [(1, 2), (2, 2), (3, 3)])
-def test_linear_classifier(post, rows, classes):
+@pytest.mark.parametrize("multi_class", [0, 1])
+def test_linear_classifier(post, rows, classes, multi_class):
     # One coefficient row for two classes is the binary form skl2onnx writes for
     # LogisticRegression: ONNX Runtime's scores are then [1 - s, s].
     attrs = {
@@ -87,6 +88,7 @@ def test_linear_classifier(post, rows, classes):
         "intercepts": RNG.standard_normal(rows).tolist(),
         "classlabels_ints": list(range(7, 7 + classes)),
         "post_transform": post,
+        "multi_class": multi_class,
     }
     model = _ml(
         attrs,
