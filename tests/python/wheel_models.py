@@ -615,7 +615,7 @@ def errors(ours, theirs):
     return result
 
 
-def quantize_static_qdq(src, dst, feeds):
+def quantize_static_qdq(src, dst, feeds, int8_activations=False):
     """ONNX Runtime's static QDQ quantization, calibrated on a few perturbed copies of the
     inputs. reduce_range (7-bit weights) is what ONNX Runtime advises on CPUs without VNNI: its
     u8s8 kernels otherwise saturate 16-bit pair sums, and then ORT's optimized session
@@ -637,13 +637,15 @@ def quantize_static_qdq(src, dst, feeds):
         def get_next(self):
             return batches.pop() if batches else None
 
+    # int8_activations: quantize_static's defaults (int8 activations and full-range int8
+    # weights), which ONNX Runtime's x86 optimizer partly rewrites to uint8 (webnn/onnx/qdq.py).
     quantize_static(
         src,
         dst,
         Reader(),
         quant_format=QuantFormat.QDQ,
-        activation_type=QuantType.QUInt8,
+        activation_type=QuantType.QInt8 if int8_activations else QuantType.QUInt8,
         weight_type=QuantType.QInt8,
         per_channel=True,
-        reduce_range=True,
+        reduce_range=not int8_activations,
     )
