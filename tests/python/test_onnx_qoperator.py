@@ -128,3 +128,108 @@ def test_qlinear_where_matches_onnxruntime(dtype):
     t = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
     model = graph_model([node], feeds, {"z": t}, inits, QLINEAR_OPSETS)
     assert_matches_onnxruntime(model, feeds, check=exact)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+@pytest.mark.parametrize(
+    "shape_a,shape_b,b_const",
+    [
+        ((2, 8, 9, 9), (2, 8, 9, 9), False),
+        ((2, 8, 9, 9), (), True),  # hard-swish's x + 3
+        ((2, 8, 9, 9), (1,), False),
+        ((2, 8, 9, 9), (1, 8, 1, 1), False),  # a per-channel bias: b one value per span
+        ((1,), (2, 8, 9, 9), False),
+    ],
+)
+def test_qlinear_add_rounds_like_onnxruntime(dtype, shape_a, shape_b, b_const):
+    """QLinearAdd bit-identical to ONNX Runtime's FMA kernel, on scales that make near-ties
+    (k/255 ratios, as quantize_static gives a ReLU6 or the constant 3) and on random ones."""
+    rng = np.random.default_rng(len(shape_b) + 7 * b_const)
+    lo, hi = np.iinfo(dtype).min, np.iinfo(dtype).max
+    elem = TensorProto.UINT8 if dtype == np.uint8 else TensorProto.INT8
+    for trial in range(6):
+        if trial % 2:
+            scales = rng.uniform(0.002, 0.1, 3).astype(np.float32)
+        else:
+            scales = np.array([rng.integers(1, 40) / 255, 3 / 255, 6 / 255], np.float32)
+        zps = rng.integers(lo + 40, hi - 40, 3).astype(dtype)
+        a = rng.integers(lo, hi + 1, shape_a).astype(dtype)
+        b = rng.integers(lo, hi + 1, shape_b).astype(dtype)
+        inits = {"sa": scales[0], "za": zps[0], "sb": scales[1], "zb": zps[1],
+                 "sc": scales[2], "zc": zps[2]}  # fmt: skip
+        feeds = {"a": a}
+        if b_const:
+            inits["b"] = b
+        else:
+            feeds["b"] = b
+        node = helper.make_node("QLinearAdd", ["a", "sa", "za", "b", "sb", "zb", "sc", "zc"],
+                                ["y"], domain="com.microsoft")  # fmt: skip
+        model = graph_model([node], feeds, {"y": elem}, inits, QLINEAR_OPSETS)
+        assert_matches_onnxruntime(model, feeds, check=exact)
+
+
+@pytest.mark.parametrize("op_type", ["QuantizeLinear", "DequantizeLinear"])
+def test_per_tensor_quantization_ignores_axis(op_type):
+    """A per-tensor scale with axis=1 on a 1-D tensor (what quantize_static writes for
+    YOLOv8's 1-D head tensors): ONNX uses axis only per axis, and so does ONNX Runtime."""
+    rng = np.random.default_rng(3)
+    if op_type == "QuantizeLinear":
+        x, out = rng.standard_normal(7).astype(np.float32) * 3, TensorProto.UINT8
+    else:
+        x, out = rng.integers(0, 256, 7).astype(np.uint8), TensorProto.FLOAT
+    inits = {"s": np.array(0.05, np.float32), "z": np.array(17, np.uint8)}
+    node = helper.make_node(op_type, ["x", "s", "z"], ["y"], axis=1)
+    model = graph_model([node], {"x": x}, {"y": out}, inits, {"": 17})
+    assert_matches_onnxruntime(model, {"x": x}, check=exact)
+
+
+def test_qdq_add_and_average_pool_fuse_like_onnxruntime():
+    """DQ -> Add -> Q and DQ -> AveragePool -> Q (uint8) run as ONNX Runtime's optimizer runs
+    them (QLinearAdd, QLinearAveragePool): bit-identical to ORT's default session. Scales
+    k/255 with the constant 3 (hard-swish's x + 3) make the near-ties where the float form
+    rounds the other way."""
+    rng = np.random.default_rng(8)
+    inits = {"s_x": np.array(0.0627451, np.float32), "z_x": np.array(131, np.uint8),
+             "three": np.array(255, np.uint8), "s_3": np.array(3 / 255, np.float32),
+             "z_0": np.array(0, np.uint8), "s_y": np.array(6 / 255, np.float32),
+             "s_p": np.array(0.05, np.float32), "z_p": np.array(7, np.uint8)}  # fmt: skip
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "s_x", "z_x"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "s_x", "z_x"], ["xd"]),
+        helper.make_node("DequantizeLinear", ["three", "s_3", "z_0"], ["td"]),
+        helper.make_node("Add", ["xd", "td"], ["sum"]),
+        helper.make_node("QuantizeLinear", ["sum", "s_y", "z_0"], ["sq"]),
+        helper.make_node("DequantizeLinear", ["sq", "s_y", "z_0"], ["sd"]),
+        helper.make_node("AveragePool", ["sd"], ["p"], kernel_shape=[3, 3], pads=[1] * 4),
+        helper.make_node("QuantizeLinear", ["p", "s_p", "z_p"], ["pq"]),
+        helper.make_node("DequantizeLinear", ["pq", "s_p", "z_p"], ["y"]),
+    ]
+    x = (rng.standard_normal((2, 8, 12, 12)) * 3).astype(np.float32)
+    model = graph_model(nodes, {"x": x}, {"y": TensorProto.FLOAT}, inits, {"": 17})
+    assert_matches_onnxruntime(model, {"x": x}, check=exact)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+@pytest.mark.parametrize("axis,shape", [(-1, (3, 5, 16)), (1, (2, 16, 7))])
+def test_qlinear_softmax_and_its_qdq_form_match_onnxruntime(dtype, axis, shape):
+    """QLinearSoftmax as ONNX Runtime's table kernel, bit-identical (the float form is one step
+    off in ~5% of the elements), alone and fused from DQ -> Softmax -> Q (YOLOv8's DFL head)."""
+    rng = np.random.default_rng(abs(axis) + len(shape))
+    lo, hi = np.iinfo(dtype).min, np.iinfo(dtype).max
+    elem = TensorProto.UINT8 if dtype == np.uint8 else TensorProto.INT8
+    x = rng.integers(lo, hi + 1, shape).astype(dtype)
+    y_zp = np.array(0 if dtype == np.uint8 else -128, dtype)
+    inits = {"sx": np.array(0.0731, np.float32), "zx": np.array(lo + 100, dtype),
+             "sy": np.array(1 / 256, np.float32), "zy": y_zp}  # fmt: skip
+    node = helper.make_node("QLinearSoftmax", ["x", "sx", "zx", "sy", "zy"], ["y"],
+                            domain="com.microsoft", axis=axis, opset=13)  # fmt: skip
+    model = graph_model([node], {"x": x}, {"y": elem}, inits, QLINEAR_OPSETS)
+    assert_matches_onnxruntime(model, {"x": x}, check=exact)
+    nodes = [
+        helper.make_node("DequantizeLinear", ["x", "sx", "zx"], ["xd"]),
+        helper.make_node("Softmax", ["xd"], ["p"], axis=axis),
+        helper.make_node("QuantizeLinear", ["p", "sy", "zy"], ["pq"]),
+        helper.make_node("DequantizeLinear", ["pq", "sy", "zy"], ["y"]),
+    ]
+    qdq = graph_model(nodes, {"x": x}, {"y": TensorProto.FLOAT}, inits, {"": 17})
+    assert_matches_onnxruntime(qdq, {"x": x}, check=exact)

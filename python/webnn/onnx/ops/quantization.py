@@ -48,7 +48,10 @@ def _linear_param_shape(n):
     against input 0: per tensor, per `axis` or per block of `block_size` along it."""
     xshape = n.shape(0)
     rank = len(xshape)
-    axis = norm_axis(n, int(n.attr("axis", 1)), max(rank, 1)) if rank else 0
+    per_tensor = int(np.prod(n.shape(1))) == 1 and len(n.shape(1)) <= 1
+    # axis is used only by per-axis and blocked quantization: a per-tensor scale ignores it
+    # (onnxruntime.quantization writes axis=1 on the 1-D tensors of YOLOv8's head).
+    axis = norm_axis(n, int(n.attr("axis", 1)), max(rank, 1)) if rank and not per_tensor else 0
     pshape = param_shape(n, n.shape(1), xshape, axis, int(n.attr("block_size", 0)))
     return pshape if rank else []
 
@@ -325,7 +328,7 @@ def _q(n, y, s, z):
         if isinstance(zv, np.ndarray)
         else n.b.reshape(n.x(z), [1] * rank)
     )
-    return n.b.quantize_linear(y, scale, zp)
+    return quantize_like_onnx(n, y, scale, zp)
 
 
 def _qlinear_binary(method):
@@ -337,7 +340,18 @@ def _qlinear_binary(method):
     return convert
 
 
-op("QLinearAdd", domain="com.microsoft")(_qlinear_binary("add"))
+@op("QLinearAdd", domain="com.microsoft")
+def qlinear_add(n):
+    from .ort_qladd import qlinear_add_like_ort
+
+    dtype = n.dtype(0)
+    if dtype in ("uint8", "int8") and n.dtype(3) == dtype:
+        y = qlinear_add_like_ort(n, dtype)
+        if y is not None:
+            return y
+    return _qlinear_binary("add")(n)
+
+
 op("QLinearMul", domain="com.microsoft")(_qlinear_binary("mul"))
 
 
@@ -367,7 +381,42 @@ def qlinear_softmax(n):
     axis = axis + rank if axis < 0 else axis
     if int(n.attr("opset", 13)) < 13 and axis != rank - 1:
         n.fail("QLinearSoftmax with opset < 13 semantics on a non-last axis")
-    return _q(n, n.b.softmax(x, axis), 3, 4)
+    y = _qlinear_softmax_like_ort(n, axis)
+    return y if y is not None else _q(n, n.b.softmax(x, axis), 3, 4)
+
+
+def _qlinear_softmax_like_ort(n, axis):
+    """ONNX Runtime's QLinearSoftmax kernel, which is not dequantize-softmax-quantize: a float
+    table of exp((i - 255 + shift) * x_scale) for i = 255 - max(x) + x (shift keeps the row sum
+    finite: max(0, ln(FLT_MAX / D) - 5) / x_scale, all in double), the row sum of the table
+    values in float32, then rint(e * floor(1 / y_scale) / sum) + y_zp (an int8 result above
+    127 wraps, as the kernel's cast does). None when the parameters are not known at import."""
+    bl = n.b
+    dtype = n.dtype(0)
+    if dtype not in ("uint8", "int8") or not all(n.is_const(i) for i in (1, 3, 4) if n.has(i)):
+        return None
+    shape = n.shape(0)
+    if not isinstance(shape[axis], int) or not n.has(4):
+        return None
+    x_scale = float(np.asarray(n.value(1)).reshape(-1)[0])
+    y_scale = float(np.float32(np.asarray(n.value(3)).reshape(-1)[0]))
+    y_zp = int(np.asarray(n.value(4)).reshape(-1)[0])
+    length = shape[axis]
+    shift = max(0.0, np.log(np.finfo(np.float32).max / length) - 5) / x_scale
+    table = np.exp((np.arange(256, dtype=np.float64) - 255 + shift) * x_scale).astype(np.float32)
+    x = bl.cast(n.x(0), "int32")
+    top = bl.reduce_max(x, [axis], True)
+    index = bl.add(bl.sub(x, top), n.const(255, "int32"))
+    e = bl.gather(n.const(table, "float32"), index)
+    total = bl.reduce_sum(e, [axis], True)
+    scaled = bl.mul(e, n.const(np.floor(np.float32(1.0) / np.float32(y_scale)), "float32"))
+    q = bl.add(bl.cast(bl.round_even(bl.div(scaled, total)), "int32"), n.const(y_zp, "int32"))
+    if dtype == "uint8":
+        return bl.cast(bl.clamp(q, min_value=0, max_value=255), "uint8")
+    if n.attr(FROM_QDQ, 0):  # run as uint8 (+128) by ORT's optimizer: saturates instead
+        return bl.cast(bl.clamp(q, min_value=-128, max_value=127), "int8")
+    wrapped = bl.where(bl.greater(q, n.const(127, "int32")), bl.sub(q, n.const(256, "int32")), q)
+    return bl.cast(bl.clamp(wrapped, min_value=-128, max_value=127), "int8")
 
 
 @op("QLinearConcat", domain="com.microsoft")

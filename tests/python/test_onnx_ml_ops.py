@@ -1,0 +1,175 @@
+"""ai.onnx.ml operators that skl2onnx emits for preprocessing and linear models (Scaler,
+Normalizer, Binarizer, Imputer, LinearRegressor, LinearClassifier, ArrayFeatureExtractor,
+FeatureVectorizer), compared with ONNX Runtime on both backends; tree ensembles and the other
+ml operators fail with the one unsupported-operator error."""
+
+import numpy as np
+import pytest
+
+ort = pytest.importorskip("onnxruntime")
+onnx = pytest.importorskip("onnx")
+import webnn
+import webnn.onnx as wo
+from onnx import TensorProto, helper
+from ort_compare import assert_matches_onnxruntime, graph_model
+
+ML_OPSETS = {"": 17, "ai.onnx.ml": 3}
+RNG = np.random.default_rng(31)
+X = RNG.uniform(-2, 2, (5, 4)).astype(np.float32)
+X[2] = 0.0  # a zero row: the normalizers leave it 0
+
+
+def _ml(node_attrs, op_type, feeds, outputs, inits=None):
+    inputs = list(feeds) + list(inits or {})
+    node = helper.make_node(op_type, inputs, list(outputs), domain="ai.onnx.ml", **node_attrs)
+    return graph_model([node], feeds, outputs, inits, ML_OPSETS)
+
+
+@pytest.mark.parametrize(
+    "attrs,dtype",
+    [
+        ({"offset": [0.5, -1.0, 0.0, 2.0], "scale": [2.0, 0.5, 1.0, -1.0]}, np.float32),
+        ({"offset": [1.0], "scale": [3.0]}, np.float32),
+        ({"offset": [1.0, 2.0, 3.0, 4.0], "scale": [0.5, 1.0, 2.0, -1.0]}, np.int64),
+    ],
+)
+def test_scaler(attrs, dtype):
+    x = (X * 10).astype(dtype)
+    model = _ml(attrs, "Scaler", {"x": x}, {"y": TensorProto.FLOAT})
+    assert_matches_onnxruntime(model, {"x": x})
+
+
+@pytest.mark.parametrize("norm", ["MAX", "L1", "L2"])
+def test_normalizer(norm):
+    model = _ml({"norm": norm}, "Normalizer", {"x": X}, {"y": TensorProto.FLOAT})
+    assert_matches_onnxruntime(model, {"x": X})
+
+
+def test_binarizer_and_imputer():
+    x = X.copy()
+    x[0, 1] = np.nan
+    x[3, 2] = -1.5
+    bin_model = _ml({"threshold": 0.25}, "Binarizer", {"x": x[1:]}, {"y": TensorProto.FLOAT})
+    assert_matches_onnxruntime(bin_model, {"x": x[1:]})
+    nan_model = _ml(
+        {"imputed_value_floats": [9.0, 8.0, 7.0, 6.0], "replaced_value_float": np.nan},
+        "Imputer",
+        {"x": x},
+        {"y": TensorProto.FLOAT},
+    )
+    assert_matches_onnxruntime(nan_model, {"x": x})
+    value_model = _ml(
+        {"imputed_value_floats": [4.0], "replaced_value_float": -1.5},
+        "Imputer",
+        {"x": x[1:]},
+        {"y": TensorProto.FLOAT},
+    )
+    assert_matches_onnxruntime(value_model, {"x": x[1:]})
+
+
+def test_linear_regressor():
+    attrs = {
+        "coefficients": RNG.standard_normal(8).tolist(),
+        "intercepts": [0.5, -0.25],
+        "targets": 2,
+    }
+    model = _ml(attrs, "LinearRegressor", {"x": X}, {"y": TensorProto.FLOAT})
+    assert_matches_onnxruntime(model, {"x": X})
+
+
+@pytest.mark.parametrize("post", ["NONE", "LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO"])
+@pytest.mark.parametrize("rows,classes", [(1, 2), (2, 2), (3, 3)])
+@pytest.mark.parametrize("multi_class", [0, 1])
+def test_linear_classifier(post, rows, classes, multi_class):
+    # One coefficient row for two classes is the binary form skl2onnx writes for
+    # LogisticRegression: ONNX Runtime's scores are then [1 - s, s].
+    attrs = {
+        "coefficients": RNG.standard_normal(rows * 4).tolist(),
+        "intercepts": RNG.standard_normal(rows).tolist(),
+        "classlabels_ints": list(range(7, 7 + classes)),
+        "post_transform": post,
+        "multi_class": multi_class,
+    }
+    model = _ml(
+        attrs,
+        "LinearClassifier",
+        {"x": X},
+        {"label": TensorProto.INT64, "scores": TensorProto.FLOAT},
+    )
+    assert_matches_onnxruntime(model, {"x": X})
+
+
+def test_array_feature_extractor_and_feature_vectorizer():
+    # skl2onnx maps an arg-max to class labels with ArrayFeatureExtractor on a constant.
+    nodes = [
+        helper.make_node("ArrayFeatureExtractor", ["x", "idx"], ["picked"], domain="ai.onnx.ml"),
+        helper.make_node(
+            "FeatureVectorizer",
+            ["picked", "x2"],
+            ["v"],
+            domain="ai.onnx.ml",
+            inputdimensions=[2, 3],
+        ),
+    ]
+    x2 = RNG.standard_normal((5, 3)).astype(np.float32)
+    inits = {"idx": np.array([3, 0], np.int64)}
+    model = graph_model(nodes, {"x": X, "x2": x2}, {"v": TensorProto.FLOAT}, inits, ML_OPSETS)
+    assert_matches_onnxruntime(model, {"x": X, "x2": x2})
+
+
+def test_tree_ensembles_fail_with_one_error_listing_each_operator():
+    tree = {
+        "nodes_featureids": [0, 0, 0],
+        "nodes_modes": ["BRANCH_LEQ", "LEAF", "LEAF"],
+        "nodes_nodeids": [0, 1, 2],
+        "nodes_treeids": [0, 0, 0],
+        "nodes_truenodeids": [1, 0, 0],
+        "nodes_falsenodeids": [2, 0, 0],
+        "nodes_values": [0.0, 0.0, 0.0],
+    }
+    nodes = [
+        helper.make_node("Scaler", ["x"], ["s"], domain="ai.onnx.ml", offset=[0.0], scale=[1.0]),
+        helper.make_node(
+            "TreeEnsembleRegressor",
+            ["s"],
+            ["r1"],
+            domain="ai.onnx.ml",
+            target_ids=[0, 0],
+            target_nodeids=[1, 2],
+            target_treeids=[0, 0],
+            target_weights=[1.0, -1.0],
+            n_targets=1,
+            **tree,
+        ),
+        helper.make_node(
+            "TreeEnsembleRegressor",
+            ["s"],
+            ["r2"],
+            domain="ai.onnx.ml",
+            target_ids=[0, 0],
+            target_nodeids=[1, 2],
+            target_treeids=[0, 0],
+            target_weights=[2.0, -2.0],
+            n_targets=1,
+            **tree,
+        ),
+        helper.make_node(
+            "SVMRegressor",
+            ["s"],
+            ["r3"],
+            domain="ai.onnx.ml",
+            coefficients=[1.0],
+            support_vectors=[0.0, 0.0, 0.0, 0.0],
+            n_supports=1,
+            rho=[0.0],
+        ),
+        helper.make_node("Sum", ["r1", "r2", "r3"], ["y"]),
+    ]
+    model = graph_model(nodes, {"x": X}, {"y": TensorProto.FLOAT}, None, ML_OPSETS)
+    with pytest.raises(wo.OnnxImportError) as info:
+        wo.load(webnn.ML().create_context(accelerated=False), model)
+    text = str(info.value)
+    assert "ai.onnx.ml::TreeEnsembleRegressor (opset 3): 2 nodes" in text
+    assert "ai.onnx.ml::SVMRegressor (opset 3): 1 node" in text
+    assert "Scaler" not in text
+    assert sorted(u[1] for u in info.value.unsupported) == ["SVMRegressor", "TreeEnsembleRegressor"]
