@@ -18,6 +18,26 @@ namespace {
 
 constexpr int64_t kGrain = 32768;
 
+// The node as the float32 kernel must see it: the reference casts a float16 node's
+// coefficients to float16 before use (gemm's alpha and beta, the normalizations' epsilon),
+// which the float32 kernel would otherwise read unrounded.
+Node with_float16_coefficients(const Node& node) {
+  Node out = node;
+  auto round = [](double& v) { v = static_cast<double>(static_cast<float16>(v)); };
+  std::visit(
+      [&](auto& p) {
+        if constexpr (requires { p.epsilon; }) round(p.epsilon);
+        if constexpr (requires {
+                        p.alpha;
+                        p.beta;
+                        p.a_transpose;
+                      })
+          round(p.alpha), round(p.beta);
+      },
+      out.params);
+  return out;
+}
+
 class Float16Adapter final : public Kernel {
  public:
   bool init(const Node& node, const CompileContext& cc, const SimdKernels& simd,
@@ -54,7 +74,8 @@ class Float16Adapter final : public Kernel {
     out.data_type = DataType::kFloat32;
     out_buffer_.reserve(static_cast<size_t>(std::max<uint64_t>(1, y.count)));
     out.data = reinterpret_cast<uint8_t*>(out_buffer_.data());
-    inner_ = make(node, CompileContext(*graph, views_), simd);
+    node_ = with_float16_coefficients(node);
+    inner_ = make(node_, CompileContext(*graph, views_), simd);
     return inner_ != nullptr;
   }
 
@@ -67,7 +88,7 @@ class Float16Adapter final : public Kernel {
                       [&](int64_t b, int64_t e) { widen_f16(src + b, dst + b, e - b); });
     }
     for (OperandId id : passthrough_) views_[id].data = ctx.in(OperandRef{id}).data;
-    KernelContext inner(ctx.node(), views_, pool);
+    KernelContext inner(node_, views_, pool);
     WEBNN_RETURN_IF_ERROR(inner_->run(inner));
     float16* y = ctx.out().as<float16>();
     const float* src = out_buffer_.data();
@@ -77,6 +98,7 @@ class Float16Adapter final : public Kernel {
   }
 
  private:
+  Node node_;  // the node with its coefficients in float16 (with_float16_coefficients)
   std::vector<TensorView> views_;
   std::vector<OperandId> converted_, passthrough_;
   std::vector<std::unique_ptr<AlignedFloats>> buffers_;

@@ -280,7 +280,9 @@ class GemmKernel final : public Kernel {
     job.c = out;
     job.ldc = n_;
     job.col_bias = bias_.present() ? ctx.in(bias_).as<float>() : nullptr;
-    if (p.c.present() && p.beta != 0.0) {
+    // beta == 0 still adds 0 * c, as the reference does: NaN and inf in c give NaN, and a -0
+    // product turns +0.
+    if (p.c.present()) {
       const float* c = ctx.in(p.c).as<float>();
       if (bias_row_) {
         job.col_bias = c;
