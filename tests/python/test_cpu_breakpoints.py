@@ -123,3 +123,17 @@ def test_prelu_matches_reference_bitwise():
 @pytest.mark.parametrize("isa", ["avx512", "avx2", "generic"])
 def test_every_isa(isa):
     rerun.assert_file_passes(__file__, {"WEBNN_CPU_ISA": isa})
+
+
+def test_hard_swish_compat_coefficients_negative_zero():
+    # pywebnn-compat alpha/beta with beta = -0: alpha * x + beta is -0 for x <= 0, and the
+    # reference's max(0, -0) is +0, so x * +0 is -0 for negative x (reciprocal: -inf).
+    x = np.array([-3, -1, -0.0, 0, 0.5, 2, np.nan, -np.inf], np.float32)
+    outs = []
+    for backend in ("cpu", "reference"):
+        context = webnn.ML().create_context(accelerated=False, backend=backend)
+        b = context.create_graph_builder()
+        y = b.hard_swish(b.input("x", [8], "float32"), alpha=0.0, beta=-0.0)
+        outs.append(context.compute(b.build({"y": b.reciprocal(y)}), {"x": x})["y"])
+    np.testing.assert_array_equal(outs[0], outs[1])
+    assert np.isneginf(outs[0][:3]).all()
