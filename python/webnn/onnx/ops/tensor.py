@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ..model_io import tensor_to_numpy
+from ..model_io import sparse_to_numpy, tensor_to_numpy
 from .registry import op
 from .util import norm_axes, norm_axis, prod
 
@@ -16,13 +16,11 @@ def _ints(array):
 
 @op("Constant", fold_without_inputs=True)
 def constant(n):
-    from onnx import numpy_helper
-
     for a in n.node.attribute:
         if a.name == "value":  # external data is read like an initializer's (location checked)
             return tensor_to_numpy(a.t, n.importer.base_dir)
         if a.name == "sparse_value":
-            return numpy_helper.to_array(a.sparse_tensor)
+            return sparse_to_numpy(a.sparse_tensor, n.importer.base_dir)
         if a.name == "value_float":
             return np.array(a.f, np.float32)
         if a.name == "value_floats":
