@@ -225,3 +225,42 @@ def test_hf_snapshot_with_graph_and_weights_in_a_sub_directory(ctx, tmp_path):
     snapshot = hf_snapshot(tmp_path / "hub", files, "a/b")
     g = ctx.load_graph(str(snapshot / "g.webnn"))
     np.testing.assert_allclose(ctx.compute(g, {"x": X})["out"], X @ W, rtol=1e-6)
+
+
+def _field(number, payload):
+    """One length-delimited protobuf field (wire type 2)."""
+    length, out = len(payload), bytearray()
+    while True:
+        out.append((length & 0x7F) | (0x80 if length > 0x7F else 0))
+        length >>= 7
+        if not length:
+            break
+    return bytes([number << 3 | 2]) + bytes(out) + payload
+
+
+@pytest.mark.parametrize("depth", [30, 5000])
+def test_deeply_nested_subgraphs_are_refused_or_imported_never_crash(ctx, depth):
+    # If -> then_branch -> If -> ... written as raw bytes (protobuf's Python API refuses to
+    # build past its depth limit): GraphProto.node(1) / NodeProto.attribute(5) / .g(6); a
+    # branch has no inputs and reads x and c from the outer scope.
+    output = _field(12, _field(1, b"y"))
+    graph = _field(1, _field(1, b"x") + _field(2, b"y") + _field(4, b"Neg")) + output
+    identity = _field(1, _field(1, b"x") + _field(2, b"y") + _field(4, b"Identity")) + output
+    else_branch = _field(1, b"else_branch") + _field(6, identity) + b"\xa0\x01\x05"
+    for _ in range(depth):
+        attribute = _field(1, b"then_branch") + _field(6, graph) + b"\xa0\x01\x05"  # GRAPH
+        node = _field(1, b"c") + _field(2, b"y") + _field(4, b"If")
+        graph = _field(1, node + _field(5, attribute) + _field(5, else_branch)) + output
+    scalar = _field(2, b"")  # an empty shape: a scalar
+    x = _field(1, b"x") + _field(2, _field(1, b"\x08\x01" + _field(2, _field(1, b"\x08\x02"))))
+    c = _field(1, b"c") + _field(2, _field(1, b"\x08\x09" + scalar))  # bool
+    graph += _field(11, x) + _field(11, c)
+    data = b"\x08\x08" + _field(7, graph) + _field(8, b"\x10\x11")  # ir 8, opset 17
+    if depth < 33:  # within protobuf's nesting limit: imports and computes -(-(...x))
+        g = wo.load(ctx, data)
+        x = np.array([1.5, -2.0], np.float32)
+        got = ctx.compute(g, {"x": x, "c": np.array(True)})["y"]
+        np.testing.assert_array_equal(got, -x)  # one Neg in the innermost branch
+    else:
+        with pytest.raises(wo.OnnxImportError, match="not a readable ONNX model"):
+            wo.load(ctx, data)
