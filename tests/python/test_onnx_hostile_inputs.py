@@ -65,6 +65,7 @@ def no_control_characters(text):
         lambda m: setattr(m.graph.node[0], "op_type", "Evil\x1b]0;title\x07"),  # unsupported op
         lambda m: setattr(m.graph.node[0], "name", "\x9b31m"),  # C1 CSI, then a bad attribute
     ],
+    ids=["missing input", "unsupported op", "node name"],
 )
 def test_names_from_the_file_are_escaped_in_messages(ctx, edit):
     m = matmul_model(numpy_helper.from_array(W, "w"))
