@@ -181,3 +181,13 @@ def test_max_unpool_of_a_huge_declared_shape_allocates_nothing_at_import():
     shapes, peak = _import_peak(model)
     assert shapes["y"] == shape
     assert peak < 64 << 20, peak
+
+
+def test_dropout_mask_of_a_huge_declared_shape():
+    # The mask output (all true in inference) was np.ones of the declared shape: 30 GiB
+    # for [3, 2^31-1, 5] (fuzz finding, sixth session). Now a scalar expanded in the graph.
+    node = helper.make_node("Dropout", ["x"], ["y", "mask"])
+    model = _model(node, {"x": (F, [3, 2**31 - 1, 5])}, {"": 13})
+    shapes, peak = _import_peak(model)
+    assert shapes["mask"] == [3, 2**31 - 1, 5]
+    assert peak < 64 << 20, peak

@@ -32,6 +32,9 @@ def test_found_input_is_handled(path):
     except webnn.onnx.OnnxImportError as exc:
         assert re.search(named, str(exc)), str(exc)
         return
+    except RuntimeError as exc:  # valid, but its buffers do not fit in memory: a clean error
+        assert "out of memory allocating" in str(exc), str(exc)
+        return
     # A valid model (the finding was at run time, e.g. a hang in a kernel): it runs on both
     # backends with the same results.
     results = []

@@ -4,7 +4,7 @@ import numpy as np
 
 from ..model_io import sparse_to_numpy, tensor_to_numpy
 from .registry import op
-from .util import norm_axes, norm_axis, prod
+from .util import MAX_MADE_ELEMENTS, norm_axes, norm_axis, prod
 
 # Larger ConstantOfShape results stay run-time values (the fold limit of folding.py).
 _MAX_MATERIALIZED_ELEMENTS = 1 << 24
@@ -41,7 +41,11 @@ def identity(n):
         training = n.has(2) and (not n.is_const(2) or bool(n.c(2).reshape(-1)[0]))
         if n.node.op_type == "Dropout" and n.opset >= 12 and training:
             n.fail("training_mode Dropout is not supported")
-        outs.append(np.ones(n.static_shape(0), dtype=np.bool_))
+        shape = n.static_shape(0)
+        if prod(shape) <= MAX_MADE_ELEMENTS:
+            outs.append(np.ones(shape, dtype=np.bool_))  # a constant later nodes can fold
+        else:  # a declared [3, 2^31-1, 5] was 30 GiB at import (fuzz finding, sixth session)
+            outs.append(n.b.expand(n.const(1, "uint8"), [int(d) for d in shape]))
     return outs
 
 
