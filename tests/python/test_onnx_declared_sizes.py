@@ -191,3 +191,24 @@ def test_dropout_mask_of_a_huge_declared_shape():
     shapes, peak = _import_peak(model)
     assert shapes["mask"] == [3, 2**31 - 1, 5]
     assert peak < 64 << 20, peak
+
+
+@pytest.mark.parametrize(
+    "shape, kernel, message",
+    [
+        ([1, 1, 1 << 16, 1 << 16], [1, 1], "window counts of shape"),  # 16 GiB of counts
+        ([1, (1 << 31) - 1, 4, 4], [2, 2], "window-sum filter of shape"),  # 32 GiB of ones
+        ([1, 1, 4, 4], [-2, 2], "must be 2 positive values"),
+        ([1, 1, 4, 4], [9, 2], "is not positive"),
+    ],
+)
+def test_qlinear_average_pool_constants_of_declared_sizes(shape, kernel, message):
+    node = helper.make_node(
+        "QLinearAveragePool", ["x", "s", "z", "s", "z"], ["y"], domain=MS, kernel_shape=kernel
+    )
+    model = _model(node, {"x": (TensorProto.UINT8, shape)}, {"": 17, MS: 1})
+    model.graph.initializer.extend(
+        [helper.make_tensor("s", F, [], [0.5]), helper.make_tensor("z", TensorProto.UINT8, [], [1])]
+    )
+    with pytest.raises(wo.OnnxImportError, match=r"QLinearAveragePool.*" + message):
+        _import_peak(model)
