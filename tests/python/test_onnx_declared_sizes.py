@@ -212,3 +212,17 @@ def test_qlinear_average_pool_constants_of_declared_sizes(shape, kernel, message
     )
     with pytest.raises(wo.OnnxImportError, match=r"QLinearAveragePool.*" + message):
         _import_peak(model)
+
+
+@pytest.mark.parametrize(
+    "size, message", [(1 << 40, "not a valid dimension"), (1 << 30, "too large to make")]
+)
+def test_resize_tables_of_a_huge_output_size(size, message):
+    # np.arange(2^40) for the source coordinates: 8 TiB at import (fuzz finding, sixth session).
+    node = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="linear")
+    model = _model(node, {"x": (F, [1, 1, 4, 4])}, {"": 13})
+    model.graph.initializer.append(
+        helper.make_tensor("sizes", TensorProto.INT64, [4], [1, 1, size, 4])
+    )
+    with pytest.raises(wo.OnnxImportError, match=r"Resize.*" + message):
+        _import_peak(model)

@@ -26,7 +26,7 @@ def test_found_input_is_handled(path):
     target.run_one(data)  # raises target.Finding for a crash or an unclear error
     ctx = webnn.ML().create_context(accelerated=False, backend="cpu")
     # The node, its op and opset; or the initializer.
-    named = r"node .*('|\]) \([\w.]+::\w+, opset \d+\): |initializer '[^']*': "
+    named = r"node .*('|\]) \([\w.]+::\w+, opset -?\d+\): |initializer '[^']*': "
     try:
         webnn.onnx.load(ctx, data[1:], base_dir=target.work_dir())
     except webnn.onnx.OnnxImportError as exc:
