@@ -4,6 +4,7 @@
 #   tools/fuzz.sh TARGET SECONDS [extra libFuzzer flags...]
 #   tools/fuzz.sh build            # only build
 #   tools/fuzz.sh configure        # only configure build/fuzz (tools/sanitize.sh builds its own targets)
+#   tools/fuzz.sh build-diff       # builder target on the uninstrumented Release library (FUZZ_DIFF=1)
 #
 # TARGET: text_parser | json_graph | weights_manifest | safetensors | builder | onnx_importer | all
 # onnx_importer is the Python layer under atheris (pip install '.[fuzz]'; tests/fuzz/
@@ -86,13 +87,15 @@ run() {
   [ "$t" = builder ] && set -- -entropic=0 "$@"
   seed "$t"
   local jobs="${FUZZ_JOBS:-1}" log="$BUILD/findings/$t/last_run.log"
-  [ -x "$BUILD/fuzz_$t" ] || { echo "fuzz.sh: $BUILD/fuzz_$t was not built" >&2; exit 1; }
+  local exe="$BUILD/fuzz_$t"
+  [ "$t" = builder ] && [ -n "${FUZZ_DIFF:-}" ] && exe=build/fuzz-diff/fuzz_builder
+  [ -x "$exe" ] || { echo "fuzz.sh: $exe was not built" >&2; exit 1; }
   # One thread per context keeps the builder target cheap; the pool has its own stress test.
-  WEBNN_NUM_THREADS="${WEBNN_NUM_THREADS:-1}" \
+  WEBNN_NUM_THREADS="${WEBNN_NUM_THREADS:-1}" WEBNN_FUZZ_STATS=1 \
   ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}" \
-    "$BUILD/fuzz_$t" "$BUILD/corpus/$t" -max_total_time="$secs" -jobs="$jobs" -workers="$jobs" \
+    "$exe" "$BUILD/corpus/$t" -max_total_time="$secs" -jobs="$jobs" -workers="$jobs" \
     -artifact_prefix="$BUILD/findings/$t/" -timeout=20 -rss_limit_mb=2048 -max_len=16384 \
-    -print_final_stats=1 "$@" 2>&1 | tee "$log" | grep -E "^#[0-9]+.*DONE|stat::number_of_executed_units|ERROR|finding|SUMMARY" || true
+    -print_final_stats=1 "$@" 2>&1 | tee "$log" | grep -E "^#[0-9]+.*DONE|stat::number_of_executed_units|ERROR|finding|SUMMARY|stats:" || true
   local execs
   # -jobs mode leaves one fuzz-N.log per job (the parent echoes them too): count those once.
   local logs=("$log")
@@ -103,10 +106,33 @@ run() {
   rm -f fuzz-*.log
 }
 
+# The builder target against the uninstrumented Release library of the Python build
+# (build/cp3*: pip install .): only the target itself carries libFuzzer's coverage, the
+# library has neither coverage nor sanitizers, so an input runs about 10x faster than in
+# build/fuzz. What it checks is the target's differential part: cpu against reference on
+# random op sequences, clean errors. Then: FUZZ_NO_BUILD=1 FUZZ_DIFF=1 tools/fuzz.sh builder S
+build_diff() {
+  local lib="${WEBNN_LIB_DIR:-$(ls -d build/cp3*-*/ 2>/dev/null | head -1)}"
+  [ -n "$lib" ] && [ -f "$lib/libwebnn_core.a" ] || {
+    echo "fuzz.sh: no Release library (pip install . first, or set WEBNN_LIB_DIR)" >&2
+    exit 1
+  }
+  mkdir -p build/fuzz-diff
+  local inc=(-Iinclude -Itests/fuzz)
+  for d in "$lib"/layers/*/private "$lib"/layers/*/public; do inc+=("-I$d"); done
+  "$CXX_BIN" -std=gnu++20 -O2 -g -DNDEBUG -fsanitize=fuzzer "${inc[@]}" \
+    -DWEBNN_FUZZ_TARGET='"builder"' tests/fuzz/fuzz_main.cc tests/fuzz/fuzz_targets.cc \
+    tests/fuzz/fuzz_builder.cc $(for l in runtime format graph_passes graph backends \
+    backend_cpu backend_reference ops core; do echo "$lib/libwebnn_$l.a"; done) -pthread \
+    -o build/fuzz-diff/fuzz_builder
+  echo "fuzz.sh: built build/fuzz-diff/fuzz_builder against $lib"
+}
+
 case "${1:-}" in
   build) build ;;
+  build-diff) build_diff ;;
   configure) configure ;;
-  "" | -h | --help) sed -n 2,13p "$0"; exit 2 ;;
+  "" | -h | --help) sed -n 2,14p "$0"; exit 2 ;;
   *)
     target=$1 secs=${2:?SECONDS}
     shift 2

@@ -290,8 +290,16 @@ Expected<std::shared_ptr<Tensor>> Context::create_tensor(DataType data_type,
                                                          bool readable, bool writable,
                                                          bool exportable_to_gpu) const {
   WEBNN_RETURN_IF_ERROR(check_tensor_shape(shape, "create_tensor"));
-  WEBNN_ASSIGN_OR_RETURN(uint64_t count, element_count(shape));
-  WEBNN_ASSIGN_OR_RETURN(uint64_t bytes, storage_bytes(data_type, count));
+  // Eight dimensions in range can still overflow 64 bits: the message names the method.
+  Expected<uint64_t> count = element_count(shape);
+  if (!count) {
+    return Status(count.status().kind(), str_cat("create_tensor: ", count.status().message()));
+  }
+  Expected<uint64_t> sized = storage_bytes(data_type, *count);
+  if (!sized) {
+    return Status(sized.status().kind(), str_cat("create_tensor: ", sized.status().message()));
+  }
+  const uint64_t bytes = *sized;
   auto t = std::make_shared<Tensor>();
   t->data_type_ = data_type;
   t->shape_ = shape;

@@ -1,6 +1,8 @@
 #include "fuzz_builder.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -346,9 +348,27 @@ std::string graph_text(const Graph& g) {
   return text ? *text : "(cannot print: " + text.status().message() + ")";
 }
 
+// What the inputs did (docs/reliability.md): printed every 2^20 inputs when
+// WEBNN_FUZZ_STATS is set (tools/fuzz.sh sets it), so a run shows how many inputs got as
+// far as the comparison of both backends.
+struct Stats {
+  uint64_t inputs = 0, built = 0, ran = 0;
+};
+Stats stats;
+
+void count_input() {
+  if ((++stats.inputs & 0xFFFFF) == 0 && std::getenv("WEBNN_FUZZ_STATS") != nullptr) {
+    std::fprintf(stderr, "builder stats: inputs %llu, built %llu, ran on both backends %llu\n",
+                 static_cast<unsigned long long>(stats.inputs),
+                 static_cast<unsigned long long>(stats.built),
+                 static_cast<unsigned long long>(stats.ran));
+  }
+}
+
 }  // namespace
 
 std::string run_builder(const uint8_t* data, size_t size) {
+  count_input();
   Reader r(data, size);
   const Contexts& ctx = contexts();
   auto builder = ctx.cpu->create_graph_builder();
@@ -402,8 +422,10 @@ std::string run_builder(const uint8_t* data, size_t size) {
     total += *storage_bytes(op.desc.data_type, *count);
     if (total > kMaxRunBytes) return "";
   }
+  ++stats.built;
   RunResult ref = run_on(*ctx.reference, *graph, input_data);
   RunResult cpu = run_on(*ctx.cpu, *graph, input_data);
+  if (ref.status.is_ok() && cpu.status.is_ok()) ++stats.ran;
   if (!ref.status.is_ok() || !cpu.status.is_ok()) {
     for (const Status* s : {&ref.status, &cpu.status}) {
       if (std::string f = check_status(*s, "dispatch"); !f.empty())

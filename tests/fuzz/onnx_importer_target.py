@@ -290,6 +290,9 @@ def _external(t, r):
         "\\\\server\\share",
         "weights.bin\0x",
         ".",
+        "sub\\w.bin",
+        "w\x1b[2J.bin",
+        "a/b/../../../x",
     ]
     t.data_location = onnx.TensorProto.EXTERNAL
     t.ClearField("raw_data")
@@ -308,8 +311,52 @@ def _external(t, r):
 
 def _mutate_initializer(proto, r):
     inits = proto.graph.initializer
-    if inits:
-        _mutate_tensor(inits[r.pick(len(inits))], r)
+    if not inits:
+        return
+    k = r.pick(len(inits))
+    if r.chance(15):
+        _to_sparse(proto, k, r)
+    else:
+        _mutate_tensor(inits[k], r)
+
+
+def _to_sparse(proto, k, r):
+    """The initializer as a sparse initializer: dims, index layout and values all hostile."""
+    import onnx
+
+    t = proto.graph.initializer[k]
+    dims = [max(int(d), 0) for d in t.dims]
+    if r.chance(30) and dims:
+        dims[r.pick(len(dims))] = r.int_value()
+    nnz = r.pick(6)
+    count = 1
+    for d in dims:
+        count *= max(d, 1)
+    layout = r.pick(4)
+    if layout == 0:  # linearized, in range and ascending unless a value is hostile
+        idx = sorted({r.pick(256) % count for _ in range(nnz)})
+        idx = [v if r.chance(90) else r.int_value() for v in idx]
+        shape = [len(idx)]
+    elif layout == 1 and dims:  # coordinates
+        idx = [
+            r.pick(max(d, 1)) if r.chance(90) else r.int_value() for _ in range(nnz) for d in dims
+        ]
+        shape = [nnz, len(dims)]
+    else:  # a shape that fits neither layout, or no indices
+        idx = [r.int_value() for _ in range(nnz + layout)]
+        shape = [len(idx)] if layout == 2 or not dims else [1, len(idx)]
+    nnz = shape[0] if r.chance(90) else nnz + 1
+    elem = t.data_type if r.chance(80) else r.pick(26)
+    values = onnx.TensorProto(name=t.name, data_type=elem, dims=[nnz])
+    values.raw_data = bytes(r.byte() for _ in range(nnz * 4))
+    indices = onnx.TensorProto(name=t.name + "_idx", data_type=onnx.TensorProto.INT64, dims=shape)
+    indices.int64_data.extend(max(min(v, 2**63 - 1), -(2**63)) for v in idx)
+    sparse = proto.graph.sparse_initializer.add()
+    sparse.values.CopyFrom(values)
+    if r.chance(95):
+        sparse.indices.CopyFrom(indices)
+    sparse.dims.extend(max(min(d, 2**63 - 1), -(2**63)) for d in dims)
+    del proto.graph.initializer[k]
 
 
 def _mutate_wiring(proto, r):
@@ -449,6 +496,9 @@ def _check_message(exc):
     text = str(exc)
     if "internal" in text.lower():
         raise Finding(f"'internal' error for user input: {type(exc).__name__}: {text}") from exc
+    if any(ord(c) < 32 and c != "\n" or 0x7F <= ord(c) < 0xA0 for c in text):
+        # Names and locations come from the file: a control character in one is escaped.
+        raise Finding(f"control character in a message: {type(exc).__name__}: {text!r}") from exc
 
 
 def _session_feeds(session):

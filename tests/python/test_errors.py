@@ -74,6 +74,12 @@ def test_element_count_mismatch_when_writing_is_value_error(ctx):
         ctx.write_tensor(t, [1, 2, 3])
 
 
+def test_tensor_shape_overflowing_64_bits_names_create_tensor(ctx):
+    # Each dimension is in range; their product is not (the message named no method).
+    with pytest.raises(ValueError, match=r"^create_tensor: element count .* overflows"):
+        ctx.create_tensor([2**31 - 1] * 3, "float32")
+
+
 def test_operand_of_another_builder_is_value_error(ctx):
     x = ctx.create_graph_builder().input("x", [2], "float32")
     with pytest.raises(ValueError):

@@ -181,3 +181,48 @@ def test_max_unpool_of_a_huge_declared_shape_allocates_nothing_at_import():
     shapes, peak = _import_peak(model)
     assert shapes["y"] == shape
     assert peak < 64 << 20, peak
+
+
+def test_dropout_mask_of_a_huge_declared_shape():
+    # The mask output (all true in inference) was np.ones of the declared shape: 30 GiB
+    # for [3, 2^31-1, 5] (fuzz finding, sixth session). Now a scalar expanded in the graph.
+    node = helper.make_node("Dropout", ["x"], ["y", "mask"])
+    model = _model(node, {"x": (F, [3, 2**31 - 1, 5])}, {"": 13})
+    shapes, peak = _import_peak(model)
+    assert shapes["mask"] == [3, 2**31 - 1, 5]
+    assert peak < 64 << 20, peak
+
+
+@pytest.mark.parametrize(
+    "shape, kernel, message",
+    [
+        ([1, 1, 1 << 16, 1 << 16], [1, 1], "window counts of shape"),  # 16 GiB of counts
+        ([1, (1 << 31) - 1, 4, 4], [2, 2], "window-sum filter of shape"),  # 32 GiB of ones
+        ([1, 1, 4, 4], [-2, 2], "must be 2 positive values"),
+        ([1, 1, 4, 4], [9, 2], "is not positive"),
+    ],
+)
+def test_qlinear_average_pool_constants_of_declared_sizes(shape, kernel, message):
+    node = helper.make_node(
+        "QLinearAveragePool", ["x", "s", "z", "s", "z"], ["y"], domain=MS, kernel_shape=kernel
+    )
+    model = _model(node, {"x": (TensorProto.UINT8, shape)}, {"": 17, MS: 1})
+    model.graph.initializer.extend(
+        [helper.make_tensor("s", F, [], [0.5]), helper.make_tensor("z", TensorProto.UINT8, [], [1])]
+    )
+    with pytest.raises(wo.OnnxImportError, match=r"QLinearAveragePool.*" + message):
+        _import_peak(model)
+
+
+@pytest.mark.parametrize(
+    "size, message", [(1 << 40, "not a valid dimension"), (1 << 30, "too large to make")]
+)
+def test_resize_tables_of_a_huge_output_size(size, message):
+    # np.arange(2^40) for the source coordinates: 8 TiB at import (fuzz finding, sixth session).
+    node = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="linear")
+    model = _model(node, {"x": (F, [1, 1, 4, 4])}, {"": 13})
+    model.graph.initializer.append(
+        helper.make_tensor("sizes", TensorProto.INT64, [4], [1, 1, size, 4])
+    )
+    with pytest.raises(wo.OnnxImportError, match=r"Resize.*" + message):
+        _import_peak(model)

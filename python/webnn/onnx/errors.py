@@ -1,5 +1,15 @@
 """The one exception class of the ONNX importer."""
 
+# C0 controls but the newline (messages list unsupported operators one per line), DEL and
+# C1 controls: names and locations come from the model file, and a terminal escape in one
+# would otherwise reach the user's terminal as is (issue 8: never echo raw bytes).
+_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)] if c != 0x0A}
+
+
+def escape_control(text):
+    """`text` with control characters as \\xNN escapes."""
+    return str(text).translate(_CONTROL)
+
 
 class OnnxImportError(ValueError):
     """An ONNX model cannot be imported.
@@ -11,6 +21,6 @@ class OnnxImportError(ValueError):
     """
 
     def __init__(self, message, unsupported=()):
-        super().__init__(message)
+        super().__init__(escape_control(message))
         self.unsupported = tuple(unsupported)
         self.needs_constant = None  # set when a run-time value had to be known at import

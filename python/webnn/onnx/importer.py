@@ -14,7 +14,7 @@ import numpy as np
 
 from . import folding
 from .errors import OnnxImportError
-from .model_io import read_model, tensor_to_numpy
+from .model_io import read_model, sparse_to_numpy, tensor_to_numpy
 from .ops import TABLE, lookup
 from .types import NUMPY_TO_WEBNN, ONNX_TO_NUMPY, ONNX_TO_WEBNN, onnx_type_name
 
@@ -545,6 +545,8 @@ class Importer:
     def run(self):
         self._prepare()
         onnx_graph = self.proto.graph
+        if not onnx_graph.output:  # also what zero bytes (or a cut-off file) parse as
+            raise OnnxImportError("the model's graph declares no outputs: nothing to compute")
         self.check_supported()
         for name in self.input_shapes:
             if name not in {vi.name for vi in onnx_graph.input}:
@@ -559,14 +561,7 @@ class Importer:
             scope[init.name] = self._initializer(init)
             self._invariant.add(init.name)
         for sparse in onnx_graph.sparse_initializer:
-            from onnx import numpy_helper
-
-            try:
-                scope[sparse.values.name] = numpy_helper.to_array(sparse)
-            except Exception as exc:  # onnx raises what its checks find: name the tensor
-                raise OnnxImportError(
-                    f"sparse initializer '{sparse.values.name}' cannot be read: {exc}"
-                ) from exc
+            scope[sparse.values.name] = sparse_to_numpy(sparse, self.base_dir)
         inputs, folded = [], {}
         for vi in onnx_graph.input:
             if vi.name in scope and vi.name not in self.constants:

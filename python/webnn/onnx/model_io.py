@@ -129,6 +129,9 @@ def tensor_to_numpy(tensor, base_dir):
         # User symlinks (a Hugging Face snapshot pointing into ../../blobs) are followed:
         # only the written location string is checked.
         path = Path(base_dir) / location
+        if not path.is_file() and "\\" in location:
+            # Written on Windows ("data\\w.bin"): the separators of the check above.
+            path = Path(base_dir) / location.replace("\\", "/")
         if not path.is_file():
             raise OnnxImportError(
                 f"initializer '{tensor.name}': external data file '{path}' does not exist"
@@ -140,11 +143,7 @@ def tensor_to_numpy(tensor, base_dir):
                 f"{onnx.TensorProto.DataType.Name(tensor.data_type)} is not supported"
             )
         dtype = np.dtype(dtypes[tensor.data_type])
-        shape = tuple(int(d) for d in tensor.dims)
-        if any(d < 0 for d in shape):
-            raise OnnxImportError(
-                f"initializer '{tensor.name}': negative dimension in its shape {list(shape)}"
-            )
+        shape = _checked_dims(tensor)
         count = 1
         for d in shape:  # Python integers: no overflow; the file size bounds what is mapped
             count *= d
@@ -163,7 +162,73 @@ def tensor_to_numpy(tensor, base_dir):
             return np.zeros(shape, dtype)
         array = np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=shape or (1,))
         return array.reshape(shape)
+    _checked_dims(tensor)  # numpy would take a -1 as "whatever fits the data"
     try:
         return numpy_helper.to_array(tensor)
     except Exception as exc:
         raise OnnxImportError(f"tensor '{tensor.name}' cannot be read: {exc}") from exc
+
+
+def _checked_dims(tensor):
+    shape = tuple(int(d) for d in tensor.dims)
+    if any(d < 0 for d in shape):
+        raise OnnxImportError(
+            f"initializer '{tensor.name}': negative dimension in its shape {list(shape)}"
+        )
+    return shape
+
+
+# A sparse tensor is made dense at import: bounded like the other constants the importer makes.
+MAX_SPARSE_DENSE_ELEMENTS = 1 << 26
+
+
+def sparse_to_numpy(sparse, base_dir):
+    """A SparseTensorProto (a sparse initializer or Constant's sparse_value) as a dense array.
+
+    onnx.proto: `values` is [NNZ]; `indices` is [NNZ] linearized or [NNZ, rank] coordinates
+    of the dense shape `dims`, in ascending order without duplicates. Everything is checked
+    before the dense array is allocated."""
+    name = sparse.values.name
+    what = f"sparse tensor '{name}'"
+    dims = [int(d) for d in sparse.dims]
+    if any(d < 0 for d in dims):
+        raise OnnxImportError(f"{what}: negative dimension in its dense shape {dims}")
+    count = 1
+    for d in dims:  # Python integers: no overflow
+        count *= d
+    if count > MAX_SPARSE_DENSE_ELEMENTS:
+        raise OnnxImportError(
+            f"{what}: dense shape {dims} is too large to make at import ({count} elements, "
+            f"at most {MAX_SPARSE_DENSE_ELEMENTS})"
+        )
+    values = tensor_to_numpy(sparse.values, base_dir)
+    if values.ndim != 1:
+        raise OnnxImportError(f"{what}: values must be 1-D, got shape {list(values.shape)}")
+    nnz = values.shape[0]
+    indices = tensor_to_numpy(sparse.indices, base_dir) if sparse.HasField("indices") else None
+    if indices is None or indices.size == 0:
+        if nnz:
+            raise OnnxImportError(f"{what}: {nnz} values but no indices")
+        linear = np.zeros(0, np.int64)
+    else:
+        if not np.issubdtype(indices.dtype, np.integer):
+            raise OnnxImportError(f"{what}: indices must be integers, got {indices.dtype}")
+        indices = indices.astype(np.int64)
+        if indices.shape == (nnz,):
+            linear = indices
+        elif indices.shape == (nnz, len(dims)):
+            if np.any(indices < 0) or np.any(indices >= np.array(dims, np.int64)):
+                raise OnnxImportError(f"{what}: an index is outside its dense shape {dims}")
+            linear = np.ravel_multi_index(tuple(indices.T), dims) if nnz else indices[:, 0]
+        else:
+            raise OnnxImportError(
+                f"{what}: indices of shape {list(indices.shape)} fit neither [{nnz}] nor "
+                f"[{nnz}, {len(dims)}] ({nnz} values, dense rank {len(dims)})"
+            )
+        if np.any(linear < 0) or np.any(linear >= count):
+            raise OnnxImportError(f"{what}: an index is outside its dense shape {dims}")
+        if np.any(np.diff(linear) <= 0):
+            raise OnnxImportError(f"{what}: indices must be in ascending order, without repeats")
+    dense = np.zeros(count, values.dtype)
+    dense[linear] = values
+    return dense.reshape(dims)

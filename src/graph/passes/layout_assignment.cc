@@ -71,7 +71,9 @@ OperandId permute_constant(Graph& graph, OperandId id, const Perm& p) {
   std::vector<int64_t> out_shape(rank);
   for (size_t i = 0; i < rank; ++i) out_shape[p[i]] = shape[i];
   std::vector<int64_t> in_strides(rank, 1);
-  for (size_t i = rank - 1; i-- > 0;) in_strides[i] = in_strides[i + 1] * shape[i + 1];
+  // Written so that rank 0 (a transposed scalar) runs no iteration: `rank - 1` wrapped to
+  // SIZE_MAX and wrote before the vector (builder fuzz finding 6, sixth session).
+  for (size_t i = rank; i-- > 1;) in_strides[i - 1] = in_strides[i] * shape[i];
   size_t count = 1;
   for (int64_t d : shape) count *= static_cast<size_t>(d);
   std::vector<uint8_t> bytes(count * es);

@@ -16,6 +16,7 @@ from .ort_u8s8 import add_correction
 from .quantization import ort_u8s8, shifted_float
 from .quantized_recurrent import _dynamic_uint8
 from .registry import op
+from .util import check_made
 
 MS = "com.microsoft"
 
@@ -171,6 +172,8 @@ def qlinear_average_pool(n):
     k = len(spatial)
     kernel = [int(v) for v in n.attr("kernel_shape")]
     strides = [int(v) for v in n.attr("strides", [1] * k)]
+    if len(kernel) != k or len(strides) != k or min(kernel + strides) < 1:
+        n.fail(f"kernel_shape {kernel} and strides {strides} must be {k} positive values")
     auto_pad = n.attr("auto_pad", "NOTSET")
     ceil_mode = int(n.attr("ceil_mode", 0))
     if auto_pad in ("", "NOTSET"):
@@ -184,6 +187,11 @@ def qlinear_average_pool(n):
     ]
     if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
         outs = [-(-spatial[i] // strides[i]) for i in range(k)]
+    if min(outs) < 1:
+        n.fail(f"the output size {outs} of kernel {kernel} over {spatial} is not positive")
+    # The window counts and the window-sum filter are made at import from declared sizes.
+    check_made(n, "QLinearAveragePool's window counts", outs)
+    check_made(n, "QLinearAveragePool's window-sum filter", [channels, 1] + kernel)
     include_pad = bool(n.attr("count_include_pad", 0))
     counts = []
     for i in range(k):

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from .registry import op
+from .util import MAX_MADE_ELEMENTS, check_made
 
 
 def _source_coords(mode, out_size, in_size, scale, roi_start=0.0, roi_end=1.0):
@@ -136,6 +137,11 @@ def resize_operand(n, x, out_sizes, scales, mode, coord_mode, nearest_mode, cubi
     for a in range(rank):
         if out_sizes[a] == shape[a] and scales[a] == 1.0 and coord_mode != "tf_crop_and_resize":
             continue
+        # The tables are made at import, one row per output position (fuzz finding, sixth
+        # session: np.arange of a declared 2^40 output size).
+        if not 1 <= out_sizes[a] <= 2**31 - 1:
+            n.fail(f"output size {out_sizes[a]} on axis {a} is not a valid dimension")
+        check_made(n, f"Resize's interpolation table for axis {a}", [out_sizes[a], 4])
         r = (roi[a], roi[a + rank]) if roi is not None else (0.0, 1.0)
         tables[a] = axis_table(
             mode, coord_mode, nearest_mode, shape[a], out_sizes[a], scales[a], cubic_a,
@@ -151,6 +157,8 @@ def resize_operand(n, x, out_sizes, scales, mode, coord_mode, nearest_mode, cubi
         and set(axes) <= {2, 3}
         and not any(t[2].any() for t in tables.values())
         and dtype in ("float32", "float16")
+        # the comparison below makes [out, in] matrices
+        and all(out_sizes[a] * shape[a] <= MAX_MADE_ELEMENTS for a in axes)
     ):
         same = all(
             np.allclose(

@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from ..model_io import tensor_to_numpy
+from ..model_io import sparse_to_numpy, tensor_to_numpy
 from .registry import op
-from .util import norm_axes, norm_axis, prod
+from .util import MAX_MADE_ELEMENTS, norm_axes, norm_axis, prod
 
 # Larger ConstantOfShape results stay run-time values (the fold limit of folding.py).
 _MAX_MATERIALIZED_ELEMENTS = 1 << 24
@@ -16,13 +16,11 @@ def _ints(array):
 
 @op("Constant", fold_without_inputs=True)
 def constant(n):
-    from onnx import numpy_helper
-
     for a in n.node.attribute:
         if a.name == "value":  # external data is read like an initializer's (location checked)
             return tensor_to_numpy(a.t, n.importer.base_dir)
         if a.name == "sparse_value":
-            return numpy_helper.to_array(a.sparse_tensor)
+            return sparse_to_numpy(a.sparse_tensor, n.importer.base_dir)
         if a.name == "value_float":
             return np.array(a.f, np.float32)
         if a.name == "value_floats":
@@ -43,7 +41,11 @@ def identity(n):
         training = n.has(2) and (not n.is_const(2) or bool(n.c(2).reshape(-1)[0]))
         if n.node.op_type == "Dropout" and n.opset >= 12 and training:
             n.fail("training_mode Dropout is not supported")
-        outs.append(np.ones(n.static_shape(0), dtype=np.bool_))
+        shape = n.static_shape(0)
+        if prod(shape) <= MAX_MADE_ELEMENTS:
+            outs.append(np.ones(shape, dtype=np.bool_))  # a constant later nodes can fold
+        else:  # a declared [3, 2^31-1, 5] was 30 GiB at import (fuzz finding, sixth session)
+            outs.append(n.b.expand(n.const(1, "uint8"), [int(d) for d in shape]))
     return outs
 
 
