@@ -15,6 +15,16 @@ from models import ALL_MODELS, WHEEL_MODELS, Ours, model_cases
 from webnn.profile import profile_table
 
 
+def profiled(ours, runs, top):
+    """Our per-op table of `runs` dispatches of a bench/models.py `Ours` engine (after one
+    unprofiled run that builds its plan)."""
+    ours.run()
+    ours.graph.set_profiling(True)
+    for _ in range(runs):
+        ours.run()
+    return profile_table(ours.graph.profile, top=top)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -24,13 +34,9 @@ def main():
     parser.add_argument("--top", type=int, default=15)
     args = parser.parse_args()
     for name, (model, feed, folded) in model_cases(args.models).items():
-        ours = Ours(model, feed, folded)
-        ours.run()
-        ours.graph.set_profiling(True)
-        for _ in range(args.runs):
-            ours.run()
+        table = profiled(Ours(model, feed, folded), args.runs, args.top)
         print(f"== {name} (threads: {os.environ.get('WEBNN_NUM_THREADS', 'default')})")
-        print(profile_table(ours.graph.profile, top=args.top))
+        print(table)
         print()
 
 

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "python")
 
 import wheel_models as wm
 from models import Ours
-from webnn.profile import profile_table
+from profile_models import profiled
 
 
 def ort_profile(path, feeds, threads, runs, top):
@@ -79,13 +79,9 @@ def main():
             print(f"== {name}: not installed")
             continue
         feeds = case.make_feeds()
-        ours = Ours(path, feeds, {})
-        ours.run()
-        ours.graph.set_profiling(True)
-        for _ in range(args.runs):
-            ours.run()
+        table = profiled(Ours(path, feeds, {}), args.runs, args.top)
         print(f"== {name} (threads: {args.threads})")
-        print(profile_table(ours.graph.profile, top=args.top))
+        print(table)
         print(ort_profile(path, feeds, args.threads, args.runs, args.top))
         print()
 

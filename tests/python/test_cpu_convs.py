@@ -40,6 +40,23 @@ def _depthwise_case(rng, k, nhwc):
     return x, filt, bias, options, kh * kw
 
 
+def _conv_with_bias(g, o, options):
+    return g.conv2d(o["x"], o["w"], bias=o["b"], **options)
+
+
+def _assert_prepadded_gives_same_bits(x, filt, bias, options):
+    """The NHWC conv on cpu equals the same conv on the input padded beforehand (every window
+    then inside the image), bit for bit; returns the result."""
+    pads = options["padding"]
+    consts = {"w": filt, "b": bias}
+    padded = np.pad(x, [(0, 0), (pads[0], pads[1]), (pads[2], pads[3]), (0, 0)])
+    got = _run("cpu", lambda g, o: _conv_with_bias(g, o, options), {"x": x}, consts)
+    unpadded = dict(options, padding=[0] * 4)
+    want = _run("cpu", lambda g, o: _conv_with_bias(g, o, unpadded), {"x": padded}, consts)
+    np.testing.assert_array_equal(got, want)
+    return got
+
+
 @pytest.mark.parametrize("k", [1, 2, 3, 4, 5, 6, 7])
 @pytest.mark.parametrize("seed", range(4))
 def test_depthwise_random(k, seed):
@@ -93,16 +110,7 @@ def test_depthwise_wide_channel_borders(c, kh, kw, stride, dilation, pads):
     }
     _check_conv(x, filt, bias, options, kh * kw)
 
-    def make(g, o, opts):
-        return g.conv2d(o["x"], o["w"], bias=o["b"], **opts)
-
-    consts = {"w": filt, "b": bias}
-    padded = np.pad(x, [(0, 0), (pads[0], pads[1]), (pads[2], pads[3]), (0, 0)])
-    got = _run("cpu", lambda g, o: make(g, o, options), {"x": x}, consts)
-    want = _run(
-        "cpu", lambda g, o: make(g, o, dict(options, padding=[0] * 4)), {"x": padded}, consts
-    )
-    np.testing.assert_array_equal(got, want)
+    _assert_prepadded_gives_same_bits(x, filt, bias, options)
 
 
 @pytest.mark.parametrize(
@@ -154,22 +162,14 @@ def test_conv2d_few_channels_border_patches(cin, k, stride, pads, width):
     }
     _check_conv(x, filt, bias, options, cin * k * k)
 
-    def make(g, o, opts):
-        return g.conv2d(o["x"], o["w"], bias=o["b"], **opts)
-
+    got = _assert_prepadded_gives_same_bits(x, filt, bias, options)
     consts = {"w": filt, "b": bias}
-    padded = np.pad(x, [(0, 0), (pads[0], pads[1]), (pads[2], pads[3]), (0, 0)])
-    got = _run("cpu", lambda g, o: make(g, o, options), {"x": x}, consts)
-    want = _run(
-        "cpu", lambda g, o: make(g, o, dict(options, padding=[0] * 4)), {"x": padded}, consts
-    )
-    np.testing.assert_array_equal(got, want)
 
     ctx = webnn.ML().create_context(accelerated=False, backend="cpu")
     b = ctx.create_graph_builder()
     ops = {"x": b.input("x", list(x.shape), "float32")}
     ops.update({k: b.constant(v) for k, v in consts.items()})
-    graph = b.build({"y": make(b, ops, options)})
+    graph = b.build({"y": _conv_with_bias(b, ops, options)})
     x2 = _data(rng, x.shape)
     tensors = []
     for v in (x, x2):
