@@ -1,6 +1,8 @@
 """cpu element-wise kernels are bit-identical to the reference at the breakpoints of piecewise
 functions, and for these ops everywhere (COMMON rule: no contraction of a*b+c into FMA; the
-kernels do the reference's float operations in its order).
+kernels do the reference's float operations in its order). The exception is hardSwish with the
+WebNN coefficients, which runs in float32: bit-identical at and beyond its breakpoints, within
+1.5 ULP of the exact value between them.
 
 Inputs hold each breakpoint, its float32 neighbours, signed zeros and random values, tiled so
 that every value lands in the vector body and in the tail of a SIMD loop. The last tests rerun
@@ -49,7 +51,8 @@ CASES = [
     ("clamp", {"min_value": -1.0, "max_value": 1.0}, [1.0]),
     ("clamp", {"min_value": 0.0}, [0.0, 1e-45]),
     ("clamp", {"min_value": 0.1, "max_value": 6.0}, [0.1, 6.0]),
-    ("hard_swish", {}, [3.0, 6.0]),
+    # hardSwish with non-default coefficients runs the double path, bit for bit.
+    ("hard_swish", {"alpha": 0.25, "beta": 0.375}, [1.5, 2.5]),
     ("hard_sigmoid", {}, [2.5, 0.5]),
     ("hard_sigmoid", {"alpha": 0.3, "beta": 0.1}, [1 / 0.3, 3.0, 0.1 / 0.3]),
     ("leaky_relu", {}, [0.0, 1e-45, 1.0]),
@@ -98,6 +101,41 @@ def test_hard_swish_breakpoints_are_exact():
     assert y[0] == 0 and np.signbit(y[0]), y[0]  # -3 * 0 = -0.0 exactly
     np.testing.assert_array_equal(y[:6], np.array([-0.0, 3, -0.0, 6, 0, -0.0], np.float32))
     assert list(np.signbit(y[:6])) == [True, False, True, False, False, True]
+
+
+def _ulp_distance(a, b):
+    """ULPs between float32 arrays (monotone integer mapping of the float order)."""
+
+    def ordered(v):
+        i = v.astype(np.float32).view(np.int32).astype(np.int64)
+        return np.where(i < 0, -(i & 0x7FFFFFFF), i)
+
+    return np.abs(ordered(a) - ordered(b))
+
+
+def test_hard_swish_float32_within_bound_and_exact_at_breakpoints():
+    rng = np.random.default_rng(11)
+    inside = np.concatenate(
+        [
+            rng.uniform(-3, 3, 20000),
+            -3 + rng.uniform(0, 1e-3, 2000),  # where x + 3 cancels
+            np.geomspace(1e-30, 3, 2000) * rng.choice([-1, 1], 2000),
+        ]
+    ).astype(np.float32)
+    x = np.concatenate([_inputs([3.0, -3.0, 6.0, -6.0]), inside])
+    got = _run("cpu", "hard_swish", {}, x)
+    want = _run("reference", "hard_swish", {}, x)
+    with np.errstate(invalid="ignore"):  # -inf * 0
+        exact = (x.astype(np.float64) * np.clip(x.astype(np.float64) + 3, 0, 6) / 6).astype(
+            np.float32
+        )
+    outside = ~((x > -3) & (x < 3)) | np.isnan(x)
+    _assert_bitwise(x[outside], got[outside], want[outside], "hard_swish outside (-3, 3)")
+    numbers = ~np.isnan(want)
+    assert np.array_equal(np.signbit(got[numbers]), np.signbit(want[numbers]))
+    finite = ~outside
+    worst = _ulp_distance(got[finite], exact[finite]).max()
+    assert worst <= 1, f"hard_swish: {worst} ULP from x * (x + 3) / 6"
 
 
 def test_prelu_matches_reference_bitwise():

@@ -90,7 +90,10 @@ class Conv2dKernel final : public Kernel {
         border_index_.assign(static_cast<size_t>(s.out_w), -1);
         for (int64_t ow = 0; ow < s.out_w; ++ow) {
           const int64_t iw0 = ow * s.stride_w - s.pad_left;
-          if (iw0 < 0 || iw0 + s.k_w > s.in_w) border_index_[ow] = borders_++;
+          if (iw0 < 0 || iw0 + s.k_w > s.in_w) {
+            border_index_[ow] = borders_++;
+            border_columns_.push_back(ow);
+          }
         }
         uint64_t floats = 0;
         if (__builtin_mul_overflow(static_cast<uint64_t>(s.batch * s.in_h),
@@ -306,34 +309,38 @@ class Conv2dKernel final : public Kernel {
   void fill_tile(const float* x, int64_t t, const float** dst) const {
     const ConvShape& s = s_;
     const int mr = tile_.mr;
-    if (padded_) {
-      for (int r = 0; r < mr; ++r) {
-        const int64_t m = t * mr + r;
-        const int64_t n = m / s.pixels(), oh = (m % s.pixels()) / s.out_w, ow = m % s.out_w;
+    // The tile's first pixel is located by division once; the others step along the row
+    // (a division per pixel and tap costs more than the few-channel GEMM itself).
+    const int64_t m0 = t * mr;
+    int64_t n = m0 / s.pixels(), oh = (m0 % s.pixels()) / s.out_w, ow = m0 % s.out_w;
+    for (int r = 0; r < mr; ++r, ++ow) {
+      if (ow == s.out_w) {
+        ow = 0;
+        if (++oh == s.out_h) oh = 0, ++n;
+      }
+      const bool in_range = m0 + r < m_;
+      if (padded_) {
         const int64_t iw0 = ow * s.stride_w - s.pad_left;
+        const int64_t b = border_index_[ow];
         for (int64_t kh = 0; kh < s.k_h; ++kh) {
           const int64_t ih = oh * s.stride_h - s.pad_top + kh * s.dil_h;
           const float* q = zero_.data();
-          if (m < m_ && ih >= 0 && ih < s.in_h) {
-            const int64_t b = border_index_[ow];
+          if (in_range && ih >= 0 && ih < s.in_h) {
             q = b >= 0 ? patches_.data() + ((n * s.in_h + ih) * borders_ + b) * a_k_
                        : x + ((n * s.in_h + ih) * s.in_w + iw0) * s.in_c;
           }
           dst[kh * mr + r] = q;
         }
+        continue;
       }
-      return;
-    }
-    for (int r = 0; r < mr; ++r) {
-      const int64_t m = t * mr + r;
-      const int64_t n = m / s.pixels(), oh = (m % s.pixels()) / s.out_w, ow = m % s.out_w;
       for (int64_t kh = 0; kh < s.k_h; ++kh) {
         const int64_t ih = oh * s.stride_h - s.pad_top + kh * s.dil_h;
+        const bool row_inside = in_range && ih >= 0 && ih < s.in_h;
+        const float* row = row_inside ? x + (n * s.in_h + ih) * s.in_w * s.in_c : nullptr;
         for (int64_t kw = 0; kw < s.k_w; ++kw) {
           const int64_t iw = ow * s.stride_w - s.pad_left + kw * s.dil_w;
-          const bool inside = m < m_ && ih >= 0 && ih < s.in_h && iw >= 0 && iw < s.in_w;
-          dst[(kh * s.k_w + kw) * mr + r] =
-              inside ? x + ((n * s.in_h + ih) * s.in_w + iw) * s.in_c : zero_.data();
+          const bool inside = row_inside && iw >= 0 && iw < s.in_w;
+          dst[(kh * s.k_w + kw) * mr + r] = inside ? row + iw * s.in_c : zero_.data();
         }
       }
     }
@@ -355,9 +362,8 @@ class Conv2dKernel final : public Kernel {
     parallel_chunks(pool, s.batch * s.in_h, 64, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         const float* row = x + i * s.in_w * s.in_c;
-        for (int64_t ow = 0; ow < s.out_w; ++ow) {
+        for (const int64_t ow : border_columns_) {
           const int64_t b = border_index_[ow];
-          if (b < 0) continue;
           const int64_t iw0 = ow * s.stride_w - s.pad_left;
           const int64_t lo = std::max<int64_t>(0, -iw0);
           const int64_t hi = std::min<int64_t>(s.k_w, s.in_w - iw0);
@@ -439,9 +445,10 @@ class Conv2dKernel final : public Kernel {
   int64_t m_ = 0;
   AlignedFloats zero_, in_nhwc_, out_nhwc_;
   bool precompute_table_ = true;
-  bool padded_ = false;                // A taps are filter rows (few channels)
-  int64_t a_taps_ = 0, a_k_ = 0;       // A's taps and floats per tap
-  std::vector<int64_t> border_index_;  // per output column: its patch, or -1 (inside)
+  bool padded_ = false;                  // A taps are filter rows (few channels)
+  int64_t a_taps_ = 0, a_k_ = 0;         // A's taps and floats per tap
+  std::vector<int64_t> border_index_;    // per output column: its patch, or -1 (inside)
+  std::vector<int64_t> border_columns_;  // the output columns that have a patch
   int64_t borders_ = 0;
   AlignedFloats patches_;
   std::vector<const float*> table_;
