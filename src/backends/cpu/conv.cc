@@ -107,14 +107,20 @@ class Conv2dKernel final : public Kernel {
       zero_.reserve(static_cast<size_t>(a_k_ + 16));
       zero_.zero();
       m_ = s.batch * s.pixels();
-      // The pointer table is kept between runs unless it would outgrow the input itself
-      // (few input channels, e.g. a first RGB layer): then tiles fill it as they go.
+      // The pointer table is kept between runs (streaming it costs less than refilling it:
+      // a one-channel stem's 3 pointers per pixel took longer to compute than its K = 9
+      // products) unless it would outgrow the input 8-fold and 64 MB (few input channels at
+      // stride 1 on large images): then tiles fill it as they go.
       uint64_t table_bytes = 0;
       const uint64_t tiles = static_cast<uint64_t>((m_ + tile_.mr - 1) / tile_.mr);
-      precompute_table_ =
-          !__builtin_mul_overflow(tiles, static_cast<uint64_t>(a_taps_ * tile_.mr * 8),
-                                  &table_bytes) &&
-          table_bytes <= std::max<uint64_t>(uint64_t{4} << 20, x.count * sizeof(float));
+      const uint64_t input_bytes = x.count * sizeof(float);
+      const uint64_t table_limit = std::max<uint64_t>(
+          uint64_t{4} << 20,
+          std::min<uint64_t>(input_bytes > (uint64_t{1} << 60) ? input_bytes : 8 * input_bytes,
+                             uint64_t{64} << 20));
+      precompute_table_ = !__builtin_mul_overflow(
+                              tiles, static_cast<uint64_t>(a_taps_ * tile_.mr * 8), &table_bytes) &&
+                          table_bytes <= table_limit;
       if (!s.nhwc) {
         in_nhwc_.reserve(static_cast<size_t>(std::max<int64_t>(1, x.count)));
         out_nhwc_.reserve(static_cast<size_t>(std::max<int64_t>(1, y.count)));
@@ -307,40 +313,55 @@ class Conv2dKernel final : public Kernel {
   // dst[tap * tile_.mr + r]; taps in the padding and pixels past the end point at zeros.
   // Padded rows: one pointer per filter row, into x, a border patch or the zeros.
   void fill_tile(const float* x, int64_t t, const float** dst) const {
-    const ConvShape& s = s_;
+    // Everything in locals: dst's pointer stores could otherwise alias the members, which
+    // the compiler would reload per tap (the table costs more than a few-channel GEMM).
     const int mr = tile_.mr;
+    const int64_t in_h = s_.in_h, in_w = s_.in_w, in_c = s_.in_c, out_h = s_.out_h;
+    const int64_t out_w = s_.out_w, k_h = s_.k_h, k_w = s_.k_w, dil_h = s_.dil_h;
+    const int64_t dil_w = s_.dil_w, stride_h = s_.stride_h, stride_w = s_.stride_w;
+    const int64_t pad_top = s_.pad_top, pad_left = s_.pad_left, m_end = m_;
+    const float* const zero = zero_.data();
+    const float* const patches = patches_.data();
+    const int64_t* const border_index = border_index_.data();
+    const int64_t borders = borders_, patch_floats = a_k_;
     // The tile's first pixel is located by division once; the others step along the row
     // (a division per pixel and tap costs more than the few-channel GEMM itself).
     const int64_t m0 = t * mr;
-    int64_t n = m0 / s.pixels(), oh = (m0 % s.pixels()) / s.out_w, ow = m0 % s.out_w;
+    const int64_t pixels = out_h * out_w;
+    int64_t n = m0 / pixels, oh = m0 - n * pixels;
+    int64_t ow = oh;
+    oh /= out_w;
+    ow -= oh * out_w;
     for (int r = 0; r < mr; ++r, ++ow) {
-      if (ow == s.out_w) {
+      if (ow == out_w) {
         ow = 0;
-        if (++oh == s.out_h) oh = 0, ++n;
+        if (++oh == out_h) oh = 0, ++n;
       }
-      const bool in_range = m0 + r < m_;
+      const bool in_range = m0 + r < m_end;
+      const int64_t ih0 = oh * stride_h - pad_top;
+      const int64_t iw0 = ow * stride_w - pad_left;
       if (padded_) {
-        const int64_t iw0 = ow * s.stride_w - s.pad_left;
-        const int64_t b = border_index_[ow];
-        for (int64_t kh = 0; kh < s.k_h; ++kh) {
-          const int64_t ih = oh * s.stride_h - s.pad_top + kh * s.dil_h;
-          const float* q = zero_.data();
-          if (in_range && ih >= 0 && ih < s.in_h) {
-            q = b >= 0 ? patches_.data() + ((n * s.in_h + ih) * borders_ + b) * a_k_
-                       : x + ((n * s.in_h + ih) * s.in_w + iw0) * s.in_c;
+        const int64_t b = border_index[ow];
+        for (int64_t kh = 0; kh < k_h; ++kh) {
+          const int64_t ih = ih0 + kh * dil_h;
+          const float* q = zero;
+          if (in_range && ih >= 0 && ih < in_h) {
+            const int64_t row = n * in_h + ih;
+            q = b >= 0 ? patches + (row * borders + b) * patch_floats
+                       : x + (row * in_w + iw0) * in_c;
           }
           dst[kh * mr + r] = q;
         }
         continue;
       }
-      for (int64_t kh = 0; kh < s.k_h; ++kh) {
-        const int64_t ih = oh * s.stride_h - s.pad_top + kh * s.dil_h;
-        const bool row_inside = in_range && ih >= 0 && ih < s.in_h;
-        const float* row = row_inside ? x + (n * s.in_h + ih) * s.in_w * s.in_c : nullptr;
-        for (int64_t kw = 0; kw < s.k_w; ++kw) {
-          const int64_t iw = ow * s.stride_w - s.pad_left + kw * s.dil_w;
-          const bool inside = row_inside && iw >= 0 && iw < s.in_w;
-          dst[(kh * s.k_w + kw) * mr + r] = inside ? row + iw * s.in_c : zero_.data();
+      for (int64_t kh = 0; kh < k_h; ++kh) {
+        const int64_t ih = ih0 + kh * dil_h;
+        const bool row_inside = in_range && ih >= 0 && ih < in_h;
+        const float* row = row_inside ? x + (n * in_h + ih) * in_w * in_c : nullptr;
+        for (int64_t kw = 0; kw < k_w; ++kw) {
+          const int64_t iw = iw0 + kw * dil_w;
+          const bool inside = row_inside && iw >= 0 && iw < in_w;
+          dst[(kh * k_w + kw) * mr + r] = inside ? row + iw * in_c : zero;
         }
       }
     }
