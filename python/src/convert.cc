@@ -340,12 +340,30 @@ std::optional<CarrierView> carrier_view(nb::handle value, DataType target) {
 }
 
 nb::object empty_numpy(DataType data_type, const std::vector<int64_t>& shape, uint8_t** data) {
-  nb::list shape_list;
-  for (int64_t d : shape) shape_list.append(d);
-  nb::tuple py_shape = nb::steal<nb::tuple>(PyList_AsTuple(shape_list.ptr()));
+  // numpy.empty and the dtype objects are looked up once: read_tensor runs per inference,
+  // where the module import, the dtype string's parsing and an ndarray cast took ~5 us.
+  // (Held for the interpreter's lifetime, as the numpy module itself is.)
+  static PyObject* const empty = nb::object(numpy().attr("empty")).release().ptr();
+  static PyObject* dtypes[kDataTypeCount] = {};
+  const size_t slot = static_cast<size_t>(data_type);
+  if (dtypes[slot] == nullptr) {
+    dtypes[slot] = nb::object(numpy().attr("dtype")(result_dtype(data_type))).release().ptr();
+  }
+  nb::object py_shape = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(shape.size())));
+  if (!py_shape.is_valid()) throw nb::python_error();
+  for (size_t i = 0; i < shape.size(); ++i) {
+    PyObject* d = PyLong_FromLongLong(shape[i]);
+    if (d == nullptr) throw nb::python_error();
+    PyTuple_SET_ITEM(py_shape.ptr(), static_cast<Py_ssize_t>(i), d);
+  }
   // A fresh owning array; the host is little-endian, so packed bytes copy straight in.
-  nb::object arr = numpy().attr("empty")(py_shape, result_dtype(data_type));
-  *data = static_cast<uint8_t*>(nb::cast<nb::ndarray<>>(arr).data());
+  nb::object arr =
+      nb::steal(PyObject_CallFunctionObjArgs(empty, py_shape.ptr(), dtypes[slot], nullptr));
+  if (!arr.is_valid()) throw nb::python_error();
+  Py_buffer view;
+  if (PyObject_GetBuffer(arr.ptr(), &view, PyBUF_WRITABLE) != 0) throw nb::python_error();
+  *data = static_cast<uint8_t*>(view.buf);
+  PyBuffer_Release(&view);
   return arr;
 }
 

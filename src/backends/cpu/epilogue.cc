@@ -6,6 +6,7 @@
 // element-wise kernel would (elementwise.cc), so the fused graph is bit-identical to the
 // unfused one.
 #include <algorithm>
+#include <cstring>
 
 #include "backends/cpu/cpu_kernels.h"
 #include "ops/fused_chain.h"
@@ -177,7 +178,8 @@ class FusedKernel final : public Kernel, public OutputSink {
     for (size_t k = 0; k < steps_.size(); ++k) {
       const ChainArg* arg = broadcast_arg(steps_[k]);
       if (arg && arg->repeat == 1 && arg->period > 1 && arg->period < kBlock) {
-        tile_[k].resize(static_cast<size_t>(arg->period + kBlock));
+        // (No longer than the output needs: the copy is refreshed every run.)
+        tile_[k].resize(static_cast<size_t>(arg->period + std::min(kBlock, count_)));
       }
     }
     group_steps();
@@ -194,7 +196,16 @@ class FusedKernel final : public Kernel, public OutputSink {
       if (!tile_[k].empty()) {
         const float* o = a_ptr_[k] ? a_ptr_[k] : b_ptr_[k];
         const int64_t period = broadcast_arg(s)->period;
-        for (size_t i = 0; i < tile_[k].size(); ++i) tile_[k][i] = o[i % period];
+        // The period, then the filled prefix doubled (a modulo per float cost a tiny graph
+        // more than its arithmetic).
+        float* tile = tile_[k].data();
+        const size_t size = tile_[k].size(), first = std::min(size, static_cast<size_t>(period));
+        std::memcpy(tile, o, first * sizeof(float));
+        for (size_t done = first; done < size;) {
+          const size_t n = std::min(done, size - done);
+          std::memcpy(tile + done, tile, n * sizeof(float));
+          done += n;
+        }
       }
     }
     for (Group& g : groups_) {
