@@ -42,7 +42,9 @@ class Conv2dKernel final : public Kernel {
  public:
   explicit Conv2dKernel(const SimdKernels& simd) : simd_(simd) {}
 
-  bool init(const Node& node, const CompileContext& cc) {
+  // pack_constant_filter = false leaves a constant filter unpacked until a run needs it: the
+  // Winograd kernel keeps this kernel only for its rare runs with infs or NaNs.
+  bool init(const Node& node, const CompileContext& cc, bool pack_constant_filter) {
     const auto& p = node.as<Conv2dParams>();
     const TensorView& x = cc.view(p.input);
     const TensorView& w = cc.view(p.filter);
@@ -70,7 +72,7 @@ class Conv2dKernel final : public Kernel {
     depthwise_ = s.groups == s.in_c && s.group_in == 1 && s.group_out == 1;
     filter_constant_ = cc.is_constant(p.filter);
     if (depthwise_) {
-      weights_.reserve(static_cast<size_t>(std::max<int64_t>(1, s.in_c * s.taps())));
+      weight_floats_ = static_cast<size_t>(std::max<int64_t>(1, s.in_c * s.taps()));
       if (!s.nhwc) {
         plane_ = PaddedPlane(window());
         if (!plane_.fits()) return false;  // the reference kernel computes it
@@ -80,7 +82,7 @@ class Conv2dKernel final : public Kernel {
       if (!packed_b_floats(s.taps() * s.group_in, s.group_out, tile_.nr, &group_floats_)) {
         return false;
       }
-      weights_.reserve(std::max<size_t>(1, group_floats_ * s.groups));
+      weight_floats_ = std::max<size_t>(1, group_floats_ * s.groups);
       // Padded rows: one group, few channels, filter taps along a row adjacent in memory.
       padded_ = s.groups == 1 && s.in_c < 16 && s.k_w > 1 && s.dil_w == 1 && s.pixels() > 0;
       a_taps_ = padded_ ? s.k_h : s.taps();
@@ -126,7 +128,9 @@ class Conv2dKernel final : public Kernel {
         out_nhwc_.reserve(static_cast<size_t>(std::max<int64_t>(1, y.count)));
       }
     }
-    if (filter_constant_) {
+    if (!filter_constant_) weights_.reserve(weight_floats_);  // packed per run
+    if (!filter_constant_ || !pack_constant_filter) return true;
+    {
       // Packed once per filter data: every plan of the graph (one per input shape) and every
       // graph of the context built from the same weights share it. The packing depends on the
       // filter's shape and layout besides its bytes.
@@ -138,9 +142,8 @@ class Conv2dKernel final : public Kernel {
       if (cc.cache()) {
         shared_ = std::static_pointer_cast<const AlignedFloats>(cc.cache()->get(filter, key));
       }
-      if (shared_) {
-        weights_ = AlignedFloats();
-      } else {
+      if (!shared_) {
+        weights_.reserve(weight_floats_);
         prepare_weights(w.as<float>(), nullptr);
         if (cc.cache()) {
           auto packed = std::make_shared<AlignedFloats>(std::move(weights_));
@@ -148,6 +151,7 @@ class Conv2dKernel final : public Kernel {
           shared_ = std::move(packed);
         }
       }
+      packed_ = true;
     }
     return true;
   }
@@ -162,7 +166,13 @@ class Conv2dKernel final : public Kernel {
 
   Status run(KernelContext& ctx) override {
     const auto& p = ctx.params<Conv2dParams>();
-    if (!filter_constant_) prepare_weights(ctx.in(p.filter).as<float>(), ctx.pool());
+    if (!filter_constant_) {
+      prepare_weights(ctx.in(p.filter).as<float>(), ctx.pool());
+    } else if (!packed_) {  // left for the first run that needs it (init)
+      weights_.reserve(weight_floats_);
+      prepare_weights(ctx.in(p.filter).as<float>(), ctx.pool());
+      packed_ = true;
+    }
     const float* x = ctx.in(p.input).as<float>();
     const float* bias = p.bias.present() ? ctx.in(p.bias).as<float>() : nullptr;
     float* y = ctx.out().as<float>();
@@ -461,6 +471,8 @@ class Conv2dKernel final : public Kernel {
   FilterLayout filter_{"oihw", {0, 0, 0, 0}};
   bool depthwise_ = false, filter_constant_ = false;
   AlignedFloats weights_;
+  size_t weight_floats_ = 0;  // of the packed filter
+  bool packed_ = false;       // a constant filter's packing is in weights_ or shared_
   size_t group_floats_ = 0;
   // Implicit GEMM.
   int64_t m_ = 0;
@@ -486,9 +498,16 @@ class Conv2dKernel final : public Kernel {
 
 std::unique_ptr<Kernel> make_conv2d_kernel(const Node& node, const CompileContext& cc,
                                            const SimdKernels& simd) {
-  auto k = std::make_unique<Conv2dKernel>(simd);
-  if (!k->init(node, cc)) return nullptr;
-  return make_winograd_conv2d_kernel(node, cc, simd, std::move(k));
+  // The Winograd kernel keeps a direct kernel for its runs with infs or NaNs, which packs its
+  // filter only if one comes; a node Winograd does not take gets a direct kernel packed now.
+  auto unpacked = std::make_unique<Conv2dKernel>(simd);
+  if (!unpacked->init(node, cc, /*pack_constant_filter=*/false)) return nullptr;
+  const Kernel* direct = unpacked.get();
+  auto k = make_winograd_conv2d_kernel(node, cc, simd, std::move(unpacked));
+  if (k.get() != direct) return k;
+  auto packed = std::make_unique<Conv2dKernel>(simd);
+  if (!packed->init(node, cc, /*pack_constant_filter=*/true)) return nullptr;
+  return packed;
 }
 
 }  // namespace webnn
