@@ -201,7 +201,7 @@ struct SimdKernels {
                  float* out, int64_t n);
   void (*unary)(const UnaryArgs& args, const float* x, float* y, int64_t n);
   // Softmax along an axis of `len` elements spaced `inner` apart, for the `cols` consecutive
-  // columns starting at x (inner == 1 means one contiguous row, cols == 1).
+  // columns starting at x; inner == 1: `cols` contiguous rows of `len` elements.
   void (*softmax)(const float* x, float* y, int64_t len, int64_t inner, int64_t cols);
   void (*depthwise_nhwc_row)(const DepthwiseRowArgs& args);
   void (*pool_nhwc_row)(const PoolRowArgs& args);
