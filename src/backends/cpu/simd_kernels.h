@@ -141,12 +141,14 @@ struct HardSwishChainArgs {
   bool add_first = false, clamped_first = false;
 };
 
-// y = (x * s) op b, op kAdd or kSub; s[i * s_step], b[i * b_step] (steps 0 or 1); s_first:
-// s * x, b_first: b op (x * s).
+// y = (x scale_op s) op b, scale_op kMul or kDiv, op kAdd or kSub; s[i * s_step], b[i * b_step]
+// (steps 0 or 1); s_first: s * x (mul only), b_first: b op (x scale_op s). (The scaled attention
+// scores are x / sqrt(d) + mask.)
 struct AffineChainArgs {
   const float* s = nullptr;
   const float* b = nullptr;
   int64_t s_step = 0, b_step = 0;
+  BinaryOpF scale_op = BinaryOpF::kMul;
   BinaryOpF op = BinaryOpF::kAdd;
   bool s_first = false, b_first = false;
 };
