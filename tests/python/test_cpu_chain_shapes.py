@@ -1,6 +1,6 @@
 """Fused chains that the cpu epilogue computes in one pass (cpu/chain.inc): ONNX's decomposed
-hardSwish, x * clip(x + c, lo, hi) / d, an affine step, x * s + b or x * s - b (s, b scalars
-or per-channel constants), and the two in a row, after every kind of head (NHWC conv: inside
+hardSwish, x * clip(x + c, lo, hi) / d, an affine step, x * s + b or x * s - b or x / s +- b
+(s, b scalars or per-channel constants), and the two in a row, after every kind of head (NHWC conv: inside
 the GEMM and depthwise kernels; NCHW conv: after it; an element-wise head: its own pass).
 Every operand order, values the chain reads again after a fused run (which must then not be
 fused), odd channel counts and block tails. The fused graph must give the same bits as the
@@ -21,13 +21,16 @@ _HARD_SWISH = {
     "other_bounds": (False, True, (-1.0, 2.5)),
 }
 
-# After the hardSwish: None, or (constant kind of s, of b, s first, b first, add or sub).
+# After the hardSwish: None, or (constant kind of s, of b, s first, b first, add or sub, mul or
+# div: attention scores are x / sqrt(d) + mask).
 _AFFINE = {
     "none": None,
-    "channel_add": ("channel", "channel", False, False, "add"),
-    "scalar_sub": ("scalar", "scalar", True, True, "sub"),
-    "mixed_sub": ("channel", "scalar", False, False, "sub"),
-    "mixed_add": ("scalar", "channel", True, True, "add"),
+    "channel_add": ("channel", "channel", False, False, "add", "mul"),
+    "scalar_sub": ("scalar", "scalar", True, True, "sub", "mul"),
+    "mixed_sub": ("channel", "scalar", False, False, "sub", "mul"),
+    "mixed_add": ("scalar", "channel", True, True, "add", "mul"),
+    "div_add": ("scalar", "channel", False, False, "add", "div"),
+    "div_sub_first": ("channel", "scalar", False, True, "sub", "div"),
 }
 
 # What else reads the chain's values: nothing, x after the group, the clamped temporary, the
@@ -43,7 +46,7 @@ def _chain(b, y, shape, caxis, hs, affine, extra, rng):
     v = b.div(b.mul(t1, y) if clamped_first else b.mul(y, t1), six)
     hs_value = v
     if _AFFINE[affine] is not None:
-        s_kind, b_kind, s_first, b_first, op = _AFFINE[affine]
+        s_kind, b_kind, s_first, b_first, op, scale_op = _AFFINE[affine]
 
         def const(kind):
             cshape = [1] * len(shape)
@@ -52,7 +55,8 @@ def _chain(b, y, shape, caxis, hs, affine, extra, rng):
             return b.constant(rng.uniform(0.5, 1.5, cshape).astype(np.float32))
 
         s, o = const(s_kind), const(b_kind)
-        m = b.mul(s, v) if s_first else b.mul(v, s)
+        scale = getattr(b, scale_op)
+        m = scale(s, v) if s_first else scale(v, s)
         v = getattr(b, op)(*((o, m) if b_first else (m, o)))
     if extra == "x_again":
         v = b.sub(v, y)

@@ -130,6 +130,41 @@ def test_softmax_rows_with_nan_and_inf():
     assert_ulp(got, want, 4)
 
 
+def _softmax_with_threads(x, axis, threads):
+    old = os.environ.get("WEBNN_NUM_THREADS")
+    os.environ["WEBNN_NUM_THREADS"] = str(threads)
+    try:
+        ctx = webnn.ML().create_context(accelerated=False, backend="cpu")
+    finally:
+        if old is None:
+            os.environ.pop("WEBNN_NUM_THREADS")
+        else:
+            os.environ["WEBNN_NUM_THREADS"] = old
+    b = ctx.create_graph_builder()
+    graph = b.build({"y": b.softmax(b.input("x", list(x.shape), "float32"), axis=axis)})
+    return ctx.compute(graph, {"x": x})["y"]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_softmax_rows_and_exp_paths(seed):
+    # Several rows per kernel call (row counts, vector tails, the two-vector loop); the
+    # exp takes one scaling when no lane of a vector is below -87 and the general path (two
+    # scalings, zero below -104) otherwise, so rows mix both: -1e4 masks, -inf, values ~95
+    # below the max (subnormal results), tails of every length.
+    rng = np.random.default_rng(seed)
+    rows = int(rng.integers(1, 30))
+    length = int(rng.choice([1, 7, 8, 15, 16, 17, 33, 128, 129, 512, 513, 700]))
+    x = rng.standard_normal((rows, length)) * 3
+    x[rng.random(x.shape) < 0.2] = -1e4
+    x[rng.random(x.shape) < 0.1] -= 95
+    x[rng.random(x.shape) < 0.05] = -np.inf
+    x = x.astype(np.float32)
+    got, want = _both(lambda g, o: g.softmax(o["x"], axis=1), {"x": x})
+    assert_ulp(got, want, 4)
+    for threads in (1, 2):
+        np.testing.assert_array_equal(_softmax_with_threads(x, 1, threads), got)
+
+
 UNFUSED = "constant_folding,batch_norm_folding,layout_assignment"
 
 

@@ -363,17 +363,19 @@ class FusedKernel final : public Kernel, public OutputSink {
     return true;
   }
 
-  // Steps k, k+1: m = x * s (either order), z = m + b or m - b (either order), s and b scalars
-  // or short-period constants, only z read after them.
+  // Steps k, k+1: m = x * s (either order) or x / s, z = m + b or m - b (either order), s and
+  // b scalars or short-period constants, only z read after them.
   bool match_affine(size_t k, Group* g) const {
     if (k + 1 >= steps_.size()) return false;
     const ChainStep &s0 = steps_[k], &s1 = steps_[k + 1];
-    if (s0.unary || s0.op != BinaryOpF::kMul || s1.unary) return false;
+    if (s0.unary || (s0.op != BinaryOpF::kMul && s0.op != BinaryOpF::kDiv) || s1.unary) {
+      return false;
+    }
     if (s1.op != BinaryOpF::kAdd && s1.op != BinaryOpF::kSub) return false;
     int x;
     if (is_reg(s0.a) && is_block_constant(k, s0.b)) {
       x = s0.a.reg, g->af.s_first = false;
-    } else if (is_block_constant(k, s0.a) && is_reg(s0.b)) {
+    } else if (s0.op == BinaryOpF::kMul && is_block_constant(k, s0.a) && is_reg(s0.b)) {
       x = s0.b.reg, g->af.s_first = true;
     } else {
       return false;
@@ -392,6 +394,7 @@ class FusedKernel final : public Kernel, public OutputSink {
     g->k = k;
     g->in_reg = x;
     g->out_reg = z;
+    g->af.scale_op = s0.op;
     g->af.op = s1.op;
     g->af.s_step = tile_[k].empty() ? 0 : 1;
     g->af.b_step = tile_[k + 1].empty() ? 0 : 1;

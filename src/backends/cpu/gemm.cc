@@ -38,6 +38,14 @@ KBlocking k_blocking(int64_t taps, int64_t k_per_tap) {
   return {std::max<int64_t>(1, ceil_div(taps, passes)), k_per_tap};
 }
 
+// k rows of W floats (row stride `row_stride`) into a panel, each a fixed-size copy.
+template <int W>
+void copy_panel_rows(const float* src, int64_t row_stride, int64_t k, float* panel) {
+  for (int64_t i = 0; i < k; ++i) {
+    std::memcpy(panel + i * W, src + i * row_stride, W * sizeof(float));
+  }
+}
+
 }  // namespace
 
 bool packed_b_floats(int64_t k, int64_t n, int nr, size_t* floats) {
@@ -56,6 +64,17 @@ void pack_b(const float* b, int64_t row_stride, int64_t col_stride, int64_t k, i
     const int64_t w = std::min<int64_t>(nr, n - n0);
     float* panel = dst + (n0 / nr) * k * nr;
     if (col_stride == 1) {
+      // Whole panels of the usual widths as fixed-size copies (inlined): B packed per run
+      // (attention's K^T and V, 16-32 columns per head) made one libc call per 64 bytes.
+      if (w == nr && (nr == 16 || nr == 64)) {
+        const float* src = b + n0;
+        if (nr == 16) {
+          copy_panel_rows<16>(src, row_stride, k, panel);
+        } else {
+          copy_panel_rows<64>(src, row_stride, k, panel);
+        }
+        continue;
+      }
       for (int64_t i = 0; i < k; ++i) {
         float* d = panel + i * nr;
         std::memcpy(d, b + i * row_stride + n0, static_cast<size_t>(w) * sizeof(float));

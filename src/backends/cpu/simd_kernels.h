@@ -141,12 +141,14 @@ struct HardSwishChainArgs {
   bool add_first = false, clamped_first = false;
 };
 
-// y = (x * s) op b, op kAdd or kSub; s[i * s_step], b[i * b_step] (steps 0 or 1); s_first:
-// s * x, b_first: b op (x * s).
+// y = (x scale_op s) op b, scale_op kMul or kDiv, op kAdd or kSub; s[i * s_step], b[i * b_step]
+// (steps 0 or 1); s_first: s * x (mul only), b_first: b op (x scale_op s). (The scaled attention
+// scores are x / sqrt(d) + mask.)
 struct AffineChainArgs {
   const float* s = nullptr;
   const float* b = nullptr;
   int64_t s_step = 0, b_step = 0;
+  BinaryOpF scale_op = BinaryOpF::kMul;
   BinaryOpF op = BinaryOpF::kAdd;
   bool s_first = false, b_first = false;
 };
@@ -201,7 +203,7 @@ struct SimdKernels {
                  float* out, int64_t n);
   void (*unary)(const UnaryArgs& args, const float* x, float* y, int64_t n);
   // Softmax along an axis of `len` elements spaced `inner` apart, for the `cols` consecutive
-  // columns starting at x (inner == 1 means one contiguous row, cols == 1).
+  // columns starting at x; inner == 1: `cols` contiguous rows of `len` elements.
   void (*softmax)(const float* x, float* y, int64_t len, int64_t inner, int64_t cols);
   void (*depthwise_nhwc_row)(const DepthwiseRowArgs& args);
   void (*pool_nhwc_row)(const PoolRowArgs& args);

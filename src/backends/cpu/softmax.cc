@@ -20,9 +20,7 @@ class SoftmaxKernel final : public Kernel {
     if (inner_ == 1) {
       parallel_chunks(ctx.pool(), outer_, std::max<int64_t>(1, 8192 / std::max<int64_t>(1, len_)),
                       [&](int64_t begin, int64_t end) {
-                        for (int64_t r = begin; r < end; ++r) {
-                          simd_.softmax(x + r * len_, y + r * len_, len_, 1, 1);
-                        }
+                        simd_.softmax(x + begin * len_, y + begin * len_, len_, 1, end - begin);
                       });
       return Status::ok();
     }
