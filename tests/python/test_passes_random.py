@@ -330,6 +330,36 @@ def test_conv_transpose_head_stays_nhwc(k, pads):
     np.testing.assert_allclose(got, nchw, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("slope_shape", [(11, 1, 1), (1, 11, 1, 1), (1,)])
+def test_prelu_and_pools_stay_nhwc(slope_shape):
+    """An MTCNN-style stack on NCHW data: conv, prelu with a per-channel (or scalar) slope,
+    max pool, conv, prelu. Layout assignment sinks the transposes through prelu (its slope
+    permuted once) and the pool, so only the graph's input and output are transposed; values
+    are the reference's (prelu and pooling are exact, the convolutions sum in another order)."""
+    rng = np.random.default_rng(len(slope_shape))
+
+    def fn(b, x):
+        r = np.random.default_rng(3)  # the same constants in every build
+
+        def const(*shape, lo=-0.5, hi=0.5):
+            return b.constant(r.uniform(lo, hi, shape).astype(np.float32))
+
+        y = b.conv2d(x, const(11, 3, 3, 3), bias=const(11))
+        y = b.prelu(y, const(*slope_shape, lo=-0.5, hi=0.8))
+        y = b.max_pool2d(y, window_dimensions=[3, 3], strides=[2, 2], output_shape_rounding="ceil")
+        y = b.conv2d(y, const(11, 11, 3, 3), padding=[1, 1, 1, 1])
+        return b.prelu(y, const(*slope_shape, lo=-0.5, hi=0.8))
+
+    spec = _spec_from([2, 3, 13, 15], fn)
+    x = rng.uniform(-2, 2, spec.input_shape).astype(np.float32)
+    want, _ = _run(spec, "reference", "all", "all", x)
+    got, stats = _run(spec, "cpu", "all", "all", x)
+    assert stats["ops_after"].get("transpose", 0) == 2
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    unfused, _ = _run(spec, "cpu", UNFUSED, "none", x)
+    np.testing.assert_allclose(got, unfused, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("k,stride,keeps_nchw", [(2, 2, True), (3, 3, True), (4, 2, False)])
 def test_conv_transpose_to_few_channels_layout(k, stride, keeps_nchw):
     """An NCHW convTranspose2d to 3 channels stays NCHW when its taps never overlap (the cpu

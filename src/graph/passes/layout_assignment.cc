@@ -3,12 +3,12 @@
 // conv2d (likewise convTranspose2d) becomes
 //   transpose(NCHW -> NHWC) -> conv2d(nhwc) -> transpose(NHWC -> NCHW)
 // and, in one forward walk, transposes are sunk through the layout-agnostic nodes that follow
-// (element-wise ops, quantizeLinear / dequantizeLinear, batch normalization, pools, resample2d,
-// concat — their axes or constants permuted once here) until they meet the inverse transpose
-// of the next convolution and cancel.
-// What remains are transposes where the graph's layout is observed (its inputs and outputs,
-// or an op this pass does not move through). Element-wise results are unchanged (the same
-// values meet); convolutions may sum in another order (tested against the reference).
+// (element-wise ops, prelu, quantizeLinear / dequantizeLinear, batch normalization, pools,
+// resample2d, concat — their axes or constants permuted once here) until they meet the inverse
+// transpose of the next convolution and cancel. What remains are transposes where the graph's
+// layout is observed (its inputs and outputs, or an op this pass does not move through).
+// Element-wise results are unchanged (the same values meet); convolutions may sum in another order
+// (tested against the reference).
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -269,6 +269,27 @@ class LayoutWalk {
         return emit_sunk(std::move(node), perm);
       }
       return keep(std::move(node));
+    }
+    if (node.kind == OpKind::kPrelu) {
+      // x >= 0 ? x : slope * x, the slope broadcast into x like a binary op's operand: a
+      // constant slope is permuted once, a transposed one meets in the same layout.
+      auto& p = std::get<PreluParams>(node.params);
+      const Transposed* t = transposed(p.input.id);
+      const size_t rank = g_.desc(out).shape.size();
+      if (!t || t->perm.size() != rank) return keep(std::move(node));
+      const OperandDesc& slope = g_.desc(p.slope.id);
+      const Transposed* ts = transposed(p.slope.id);
+      Perm perm = t->perm;
+      if (ts && ts->perm == perm && slope.shape.size() == rank) {
+        p.slope.id = ts->src;
+      } else if (is_constant(g_, p.slope.id) && is_static_shape(slope.shape) &&
+                 slope.shape.size() <= rank && !is_4bit(slope.data_type)) {
+        p.slope.id = permute_constant(g_, p.slope.id, perm);
+      } else {
+        return keep(std::move(node));
+      }
+      p.input.id = t->src;
+      return emit_sunk(std::move(node), perm);
     }
     if (node.kind == OpKind::kBatchNormalization) {
       auto& p = std::get<BatchNormalizationParams>(node.params);
