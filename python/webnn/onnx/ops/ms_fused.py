@@ -106,7 +106,7 @@ def dynamic_quantize_matmul(n):
     the whole tensor), times the 8-bit B: inputs A, B, b_scale, b_zero_point, bias."""
     if n.dtype(1) not in ("int8", "uint8"):
         n.fail(f"B of type {n.dtype(1)} (8-bit integers expected)")
-    shifted, a_scale, raw = _dynamic_uint8(n, n.x(0))
+    shifted, a_scale, raw, _ = _dynamic_uint8(n, n.x(0))
     b = shifted_float(n, 1, 3)
     acc = matmul_nd(n, shifted, b)
     if n.is_const(1) and n.c(1).dtype == np.int8 and n.c(1).ndim == 2:
