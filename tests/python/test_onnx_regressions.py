@@ -138,8 +138,9 @@ def _u8s8_weights(rng, k, n):
     return b
 
 
+@pytest.mark.parametrize("rows", [5, 24])  # 2 x 24 rows: the cpu backend's int8 GEMM
 @pytest.mark.parametrize("a_zero,b_zero,k", [(0, 0, 64), (137, 0, 63), (137, 3, 7), (0, -5, 32)])
-def test_matmul_integer_u8s8_matches_onnxruntime_exactly(a_zero, b_zero, k):
+def test_matmul_integer_u8s8_matches_onnxruntime_exactly(a_zero, b_zero, k, rows):
     """uint8 x int8 MatMulInteger (quantize_dynamic's form) with full-range weights: ONNX
     Runtime's kernels on CPUs without VNNI saturate adjacent product pairs to int16; the
     importer reproduces that where they do (webnn/onnx/ops/ort_u8s8.py) and is exact elsewhere,
@@ -154,13 +155,13 @@ def test_matmul_integer_u8s8_matches_onnxruntime_exactly(a_zero, b_zero, k):
     graph = helper.make_graph(
         [helper.make_node("MatMulInteger", ["A", "B", "za", "zb"], ["Y"])],
         "g",
-        [helper.make_tensor_value_info("A", TensorProto.UINT8, [2, 5, k])],
-        [helper.make_tensor_value_info("Y", TensorProto.INT32, [2, 5, 7])],
+        [helper.make_tensor_value_info("A", TensorProto.UINT8, [2, rows, k])],
+        [helper.make_tensor_value_info("Y", TensorProto.INT32, [2, rows, 7])],
         inits,
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
-    a = rng.integers(0, 256, (2, 5, k)).astype(np.uint8)
+    a = rng.integers(0, 256, (2, rows, k)).astype(np.uint8)
     a[:, :, 0:4] = 255
     ours, theirs = _run_both(model, {"A": a})
     np.testing.assert_array_equal(ours["Y"], theirs["Y"])
