@@ -174,12 +174,9 @@ class FusedKernel final : public Kernel, public OutputSink {
     in_head_ = head_ && !steps_.empty() && head_->set_output_sink(this);
     // A short period repeated along the chain (NHWC per-channel operands): one contiguous
     // copy of it repeated over a block length, so each block is one SIMD call, not one per C.
-    // Only where it repeats: an operand as long as the chain (a small tensor's same-shape
-    // operand) is already contiguous, and copying it per run cost more than the step itself.
     for (size_t k = 0; k < steps_.size(); ++k) {
       const ChainArg* arg = broadcast_arg(steps_[k]);
-      if (arg && arg->repeat == 1 && arg->period > 1 && arg->period < kBlock &&
-          arg->period < count_) {
+      if (arg && arg->repeat == 1 && arg->period > 1 && arg->period < kBlock) {
         tile_[k].resize(static_cast<size_t>(arg->period + kBlock));
       }
     }
@@ -196,11 +193,8 @@ class FusedKernel final : public Kernel, public OutputSink {
           !s.unary && s.b.kind == ChainArg::kBroadcast ? ctx.in(s.b.other).as<float>() : nullptr;
       if (!tile_[k].empty()) {
         const float* o = a_ptr_[k] ? a_ptr_[k] : b_ptr_[k];
-        const size_t period = static_cast<size_t>(broadcast_arg(s)->period);
-        float* t = tile_[k].data();
-        for (size_t i = 0; i < tile_[k].size(); i += period) {
-          std::copy(o, o + std::min(period, tile_[k].size() - i), t + i);
-        }
+        const int64_t period = broadcast_arg(s)->period;
+        for (size_t i = 0; i < tile_[k].size(); ++i) tile_[k][i] = o[i % period];
       }
     }
     for (Group& g : groups_) {
