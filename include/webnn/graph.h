@@ -132,6 +132,10 @@ struct Node::Quantized {
   // output channel c (or table[byte] when it holds 256 entries): the element-wise region that
   // followed, tabulated. Empty: the requantized value is the output.
   std::vector<uint8_t> table;
+  // Set by graph/passes/integer_matmul.cc (matmul only): the output is float32, y =
+  // float(sum (x - input_zero_point) * w), no requantization (multiplier, output_zero_point
+  // and table unused).
+  bool float_output = false;
 };
 
 struct NamedOperand {

@@ -146,6 +146,30 @@ def test_fused_chain_shapes_bit_identical(head, hs, affine, extra):
         assert np.array_equal(np.signbit(got), np.signbit(unfused))
 
 
+@pytest.mark.parametrize("shape", [[2, 256], [5, 37, 3], [3, 7], [2, 1500]])
+def test_small_chain_with_full_size_and_short_period_operands(shape):
+    """An element-wise chain over fewer values than one block (an LSTM cell's gates): an operand
+    of the chain's own shape is read in place, one repeating along the last axis is tiled (its
+    period need not divide the tile); fused and unfused give the same bits."""
+    rng = np.random.default_rng(len(shape) * 1000 + shape[-1])
+    full = rng.uniform(-2, 2, shape).astype(np.float32)
+    per_col = rng.uniform(0.5, 1.5, shape[-1:]).astype(np.float32)
+
+    def fn(b, x):
+        v = b.mul(b.sigmoid(x), b.constant(full))
+        v = b.add(b.constant(per_col), b.mul(v, x))
+        return b.sub(b.tanh(v), b.constant(full))
+
+    spec = _spec_from(shape, fn)
+    x = rng.uniform(-4, 4, shape).astype(np.float32)
+    got, stats = _run(spec, "cpu", "all", "all", x)
+    assert stats["passes"]["epilogue_fusion"] > 0
+    want, _ = _run(spec, "reference", "all", "all", x)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    unfused, _ = _run(spec, "cpu", UNFUSED, "none", x)
+    np.testing.assert_array_equal(got, unfused)
+
+
 @pytest.mark.skipif(rerun.nested(), reason="nested")
 @rerun.each_cpu_setting
 def test_other_isas_and_thread_counts(env):

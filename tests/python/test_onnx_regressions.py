@@ -138,8 +138,9 @@ def _u8s8_weights(rng, k, n):
     return b
 
 
+@pytest.mark.parametrize("rows", [5, 24])  # 2 x 24 rows: the cpu backend's int8 GEMM
 @pytest.mark.parametrize("a_zero,b_zero,k", [(0, 0, 64), (137, 0, 63), (137, 3, 7), (0, -5, 32)])
-def test_matmul_integer_u8s8_matches_onnxruntime_exactly(a_zero, b_zero, k):
+def test_matmul_integer_u8s8_matches_onnxruntime_exactly(a_zero, b_zero, k, rows):
     """uint8 x int8 MatMulInteger (quantize_dynamic's form) with full-range weights: ONNX
     Runtime's kernels on CPUs without VNNI saturate adjacent product pairs to int16; the
     importer reproduces that where they do (webnn/onnx/ops/ort_u8s8.py) and is exact elsewhere,
@@ -154,14 +155,42 @@ def test_matmul_integer_u8s8_matches_onnxruntime_exactly(a_zero, b_zero, k):
     graph = helper.make_graph(
         [helper.make_node("MatMulInteger", ["A", "B", "za", "zb"], ["Y"])],
         "g",
-        [helper.make_tensor_value_info("A", TensorProto.UINT8, [2, 5, k])],
-        [helper.make_tensor_value_info("Y", TensorProto.INT32, [2, 5, 7])],
+        [helper.make_tensor_value_info("A", TensorProto.UINT8, [2, rows, k])],
+        [helper.make_tensor_value_info("Y", TensorProto.INT32, [2, rows, 7])],
         inits,
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
-    a = rng.integers(0, 256, (2, 5, k)).astype(np.uint8)
+    a = rng.integers(0, 256, (2, rows, k)).astype(np.uint8)
     a[:, :, 0:4] = 255
+    ours, theirs = _run_both(model, {"A": a})
+    np.testing.assert_array_equal(ours["Y"], theirs["Y"])
+
+
+@pytest.mark.parametrize("risky_per_column", [1, 2])
+def test_matmul_integer_u8s8_few_saturating_pairs_matches_onnxruntime(risky_per_column):
+    """Weights where each column has one or two pairs that can saturate ORT's u8s8 kernel
+    (quantize_dynamic's LSTM weights, e.g. tashkeel's): the importer's correction then has one
+    slot per column (a reshape, no reduction) or two (a sum over the middle axis)."""
+    rng = np.random.default_rng(risky_per_column)
+    k, n = 40, 9
+    b = rng.integers(-60, 61, (k, n)).astype(np.int8)  # pairs of these never saturate
+    for col in range(n):
+        for r in range(risky_per_column):
+            j = 2 * ((3 * col + 7 * r) % (k // 2))
+            b[j : j + 2, col] = (127, 100) if (col + r) % 2 else (-128, -90)
+    inits = [numpy_helper.from_array(b, "B"), numpy_helper.from_array(np.array(9, np.uint8), "za")]
+    graph = helper.make_graph(
+        [helper.make_node("MatMulInteger", ["A", "B", "za"], ["Y"])],
+        "g",
+        [helper.make_tensor_value_info("A", TensorProto.UINT8, [3, k])],
+        [helper.make_tensor_value_info("Y", TensorProto.INT32, [3, n])],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    a = rng.integers(0, 256, (3, k)).astype(np.uint8)
+    a[0] = 255  # every risky pair saturates in row 0
     ours, theirs = _run_both(model, {"A": a})
     np.testing.assert_array_equal(ours["Y"], theirs["Y"])
 

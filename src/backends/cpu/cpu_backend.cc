@@ -105,6 +105,14 @@ class CpuBackend final : public Backend {
         return make_error(ErrorKind::kInternal, op_spec_name(node.kind),
                           ": quantized form without an int8 kernel");
       }
+      // A float-output integer matmul (graph/passes/integer_matmul.cc) takes epilogues.
+      if (!node.epilogue.empty()) {
+        k = make_fused_kernel(node, cc, simd_kernels(), std::move(k));
+        if (!k) {
+          return make_error(ErrorKind::kInternal, op_spec_name(node.kind),
+                            ": fused epilogue has a step without a vector kernel");
+        }
+      }
       return k;
     }
     if (!node.epilogue.empty() && cc.has_views()) return compile_fused(node, cc);

@@ -469,6 +469,11 @@ class QMatmulKernel final : public Kernel {
     x_signed_ = x.data_type == DataType::kInt8;
     const Node::Quantized& q = *node.quantized;
     x_zp_ = q.input_zero_point;
+    float_output_ = q.float_output;
+    if (float_output_) {
+      if (cc.view(OperandRef{node.outputs[0]}).data_type != DataType::kFloat32) return false;
+      a16_.assign(static_cast<size_t>(m_ * qgemm_kp(k_)), 0);
+    }
     multiplier_ = q.multiplier;
     if (multiplier_.size() != 1 && static_cast<int64_t>(multiplier_.size()) != n_) return false;
     rq_.per_column = multiplier_.size() != 1;
@@ -489,6 +494,7 @@ class QMatmulKernel final : public Kernel {
 
   Status run(KernelContext& ctx) override {
     const uint8_t* x = ctx.in(ctx.params<BinaryParams>().a).data;
+    if (float_output_) return run_float(x, ctx.out().as<float>(), ctx.pool());
     uint8_t* y = ctx.out().data;
     ThreadPool* pool = ctx.pool();
     const int threads = pool ? pool->num_threads() : 1;
@@ -513,8 +519,39 @@ class QMatmulKernel final : public Kernel {
   }
 
  private:
+  static constexpr int64_t kPanelsPerTask = 8;  // 128 columns
+
+  // float(sum (x - x_zp) * w) (Node::Quantized::float_output): A converted to int16 rows once,
+  // then tasks of (row block, column block); each sum is exact, so any split gives the same bits.
+  Status run_float(const uint8_t* x, float* y, ThreadPool* pool) {
+    const int64_t kp = qgemm_kp(k_);
+    for (int64_t r = 0; r < m_; ++r) {
+      const uint8_t* in = x + r * k_;
+      int16_t* a = a16_.data() + r * kp;
+      if (x_signed_) {
+        for (int64_t i = 0; i < k_; ++i) a[i] = static_cast<int16_t>(int8_t(in[i]) - x_zp_);
+      } else {
+        for (int64_t i = 0; i < k_; ++i) a[i] = static_cast<int16_t>(in[i] - x_zp_);
+      }
+    }
+    const QGemmUkernel uk = qgemm_ukernel();
+    const int64_t row_blocks = (m_ + kRowsPerTask - 1) / kRowsPerTask;
+    const int64_t col_blocks = (qgemm_panels(n_) + kPanelsPerTask - 1) / kPanelsPerTask;
+    const int64_t panel_size = kp / 2 * kQGemmNr * 2;
+    auto task = [&](int64_t t, int) {
+      const int64_t m0 = t / col_blocks * kRowsPerTask, rows = std::min(kRowsPerTask, m_ - m0);
+      const int64_t p0 = t % col_blocks * kPanelsPerTask, j0 = p0 * kQGemmNr;
+      const int64_t cols = std::min(kPanelsPerTask * kQGemmNr, n_ - j0);
+      qgemm_rows_f32(uk, a16_.data() + m0 * kp, kp, rows, packed_.data() + p0 * panel_size, k_,
+                     cols, y + m0 * n_ + j0, n_);
+    };
+    run_tasks(pool, row_blocks * col_blocks, std::min(kRowsPerTask, m_) * k_ * 128, task);
+    return Status::ok();
+  }
+
   int64_t m_ = 0, k_ = 0, n_ = 0;
-  bool x_signed_ = false;
+  bool x_signed_ = false, float_output_ = false;
+  std::vector<int16_t> a16_;  // float_output: the int16 rows of x - x_zp (one run at a time)
   int32_t x_zp_ = 0;
   std::vector<float> multiplier_;
   Requant rq_;

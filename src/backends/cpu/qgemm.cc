@@ -156,6 +156,26 @@ void qgemm_rows(QGemmUkernel uk, const int16_t* a, int64_t lda, int64_t m, const
   }
 }
 
+void qgemm_rows_f32(QGemmUkernel uk, const int16_t* a, int64_t lda, int64_t m,
+                    const int16_t* b_packed, int64_t k, int64_t n, float* y, int64_t y_row) {
+  const int64_t pairs = qgemm_kp(k) / 2;
+  alignas(64) int32_t tile[kQGemmMr * kQGemmNr];
+  for (int64_t panel = 0; panel < qgemm_panels(n); ++panel) {
+    const int16_t* b = b_packed + panel * pairs * kQGemmNr * 2;
+    const int64_t j0 = panel * kQGemmNr;
+    const int64_t cols = std::min<int64_t>(kQGemmNr, n - j0);
+    for (int64_t r0 = 0; r0 < m; r0 += kQGemmMr) {
+      const int mr = static_cast<int>(std::min<int64_t>(kQGemmMr, m - r0));
+      uk(QGemmTile{a + r0 * lda, lda, mr, b, pairs, tile});
+      for (int r = 0; r < mr; ++r) {
+        float* out = y + (r0 + r) * y_row + j0;
+        const int32_t* t = tile + r * kQGemmNr;
+        for (int64_t j = 0; j < cols; ++j) out[j] = static_cast<float>(t[j]);
+      }
+    }
+  }
+}
+
 void qgemm_cols(QGemmUkernel uk, const int16_t* w, int64_t ldw, int64_t m, const int16_t* x_panels,
                 int64_t k, int64_t n, const Requant& rq, uint8_t* y, int64_t y_row) {
   const int64_t pairs = qgemm_kp(k) / 2;

@@ -70,6 +70,11 @@ struct Requant {
 void qgemm_rows(QGemmUkernel uk, const int16_t* a, int64_t lda, int64_t m, const int16_t* b_packed,
                 int64_t k, int64_t n, const Requant& rq, uint8_t* y, int64_t y_row, int64_t y_col);
 
+// C = A * B like qgemm_rows, each int32 sum stored as float(sum) at y[row * y_row + col] (the
+// float-output matmul of graph/passes/integer_matmul.cc: sums below 2^24, so exact).
+void qgemm_rows_f32(QGemmUkernel uk, const int16_t* a, int64_t lda, int64_t m,
+                    const int16_t* b_packed, int64_t k, int64_t n, float* y, int64_t y_row);
+
 // The transposed form, for NCHW outputs: rows of C are output channels, columns pixels.
 // C = W * X for W (m x k, int16 rows at w + row * ldw, zero past k up to qgemm_kp(k)) and X
 // packed by columns into panels like qgemm_pack_b (x_panels, n columns); each element

@@ -17,6 +17,8 @@ const std::vector<Pass>& all_passes() {
       {"canonicalization", fast_backends, canonicalize},
       {"qdq_fusion", cpu_only, fuse_qdq},  // before folding turns quantized weights to float
       {"constant_folding", fast_backends, fold_constants},
+      // After folding (weights folded from a dequantizeLinear are constants then).
+      {"integer_matmul", cpu_only, fuse_integer_matmuls},
       // After folding (the regions' constants are folded then), before layouts and fusion.
       {"qdq_tables", cpu_only, fold_quantized_tables},
       {"batch_norm_folding", fast_backends, fold_batch_norm},

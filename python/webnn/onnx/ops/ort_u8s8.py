@@ -92,17 +92,23 @@ def correction(n, a_raw, b):
     rank = len(shape)
     op = n.importer.operand
 
+    # The pairs laid out [C, N] (C slots of every column): the sum over C then reduces a middle
+    # axis whose rows are whole columns (one vector pass each), and with C == 1 it is only a
+    # reshape. Every value is an integer far below 2^24, so the order of the sum is exact.
     def pick(idx):
-        g = bl.gather(a_raw, op(idx.reshape(-1).astype(np.int32)), axis=rank - 1)
-        return bl.reshape(g, lead + [n_cols, c])
+        g = bl.gather(a_raw, op(idx.T.reshape(-1).astype(np.int32)), axis=rank - 1)
+        return bl.reshape(g, lead + [c, n_cols])
 
     lead_ones = [1] * len(lead)
     p = bl.add(
-        bl.mul(pick(idx0), op(w0.reshape(lead_ones + [n_cols, c]))),
-        bl.mul(pick(idx1), op(w1.reshape(lead_ones + [n_cols, c]))),
+        bl.mul(pick(idx0), op(np.ascontiguousarray(w0.T).reshape(lead_ones + [c, n_cols]))),
+        bl.mul(pick(idx1), op(np.ascontiguousarray(w1.T).reshape(lead_ones + [c, n_cols]))),
     )
     clipped = bl.clamp(p, min_value=_I16_MIN, max_value=_I16_MAX)
-    return bl.reduce_sum(bl.sub(clipped, p), [rank], False)
+    fix = bl.sub(clipped, p)
+    if c == 1:
+        return bl.reshape(fix, lead + [n_cols])
+    return bl.reduce_sum(fix, [rank - 1], False)
 
 
 def add_correction(n, acc, a_raw, b):

@@ -238,13 +238,43 @@ def ort_u8s8(n, acc, a_index, b_index, transposed=False):
     return add_correction(n, acc, a_raw, b.T if transposed else b)
 
 
+def _by_raw_input(n, b_const):
+    """(A - a_zp) @ b for MatMulInteger with b_const = B - b_zp (numpy, 2-D) as
+    cast(A) @ b - a_zp * colsum(b) where every float32 partial sum is an exact integer
+    (255 * sum|b| < 2^24 per column): the same integers, and the matmul of cast((u)int8) by
+    integer weights that the cpu backend runs on its int8 GEMM (integer_matmul pass). Else
+    None (a per-row zero point, 1-D A, or outside the bound)."""
+    from .linalg import matmul_nd
+
+    bl = n.b
+    if n.rank(0) < 2 or 255.0 * np.abs(b_const).sum(0).max(initial=0.0) >= 2.0**24:
+        return None
+    if n.has(2) and int(np.prod(n.shape(2))) != 1:
+        return None
+    b = n.importer.operand(b_const.astype(np.float32))
+    acc = matmul_nd(n, bl.cast(n.x(0), "float32"), b)
+    if not n.has(2):
+        return acc
+    z = bl.reshape(bl.cast(n.x(2), "float32"), [1])
+    return bl.sub(acc, bl.mul(z, n.importer.operand(b_const.sum(0).astype(np.float32))))
+
+
 @op("MatMulInteger")
 def matmul_integer(n):
     from .linalg import matmul_nd
 
-    a = shifted_float(n, 0, 2, axis=None)
-    b = shifted_float(n, 1, 3, axis=None)
-    return n.b.cast(ort_u8s8(n, matmul_nd(n, a, b), 0, 1), "int32")
+    acc = None
+    if n.is_const(1) and n.rank(1) == 2 and (not n.has(3) or n.is_const(3)):
+        b_const = n.c(1).astype(np.float64)
+        if n.has(3):
+            z = n.c(3).astype(np.float64)
+            b_const = b_const - (z.reshape(1, -1) if z.size > 1 else z.reshape([]))
+        acc = _by_raw_input(n, b_const)
+    if acc is None:
+        a = shifted_float(n, 0, 2, axis=None)
+        b = shifted_float(n, 1, 3, axis=None)
+        acc = matmul_nd(n, a, b)
+    return n.b.cast(ort_u8s8(n, acc, 0, 1), "int32")
 
 
 @op("QLinearMatMul")

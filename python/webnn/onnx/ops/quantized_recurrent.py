@@ -35,11 +35,29 @@ def _dynamic_uint8(n, x):
     ones = [1] * rank
     q = quantize_like_onnx(n, x, bl.reshape(scale, ones), bl.reshape(bl.cast(zp, "uint8"), ones))
     raw = bl.cast(q, "float32")
-    return bl.sub(raw, bl.reshape(zp, ones)), scale, raw
+    return bl.sub(raw, bl.reshape(zp, ones)), scale, raw, zp
+
+
+def _exact_product(n, shifted, raw, zp, w, w_int, w_exact, by_raw):
+    """(x_q - zp) @ w as ONNX Runtime's kernels compute it (ort_u8s8.py), float32. With by_raw,
+    where every float32 partial sum of x_q @ w is an integer below 2^24 (255 * sum|w| per
+    column), it is formed as x_q @ w - zp * colsum(w): the same exact integers, and a matmul of
+    cast(uint8) by integer weights, which the cpu backend runs on its int8 GEMM (the
+    integer_matmul pass; only for products of many rows, so the per-step h products, of batch
+    rows, keep the shifted form and no extra zp * colsum node)."""
+    bl = n.b
+    w_np = w_exact.astype(np.float64)  # w - its zero point, as the operand w holds it
+    if by_raw and 255.0 * np.abs(w_np).sum(0).max(initial=0.0) < 2.0**24:
+        colsum = n.importer.operand(w_np.sum(0).astype(np.float32))
+        acc = bl.sub(bl.matmul(raw, w), bl.mul(zp, colsum))
+    else:
+        acc = bl.matmul(shifted, w)
+    return add_correction(n, acc, raw, w_int)
 
 
 def _weights(n, index, scale_index, zp_index, num_dir, hidden):
-    """Per direction: (w - zero_point) as float32 [K, 4H] and the scale as [1] or [4H]."""
+    """Per direction: (w - zero_point) as a float32 operand [K, 4H], the scale as [1] or [4H],
+    and (w - zero_point) as numpy int64."""
     w = n.c(index, what="quantized weight").astype(np.float64)
     scale = n.c(scale_index, what="weight scale").astype(np.float32)
     zp = n.c(zp_index, what="weight zero point") if n.has(zp_index) else np.zeros_like(scale)
@@ -49,9 +67,10 @@ def _weights(n, index, scale_index, zp_index, num_dir, hidden):
     out = []
     for d in range(num_dir):
         z = zp[d].astype(np.float64)
-        shifted = (w[d] - (z.reshape(1, -1) if z.ndim else z)).astype(np.float32)
+        shifted = w[d] - (z.reshape(1, -1) if z.ndim else z)
         s = scale[d].reshape(-1)
-        out.append((n.importer.operand(np.ascontiguousarray(shifted)), n.importer.operand(s)))
+        op = n.importer.operand
+        out.append((op(np.ascontiguousarray(shifted.astype(np.float32))), op(s), shifted))
     return out
 
 
@@ -80,7 +99,7 @@ def dynamic_quantize_lstm(n):
     rs = _weights(n, 2, 10, 11, num_dir, hidden)
     bias = n.c(3, what="bias").astype(np.float32) if n.has(3) else None
     x = n.x(0)
-    x_shifted, x_scale, x_raw = _dynamic_uint8(n, bl.reshape(x, [steps * batch, xshape[2]]))
+    x_shifted, x_scale, x_raw, x_zp = _dynamic_uint8(n, bl.reshape(x, [steps * batch, xshape[2]]))
     w_int = n.c(1, what="quantized weight")
     r_int = n.c(2, what="quantized recurrent weight")
     zeros = zero_tensor(n, [batch, hidden], "float32")
@@ -93,9 +112,9 @@ def dynamic_quantize_lstm(n):
 
     ys, hs, cs = [], [], []
     for d in range(num_dir):
-        (w, w_scale), (r, r_scale) = ws[d], rs[d]
+        (w, w_scale, w_exact), (r, r_scale, r_exact) = ws[d], rs[d]
         # uint8 x int8 products as ONNX Runtime's kernels compute them (ort_u8s8.py).
-        xw = add_correction(n, bl.matmul(x_shifted, w), x_raw, w_int[d])
+        xw = _exact_product(n, x_shifted, x_raw, x_zp, w, w_int[d], w_exact, True)
         xw = bl.mul(xw, bl.mul(x_scale, w_scale))  # [steps*batch, 4H]
         b = None
         if bias is not None:
@@ -105,8 +124,8 @@ def dynamic_quantize_lstm(n):
         backward = direction == "reverse" or d == 1
         outs = [None] * steps
         for t in range(steps - 1, -1, -1) if backward else range(steps):
-            h_shifted, h_scale, h_raw = _dynamic_uint8(n, h)
-            hr = add_correction(n, bl.matmul(h_shifted, r), h_raw, r_int[d])
+            h_shifted, h_scale, h_raw, h_zp = _dynamic_uint8(n, h)
+            hr = _exact_product(n, h_shifted, h_raw, h_zp, r, r_int[d], r_exact, False)
             hr = bl.mul(hr, bl.mul(h_scale, r_scale))
             g = bl.add(bl.slice(xw, [t * batch, 0], [batch, 4 * hidden]), hr)
             if b is not None:
