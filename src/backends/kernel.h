@@ -83,6 +83,15 @@ class Kernel {
     (void)bias;
     return false;
   }
+  // A kernel that applies `activation` (an element-wise op of the graph: relu, or hardSwish
+  // with the WebNN coefficients) to each value of its float32 output as it stores it, with the
+  // function the stand-alone kernel uses, returns true: a fused first step that rewrites the
+  // head's value in place is then folded into it.
+  enum class Activation : uint8_t { kRelu, kHardSwish };
+  virtual bool take_activation(Activation activation) {
+    (void)activation;
+    return false;
+  }
 };
 
 using KernelFn = Status (*)(KernelContext&);

@@ -330,6 +330,43 @@ def test_conv_transpose_head_stays_nhwc(k, pads):
     np.testing.assert_allclose(got, nchw, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("act", ["relu", "hard_swish"])
+@pytest.mark.parametrize(
+    "out_c,k,tail", [(16, 1, None), (24, 3, "add"), (40, 3, None), (13, 5, "relu")]
+)
+def test_conv_activation_in_gemm_stores_keeps_bits(act, out_c, k, tail):
+    """relu / hardSwish right after an implicit-GEMM conv run in the micro-kernel's stores
+    (full and partial tiles, with and without bias, steps after them): the same bits as the
+    unfused graph, NaN, signed zeros and the breakpoints included."""
+    rng = np.random.default_rng(out_c + k)
+
+    def fn(b, x):
+        r = np.random.default_rng(5)
+
+        def const(*shape):
+            return b.constant(r.uniform(-0.6, 0.6, shape).astype(np.float32))
+
+        y = b.conv2d(x, const(out_c, 6, k, k), bias=const(out_c), padding=[k // 2] * 4)
+        y = getattr(b, act)(y)
+        if tail == "add":
+            y = b.add(y, const(out_c, 1, 1))
+        elif tail == "relu":
+            y = b.relu(b.neg(y))
+        return y
+
+    spec = _spec_from([2, 6, 9, 7], fn)
+    x = rng.uniform(-3, 3, spec.input_shape).astype(np.float32)
+    x[0, 0, 0, :4] = [np.nan, -0.0, 0.0, np.inf]
+    got, _ = _run(spec, "cpu", "all", "all", x)
+    unfused, _ = _run(spec, "cpu", UNFUSED, "none", x)
+    np.testing.assert_array_equal(got, unfused)  # NaN in the same places, same bits elsewhere
+    assert np.array_equal(
+        got.view(np.uint32)[~np.isnan(got)], unfused.view(np.uint32)[~np.isnan(got)]
+    )
+    want, _ = _run(spec, "reference", "all", "all", x)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("slope_shape", [(11, 1, 1), (1, 11, 1, 1), (1,)])
 def test_prelu_and_pools_stay_nhwc(slope_shape):
     """An MTCNN-style stack on NCHW data: conv, prelu with a per-channel (or scalar) slope,

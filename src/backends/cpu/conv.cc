@@ -164,6 +164,18 @@ class Conv2dKernel final : public Kernel {
     return true;
   }
 
+  // The implicit GEMM applies relu / hardSwish in its micro-kernel's stores (not the
+  // depthwise rows, nor the direct fallback of a Winograd kernel, which takes none).
+  bool take_activation(Activation activation) override {
+    if (depthwise_ || !activation_allowed_) return false;
+    activation_ =
+        activation == Activation::kRelu ? GemmActivation::kRelu : GemmActivation::kHardSwish;
+    return true;
+  }
+
+  // A Winograd kernel's direct fallback must leave its fused epilogue whole.
+  void refuse_activations() { activation_allowed_ = false; }
+
   Status run(KernelContext& ctx) override {
     const auto& p = ctx.params<Conv2dParams>();
     if (!filter_constant_) {
@@ -446,6 +458,7 @@ class Conv2dKernel final : public Kernel {
                  },
                  &tc};
     GemmEpilogue ep;
+    ep.act = activation_;
     struct SinkCtx {
       const OutputSink* sink;
       float* y;
@@ -470,6 +483,8 @@ class Conv2dKernel final : public Kernel {
   ConvShape s_;
   FilterLayout filter_{"oihw", {0, 0, 0, 0}};
   bool depthwise_ = false, filter_constant_ = false;
+  GemmActivation activation_ = GemmActivation::kNone;  // take_activation
+  bool activation_allowed_ = true;
   AlignedFloats weights_;
   size_t weight_floats_ = 0;  // of the packed filter
   bool packed_ = false;       // a constant filter's packing is in weights_ or shared_
@@ -502,7 +517,8 @@ std::unique_ptr<Kernel> make_conv2d_kernel(const Node& node, const CompileContex
   // filter only if one comes; a node Winograd does not take gets a direct kernel packed now.
   auto unpacked = std::make_unique<Conv2dKernel>(simd);
   if (!unpacked->init(node, cc, /*pack_constant_filter=*/false)) return nullptr;
-  const Kernel* direct = unpacked.get();
+  Conv2dKernel* direct = unpacked.get();
+  direct->refuse_activations();
   auto k = make_winograd_conv2d_kernel(node, cc, simd, std::move(unpacked));
   if (k.get() != direct) return k;
   auto packed = std::make_unique<Conv2dKernel>(simd);

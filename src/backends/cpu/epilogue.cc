@@ -7,6 +7,7 @@
 // unfused one.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "backends/cpu/cpu_kernels.h"
 #include "ops/fused_chain.h"
@@ -630,6 +631,20 @@ std::unique_ptr<Kernel> make_fused_kernel(const Node& node, const CompileContext
   if (head && !steps.empty()) {
     const ChainArg* bias = column_bias(steps[0], out);
     if (bias && head->take_column_bias(bias->other)) steps.erase(steps.begin());
+  }
+  // A first step that rewrites the head's value in place with relu or hardSwish (WebNN
+  // coefficients) runs in the head's stores when it can (the GEMM micro-kernel), with the
+  // same float32 function: one pass less over the output.
+  if (head && !steps.empty()) {
+    const ChainStep& s = steps[0];
+    const bool in_place = s.unary && s.a.kind == ChainArg::kRegister && s.a.reg == 0 && s.out == 0;
+    std::optional<Kernel::Activation> act;
+    if (in_place && s.args.op == UnaryOpF::kRelu) act = Kernel::Activation::kRelu;
+    if (in_place && s.args.op == UnaryOpF::kHardSwish && s.args.alpha == 1.0 / 6.0 &&
+        s.args.beta == 0.5 && simd.hard_swish_float32) {
+      act = Kernel::Activation::kHardSwish;
+    }
+    if (act && head->take_activation(*act)) steps.erase(steps.begin());
   }
   return std::make_unique<FusedKernel>(simd, std::move(head), source, std::move(steps),
                                        static_cast<int64_t>(out.count));

@@ -269,6 +269,7 @@ void run_gemm(const SimdKernels& simd, const std::vector<GemmJob>& jobs, const G
           args.a_offset = job.a_offset + c0;
           args.accumulate = first ? ep.accumulate : true;
           args.clamp = last && ep.clamp;
+          args.act = last ? ep.act : GemmActivation::kNone;
           args.lo = ep.lo;
           args.hi = ep.hi;
           auto run_tile = [&](int64_t i, const float* const* table, int64_t jj) {

@@ -42,6 +42,7 @@ struct GemmEpilogue {
   bool accumulate = false;  // add to what C holds (e.g. beta * c of gemm)
   bool clamp = false;
   float lo = 0.0f, hi = 0.0f;
+  GemmActivation act = GemmActivation::kNone;  // in the micro-kernel's store (GemmUkernelArgs)
   // Called once per finished block of C (rows x cols at c, row stride ldc), on the thread that
   // computed it, e.g. to run a fused element-wise epilogue while the block is in cache.
   void (*post)(const void* ctx, float* c, int64_t ldc, int64_t rows, int64_t cols) = nullptr;

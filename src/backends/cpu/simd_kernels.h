@@ -16,6 +16,8 @@ namespace webnn {
 //   B is packed: row k of tap t is the gemm_nr floats at b + (t * b_tap_stride + k) * gemm_nr.
 // The result is alpha * (A * B), plus C when `accumulate`, plus col_bias[j] and row_bias[i]
 // when given, clamped to [lo, hi] when `clamp`.
+enum class GemmActivation : uint8_t { kNone, kRelu, kHardSwish };
+
 struct GemmUkernelArgs {
   int64_t taps = 1;
   int64_t kc = 0;
@@ -33,6 +35,9 @@ struct GemmUkernelArgs {
   const float* row_bias = nullptr;
   bool clamp = false;
   float lo = 0.0f, hi = 0.0f;
+  // Applied to each finished value as it is stored (after the biases and clamp): the same
+  // float32 function as the stand-alone relu / hardSwish kernels, so fusing keeps the bits.
+  GemmActivation act = GemmActivation::kNone;
 };
 
 enum class BinaryOpF : uint8_t { kAdd, kSub, kMul, kDiv, kMax, kMin };
@@ -198,6 +203,9 @@ struct SimdKernels {
   // table and B panels then use gemm3_mr and gemm3_nr): see GemmTile in gemm.h.
   int gemm3_mr, gemm3_nr;
   void (*gemm3_ukernel)(const GemmUkernelArgs& args);
+  // hardSwish with the WebNN coefficients runs in float32 (unary and GemmActivation), not in
+  // double: where vfma is a hardware FMA.
+  bool hard_swish_float32;
   // out[i] = a[i * a_step] op b[i * b_step], steps 0 (broadcast scalar) or 1.
   void (*binary)(BinaryOpF op, const float* a, int64_t a_step, const float* b, int64_t b_step,
                  float* out, int64_t n);
