@@ -126,6 +126,13 @@ class FakeQuantizeKernel final : public Kernel {
         const float z = zp ? static_cast<float>(byte_value(zp + c, is_signed_)) : 0.0f;
         const double flo = lo - z, fhi = hi - z;
         const float nan_out = (0.0f - z) * dc;
+        if (sc == 1.0f) {
+          // x / 1 is exact: clamp and round in float32 (what QuantizeKernel's scale-1 path
+          // computes) on the SIMD kernel. ONNX's QuantizeLinear imports this way.
+          qfake_quantize()(in + i, run_end - i, lo - z, hi - z, dc, nan_out, out + i);
+          i = run_end;
+          continue;
+        }
         for (; i < run_end; ++i) {
           const double q = static_cast<double>(in[i]) / sc;
           if (std::isnan(q)) {
