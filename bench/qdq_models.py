@@ -7,7 +7,9 @@ and two perturbed copies. Three engines then run interleaved on that one QDQ mod
 process per thread count (WEBNN_NUM_THREADS = ORT intra_op_num_threads = N):
   - ours: webnn with every pass, the QDQ convolutions on the int8 kernels (qdq_fusion);
   - ours-float: webnn without the qdq_fusion pass (the same graph on float32 kernels);
-  - ORT: ONNX Runtime's session of the QDQ model (its QDQ fusion to integer kernels).
+  - ORT: ONNX Runtime's session of the QDQ model (its QDQ fusion to integer kernels);
+  - with --baseline-passes SPEC also ours-baseline: webnn with WEBNN_PASSES=SPEC (e.g. every
+    pass but a new one, to measure what it gains in the same interleaved run).
 Before timing, our output is checked against ORT's: the share of outputs more than one
 quantization step (the output dequantize's scale, or 1/255 behind a softmax) apart must not
 exceed twice (+ 1e-4) the share by which ORT's own session with graph optimizations off differs
@@ -69,7 +71,7 @@ def ours(path, feed, passes):
         del os.environ["WEBNN_PASSES"]
 
 
-def child(threads, names, rounds, workdir):
+def child(threads, names, rounds, workdir, baseline):
     os.environ["WEBNN_NUM_THREADS"] = str(threads)
     for title, (model, feed, _) in fp.model_cases(names).items():
         row = {"model": title + " QDQ", "threads": threads}
@@ -96,8 +98,13 @@ def child(threads, names, rounds, workdir):
                     f" (ORT unoptimized vs optimized: {ort_self:.2%})"
                 )
             else:
-                t = fp.measure([int8, flt, ort_engine], rounds)
+                engines = [int8, flt, ort_engine] + (
+                    [ours(path, feed, baseline)] if baseline else []
+                )
+                t = fp.measure(engines, rounds)
                 row.update(int8_ms=t[0] * 1e3, float_ms=t[1] * 1e3, ort_ms=t[2] * 1e3)
+                if baseline:
+                    row["baseline_ms"] = t[3] * 1e3
         except Exception as e:  # noqa: BLE001 - one failing model must not hide the others
             row["error"] = f"{type(e).__name__}: {e}"[:500]
         print(json.dumps(row), flush=True)
@@ -108,11 +115,14 @@ def main():
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--rounds", type=int, default=21)
     parser.add_argument("--models", nargs="+", default=["cls"], choices=fp.ALL_MODELS)
+    parser.add_argument(
+        "--baseline-passes", help="also time webnn with WEBNN_PASSES set to this (a baseline)"
+    )
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--workdir", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
-        child(args.child, args.models, args.rounds, args.workdir)
+        child(args.child, args.models, args.rounds, args.workdir, args.baseline_passes)
         return
     import onnxruntime as ort
 
@@ -121,6 +131,8 @@ def main():
         for threads in args.threads:
             cmd = [sys.executable, __file__, "--child", str(threads), "--workdir", workdir]
             cmd += ["--rounds", str(args.rounds), "--models", *args.models]
+            if args.baseline_passes:
+                cmd += ["--baseline-passes", args.baseline_passes]
             proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
             rows += [json.loads(s) for s in proc.stdout.splitlines() if s.startswith("{")]
             if proc.returncode != 0:
@@ -143,6 +155,17 @@ def main():
             f"{r['int8_ms'] / r['float_ms']:.2f} | {r['err_int8'] / r['step']:.2f} | "
             f"{r['share_int8']:.3%} / {r['share_ort_self']:.3%} |"
         )
+    if args.baseline_passes:
+        print(f"\nbaseline: WEBNN_PASSES={args.baseline_passes}\n")
+        print("| model | threads | webnn int8 (ms) | baseline (ms) | int8/ORT | baseline/ORT |")
+        print("|---|---|---|---|---|---|")
+        for r in rows:
+            if "baseline_ms" in r:
+                print(
+                    f"| {r['model']} | {r['threads']} | {r['int8_ms']:.3g} | "
+                    f"{r['baseline_ms']:.3g} | {r['int8_ms'] / r['ort_ms']:.2f} | "
+                    f"{r['baseline_ms'] / r['ort_ms']:.2f} |"
+                )
 
 
 if __name__ == "__main__":

@@ -136,6 +136,11 @@ struct Node::Quantized {
   // float(sum (x - input_zero_point) * w), no requantization (multiplier, output_zero_point
   // and table unused).
   bool float_output = false;
+  // Set by graph/passes/fake_quantize.cc (quantizeLinear only): the node also runs the
+  // dequantizeLinear that read its value with the same zero point, and writes that float32
+  // result; multiplier holds that dequantize's scale (of the quantize scale's shape),
+  // requant_signed tells the (u)int8 type the value was quantized to. No other field is used.
+  bool fake_quantize = false;
 };
 
 struct NamedOperand {

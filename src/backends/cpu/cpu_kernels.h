@@ -77,6 +77,8 @@ std::unique_ptr<Kernel> make_recurrent_kernel(const Node& node, const CompileCon
                                               const SimdKernels& simd);
 // Per-tensor quantizeLinear / dequantizeLinear of (u)int8 (quantize_linear.cc).
 std::unique_ptr<Kernel> make_quantize_linear_kernel(const Node& node, const CompileContext& cc);
+// A quantizeLinear fused with its dequantizeLinear (graph/passes/fake_quantize.cc).
+std::unique_ptr<Kernel> make_fake_quantize_kernel(const Node& node, const CompileContext& cc);
 // gather (gather.cc); null for forms the reference keeps (an empty axis, other index types).
 std::unique_ptr<Kernel> make_gather_kernel(const Node& node, const CompileContext& cc);
 // Comparisons, logical ops, integer / float16 arithmetic, logicalNot, isNaN, isInfinite and

@@ -564,6 +564,9 @@ class QMatmulKernel final : public Kernel {
 
 std::unique_ptr<Kernel> make_quantized_kernel(const Node& node, const CompileContext& cc) {
   if (!node.quantized) return nullptr;
+  if (node.quantized->fake_quantize) {
+    return node.kind == OpKind::kQuantizeLinear ? make_fake_quantize_kernel(node, cc) : nullptr;
+  }
   if (node.kind == OpKind::kConv2d) {
     auto k = std::make_unique<QConv2dKernel>();
     if (k->init(node, cc)) return k;

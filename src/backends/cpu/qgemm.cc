@@ -58,6 +58,13 @@ QRequantFn qrequant() {
   return fn;
 }
 
+QFakeQuantizeFn qfake_quantize() {
+  static const QFakeQuantizeFn fn = best_isa() != QGemmIsa::kGeneric && qfake_quantize_avx2()
+                                        ? qfake_quantize_avx2()
+                                        : qfake_quantize_generic();
+  return fn;
+}
+
 QQuantizeFn qquantize() {
   static const QQuantizeFn fn =
       best_isa() != QGemmIsa::kGeneric && qquantize_avx2() ? qquantize_avx2() : qquantize_generic();
@@ -254,8 +261,16 @@ void qquantize_generic_impl(const float* x, int64_t n, int32_t zp, bool is_signe
     out[i] = static_cast<uint8_t>(static_cast<int32_t>(round_half_even_small(v)) + zp);
   }
 }
+
+void qfake_quantize_generic_impl(const float* x, int64_t n, float lo, float hi, float d,
+                                 float nan_out, float* y) {
+  for (int64_t i = 0; i < n; ++i) {
+    y[i] = x[i] != x[i] ? nan_out : round_half_even_small(std::min(std::max(x[i], lo), hi)) * d;
+  }
+}
 }  // namespace
 
+QFakeQuantizeFn qfake_quantize_generic() { return qfake_quantize_generic_impl; }
 QRequantFn qrequant_generic() { return qrequant_generic_impl; }
 QQuantizeFn qquantize_generic() { return qquantize_generic_impl; }
 

@@ -126,6 +126,15 @@ QQuantizeFn qquantize_generic();
 QQuantizeFn qquantize_avx2();  // null when not built
 QQuantizeFn qquantize();
 
+// quantizeLinear with scale 1 then dequantizeLinear with scale d of a float32 run
+// (cpu/quantize_linear.cc, fake_quantize): y[i] = nearbyint(clamp(x[i], lo, hi)) * d with lo,
+// hi the type's bounds minus the zero point, nan_out for NaN.
+using QFakeQuantizeFn = void (*)(const float* x, int64_t n, float lo, float hi, float d,
+                                 float nan_out, float* y);
+QFakeQuantizeFn qfake_quantize_generic();
+QFakeQuantizeFn qfake_quantize_avx2();  // null when not built
+QFakeQuantizeFn qfake_quantize();
+
 // One requantized value (shared by the GEMM and the depthwise path).
 uint8_t requantize(int32_t acc, float multiplier, int32_t zero_point, bool is_signed);
 

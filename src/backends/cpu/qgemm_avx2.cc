@@ -135,12 +135,31 @@ void qquantize_avx2_impl(const float* x, int64_t n, int32_t zp, bool is_signed, 
   }
 }
 
+// The scale-1 quantizeLinear then the dequantizing product on 8 lanes; NaN lanes (vmaxps gives
+// lo for them) are replaced after by the ordered compare.
+void qfake_quantize_avx2_impl(const float* x, int64_t n, float flo, float fhi, float d,
+                              float nan_out, float* y) {
+  const __m256 lo = _mm256_set1_ps(flo), hi = _mm256_set1_ps(fhi), dv = _mm256_set1_ps(d);
+  const __m256 magic = _mm256_set1_ps(12582912.0f), nan_value = _mm256_set1_ps(nan_out);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 xv = _mm256_loadu_ps(x + i);
+    __m256 v = _mm256_min_ps(_mm256_max_ps(xv, lo), hi);
+    v = _mm256_mul_ps(_mm256_sub_ps(_mm256_add_ps(v, magic), magic), dv);
+    _mm256_storeu_ps(y + i, _mm256_blendv_ps(nan_value, v, _mm256_cmp_ps(xv, xv, _CMP_ORD_Q)));
+  }
+  for (; i < n; ++i) {
+    y[i] = x[i] != x[i] ? nan_out : round_half_even_small(std::min(std::max(x[i], flo), fhi)) * d;
+  }
+}
+
 }  // namespace
 
 QGemmUkernel qgemm_ukernel_avx2() { return qgemm_avx2_tile; }
 QDwRowFn qdw_row_avx2() { return qdw_row_avx2_impl; }
 QRequantFn qrequant_avx2() { return qrequant_avx2_impl; }
 QQuantizeFn qquantize_avx2() { return qquantize_avx2_impl; }
+QFakeQuantizeFn qfake_quantize_avx2() { return qfake_quantize_avx2_impl; }
 
 }  // namespace webnn
 #else
@@ -149,5 +168,6 @@ QGemmUkernel qgemm_ukernel_avx2() { return nullptr; }
 QDwRowFn qdw_row_avx2() { return nullptr; }
 QRequantFn qrequant_avx2() { return nullptr; }
 QQuantizeFn qquantize_avx2() { return nullptr; }
+QFakeQuantizeFn qfake_quantize_avx2() { return nullptr; }
 }  // namespace webnn
 #endif

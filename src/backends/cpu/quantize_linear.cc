@@ -95,7 +95,87 @@ class QuantizeKernel final : public Kernel {
   }
 };
 
+// quantizeLinear (scale s) then dequantizeLinear (scale d, the same zero point) in one pass
+// (graph/passes/fake_quantize.cc): per element, r = round_half_even(clamp(x / s, lo - zp,
+// hi - zp)) with the division in double, as QuantizeKernel and the reference compute the
+// quantized value q = r + zp; then (float(q) - zp) * d, which is float(r) * d since both are
+// small integers exact in float32 (and the reference's double product of them rounds to
+// the same float32). NaN quantizes to 0, so its result is (0 - zp) * d. Scales and zero
+// point hold one value, or one per element of a block of axes followed by `inner_` elements.
+class FakeQuantizeKernel final : public Kernel {
+ public:
+  FakeQuantizeKernel(bool is_signed, int64_t inner, std::vector<float> dequantize_scale)
+      : is_signed_(is_signed), inner_(inner), d_(std::move(dequantize_scale)) {}
+
+  Status run(KernelContext& ctx) override {
+    const auto& p = ctx.params<QuantizeParams>();
+    const TensorView& sv = ctx.in(p.scale);
+    const float* s = sv.as<float>();
+    const int64_t channels = static_cast<int64_t>(sv.count);
+    const uint8_t* zp = p.zero_point.present() ? ctx.in(p.zero_point).data : nullptr;
+    const float* in = ctx.in(p.input).as<float>();
+    float* out = ctx.out().as<float>();
+    const int64_t n = static_cast<int64_t>(ctx.out().count);
+    const float lo = is_signed_ ? -128.0f : 0.0f, hi = is_signed_ ? 127.0f : 255.0f;
+    parallel_chunks(ctx.pool(), n, kGrain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e;) {
+        // A run of elements sharing one scale and zero point.
+        const int64_t c = channels == 1 ? 0 : (i / inner_) % channels;
+        const int64_t run_end = channels == 1 ? e : std::min(e, (i / inner_ + 1) * inner_);
+        const float sc = s[c], dc = d_[c];
+        const float z = zp ? static_cast<float>(byte_value(zp + c, is_signed_)) : 0.0f;
+        const double flo = lo - z, fhi = hi - z;
+        const float nan_out = (0.0f - z) * dc;
+        if (sc == 1.0f) {
+          // x / 1 is exact: clamp and round in float32 (what QuantizeKernel's scale-1 path
+          // computes) on the SIMD kernel. ONNX's QuantizeLinear imports this way.
+          qfake_quantize()(in + i, run_end - i, lo - z, hi - z, dc, nan_out, out + i);
+          i = run_end;
+          continue;
+        }
+        for (; i < run_end; ++i) {
+          const double q = static_cast<double>(in[i]) / sc;
+          if (std::isnan(q)) {
+            out[i] = nan_out;
+            continue;
+          }
+          constexpr double kMagic = 6755399441055744.0;  // 1.5 * 2^52
+          const double r = (std::clamp(q, flo, fhi) + kMagic) - kMagic;
+          out[i] = static_cast<float>(static_cast<int32_t>(r)) * dc;
+        }
+      }
+    });
+    return Status::ok();
+  }
+
+ private:
+  bool is_signed_;
+  int64_t inner_;
+  std::vector<float> d_;
+};
+
 }  // namespace
+
+std::unique_ptr<Kernel> make_fake_quantize_kernel(const Node& node, const CompileContext& cc) {
+  const auto& p = node.as<QuantizeParams>();
+  const TensorView& x = cc.view(p.input);
+  const TensorView& s = cc.view(p.scale);
+  if (x.data_type != DataType::kFloat32 || s.data_type != DataType::kFloat32) return nullptr;
+  // The elements after the scale's last axis of size > 1 share one value (graph pass: the
+  // scale's axes of size > 1 form one block of the value's).
+  int64_t inner = 1;
+  if (s.count > 1) {
+    if (s.shape.size() != x.shape.size()) return nullptr;
+    size_t last = 0;
+    for (size_t a = 0; a < s.shape.size(); ++a) {
+      if (s.shape[a] != 1) last = a;
+    }
+    for (size_t a = last + 1; a < x.shape.size(); ++a) inner *= x.shape[a];
+  }
+  const Node::Quantized& form = *node.quantized;
+  if (form.multiplier.size() != s.count) return nullptr;
+  return std::make_unique<FakeQuantizeKernel>(form.requant_signed, inner, form.multiplier);
+}
 
 std::unique_ptr<Kernel> make_quantize_linear_kernel(const Node& node, const CompileContext& cc) {
   const auto& p = node.as<QuantizeParams>();

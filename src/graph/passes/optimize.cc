@@ -25,6 +25,8 @@ const std::vector<Pass>& all_passes() {
       {"layout_assignment", cpu_only, assign_layouts},
       // The transposes layout assignment sank past are dead now; fusion needs exact use counts.
       {"dead_code", every_backend, remove_dead_code},
+      // After layouts (the pairs' parameters are permuted then), on the pairs the QDQ passes left.
+      {"fake_quantize", cpu_only, fuse_fake_quantize},
       {"epilogue_fusion", cpu_only, fuse_epilogues},
       {"dead_code", every_backend, remove_dead_code},
   };
