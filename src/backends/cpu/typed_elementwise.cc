@@ -31,7 +31,19 @@ class TypedBinaryKernel final : public Kernel {
         const T* x = a + at[0];
         const T* y = b + at[1];
         Out* o = out + pos;
-        for (int64_t i = 0; i < n; ++i) o[i] = f(x[i * sa], y[i * sb]);
+        // The common strides as constants, so the compiler vectorizes the loop (a one-hot
+        // `equal` of a column against a row ran at 1.3 ns per element with runtime strides).
+        if (sa == 1 && sb == 1) {
+          for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
+        } else if (sa == 0 && sb == 1) {
+          const T xv = x[0];
+          for (int64_t i = 0; i < n; ++i) o[i] = f(xv, y[i]);
+        } else if (sa == 1 && sb == 0) {
+          const T yv = y[0];
+          for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], yv);
+        } else {
+          for (int64_t i = 0; i < n; ++i) o[i] = f(x[i * sa], y[i * sb]);
+        }
       });
     });
     return Status::ok();
