@@ -640,8 +640,7 @@ std::unique_ptr<Kernel> make_fused_kernel(const Node& node, const CompileContext
     const bool in_place = s.unary && s.a.kind == ChainArg::kRegister && s.a.reg == 0 && s.out == 0;
     std::optional<Kernel::Activation> act;
     if (in_place && s.args.op == UnaryOpF::kRelu) act = Kernel::Activation::kRelu;
-    if (in_place && s.args.op == UnaryOpF::kHardSwish && s.args.alpha == 1.0 / 6.0 &&
-        s.args.beta == 0.5 && simd.hard_swish_float32) {
+    if (in_place && s.args.webnn_hard_swish() && simd.hard_swish_float32) {
       act = Kernel::Activation::kHardSwish;
     }
     if (act && head->take_activation(*act)) steps.erase(steps.begin());

@@ -12,32 +12,23 @@ namespace webnn {
 
 namespace {
 
-// y = x >= 0 ? x : s * x over n floats, four at a time with a mask (the compiler turned the
-// scalar form back into a branch on the sign, mispredicted half the time on activations).
+// y = x >= 0 ? x : s * x over n floats (s[i], or s[0] for all when kOneSlope), four at a
+// time with a mask (the compiler turned the scalar form back into a branch on the sign,
+// mispredicted half the time on activations).
+template <bool kOneSlope>
 void select_rows(const float* x, const float* s, float* y, int64_t n) {
   typedef float F4 __attribute__((vector_size(16)));
+  const float s0 = kOneSlope ? s[0] : 0.0f;
+  const F4 one = {s0, s0, s0, s0};
   int64_t i = 0;
   for (; i + 4 <= n; i += 4) {
-    F4 v, w;
+    F4 v, w = one;
     std::memcpy(&v, x + i, sizeof(v));
-    std::memcpy(&w, s + i, sizeof(w));
+    if constexpr (!kOneSlope) std::memcpy(&w, s + i, sizeof(w));
     const F4 r = v >= 0.0f ? v : w * v;
     std::memcpy(y + i, &r, sizeof(r));
   }
-  for (; i < n; ++i) y[i] = x[i] >= 0 ? x[i] : s[i] * x[i];
-}
-
-void select_rows_scalar(const float* x, float s, float* y, int64_t n) {
-  typedef float F4 __attribute__((vector_size(16)));
-  const F4 w = {s, s, s, s};
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    F4 v;
-    std::memcpy(&v, x + i, sizeof(v));
-    const F4 r = v >= 0.0f ? v : w * v;
-    std::memcpy(y + i, &r, sizeof(r));
-  }
-  for (; i < n; ++i) y[i] = x[i] >= 0 ? x[i] : s * x[i];
+  for (; i < n; ++i) y[i] = x[i] >= 0 ? x[i] : s[kOneSlope ? 0 : i] * x[i];
 }
 
 class PreluKernel final : public Kernel {
@@ -88,7 +79,7 @@ class PreluKernel final : public Kernel {
                           const int64_t n = std::min(tile_len, total - begin);
                           const float* xs = x + begin;
                           float* ys = y + begin;
-                          select_rows(xs, tile, ys, n);
+                          select_rows<false>(xs, tile, ys, n);
                         }
                       });
       return Status::ok();
@@ -105,9 +96,9 @@ class PreluKernel final : public Kernel {
                         const float* s = slope + off;
                         float* ys = y + row * inner;
                         if (step == 0) {
-                          select_rows_scalar(xs, s[0], ys, inner);
+                          select_rows<true>(xs, s, ys, inner);
                         } else if (step == 1) {
-                          select_rows(xs, s, ys, inner);
+                          select_rows<false>(xs, s, ys, inner);
                         } else {
                           for (int64_t i = 0; i < inner; ++i) {
                             ys[i] = xs[i] >= 0 ? xs[i] : s[i * step] * xs[i];

@@ -79,6 +79,12 @@ struct UnaryArgs {
   UnaryOpF op = UnaryOpF::kCopy;
   double alpha = 0, beta = 0;  // kLinear, kLeakyRelu, kHardSigmoid, kHardSwish (kElu: alpha)
   float lo = 0, hi = 0;        // kClamp: a NaN bound clamps nothing, as in the reference
+
+  // hardSwish with the WebNN coefficients (x * max(0, min(6, x + 3)) / 6): the form that runs
+  // in float32 where SimdKernels::hard_swish_float32 (unary, GemmActivation).
+  bool webnn_hard_swish() const {
+    return op == UnaryOpF::kHardSwish && alpha == 1.0 / 6.0 && beta == 0.5;
+  }
 };
 
 // Output pixels [ow_begin, ow_end) of one row of a depthwise conv2d on NHWC data: y[ow][c]
