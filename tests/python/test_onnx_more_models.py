@@ -33,10 +33,15 @@ def _path(case):
     return path
 
 
-def assert_matches_ort(ours, theirs, what):
+def assert_matches_ort(ours, theirs, what, drift=False):
     assert set(ours) >= set(theirs), f"{what}: outputs {sorted(ours)} vs ORT {sorted(theirs)}"
     for name, (err, bound) in wm.errors(ours, theirs).items():
         if np.issubdtype(theirs[name].dtype, np.floating):
+            if drift:  # ModelCase.requantization_drift says why
+                want = theirs[name]
+                agree = float(np.mean(np.argmax(ours[name], -1) == np.argmax(want, -1)))
+                assert agree >= 0.99, f"{what} '{name}': argmax agrees on {agree:.1%} only"
+                bound *= 10
             assert err <= bound, f"{what} '{name}': max error {err:.3g} > {bound:.3g}"
         else:
             assert err == 0, f"{what} '{name}': {int(err)} integer elements differ"
@@ -48,7 +53,7 @@ def test_model_matches_onnxruntime(case, backend):
     feeds = case.make_feeds()
     theirs = wm.ort_outputs(case, path, feeds)
     ours = wm.our_outputs(case, path, feeds, backend)
-    assert_matches_ort(ours, theirs, f"{case.name} on {backend}")
+    assert_matches_ort(ours, theirs, f"{case.name} on {backend}", case.requantization_drift)
     # The inputs are realistic enough that the outputs are not constant.
     assert any(np.ptp(v) > 0 for v in theirs.values() if v.size > 1)
 

