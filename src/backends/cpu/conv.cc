@@ -164,10 +164,11 @@ class Conv2dKernel final : public Kernel {
     return true;
   }
 
-  // The implicit GEMM applies relu / hardSwish in its micro-kernel's stores (not the
-  // depthwise rows, nor the direct fallback of a Winograd kernel, which takes none).
+  // The implicit GEMM applies relu / hardSwish in its micro-kernel's stores, NHWC depthwise
+  // rows in theirs (not NCHW depthwise planes, nor the direct fallback of a Winograd kernel,
+  // which takes none).
   bool take_activation(Activation activation) override {
-    if (depthwise_ || !activation_allowed_) return false;
+    if ((depthwise_ && !s_.nhwc) || !activation_allowed_) return false;
     activation_ =
         activation == Activation::kRelu ? GemmActivation::kRelu : GemmActivation::kHardSwish;
     return true;
@@ -275,6 +276,7 @@ class Conv2dKernel final : public Kernel {
     a.pad_top = s.pad_top;
     a.pad_left = s.pad_left;
     a.out_w = s.out_w;
+    a.act = activation_;
     // Work units are rows, or segments of rows when there are too few rows to keep every
     // thread busy (rec's 3 x 80 maps): results do not depend on the split.
     const int threads = pool ? pool->num_threads() : 1;

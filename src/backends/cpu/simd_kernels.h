@@ -98,7 +98,8 @@ struct DepthwiseRowArgs {
   int64_t pad_top = 0, pad_left = 0;
   int64_t oh = 0, out_w = 0;
   int64_t ow_begin = 0, ow_end = 0;
-  float* y = nullptr;  // the output row (out_w x channels)
+  float* y = nullptr;                          // the output row (out_w x channels)
+  GemmActivation act = GemmActivation::kNone;  // applied to each stored value
 };
 
 // One output row of a max or average pool on NHWC data (window taps in the padding are
