@@ -28,12 +28,28 @@ from webnn.onnx.types import ONNX_TO_WEBNN, onnx_type_name
 _XFAILS = json.loads((Path(__file__).parent / "onnx_node_xfails.json").read_text())["cases"]
 
 
+def _as_array(value):
+    """4-bit data comes as TensorProto (numpy has no such type): as an ml_dtypes array; a
+    numpy scalar is a 0-d tensor."""
+    if isinstance(value, onnx.TensorProto):
+        return onnx.numpy_helper.to_array(value)
+    if isinstance(value, np.generic):
+        return np.asarray(value)
+    return value
+
+
 def _cases():
     from onnx.backend.test.case.node import collect_testcases
 
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
-        return sorted(collect_testcases(), key=lambda c: c.name)
+        cases = sorted(collect_testcases(), key=lambda c: c.name)
+    for case in cases:
+        case.data_sets[:] = [
+            ([_as_array(a) for a in inputs], [_as_array(a) for a in outputs])
+            for inputs, outputs in case.data_sets
+        ]
+    return cases
 
 
 CASES = _cases()
@@ -75,7 +91,7 @@ def unclaimed_reason(case):
         if not vi.type.HasField("tensor_type"):
             return f"'{vi.name}' is not a tensor (sequence/optional types do not exist in WebNN)"
         elem = vi.type.tensor_type.elem_type
-        if elem not in ONNX_TO_WEBNN or elem in (21, 22):
+        if elem not in ONNX_TO_WEBNN:
             return f"data type {onnx_type_name(elem)} of '{vi.name}' does not exist in WebNN"
     for inputs, outputs in case.data_sets:
         for a in list(inputs) + list(outputs):
@@ -121,16 +137,23 @@ def _import(model, feeds, context=None):
             return wo.load(context, model, input_shapes=run_shapes, constants=constants)
         except wo.OnnxImportError as exc:
             name = getattr(exc, "needs_constant", None)
-            if name is None:
+            if name is None and "known at import" not in str(exc):
                 raise
             if name in feeds and name not in constants:
                 constants[name] = feeds[name]
                 continue
-            # Computed from an input: give the integer (shape-like) inputs as constants.
-            ints = {k: v for k, v in feeds.items() if v.dtype.kind in "iu" and k not in constants}
-            if not ints:
+            # Computed from an input: give the integer (shape-like) inputs as constants, then
+            # the scalar and bool ones (Range's float limits, Dropout's training_mode).
+            more = {k: v for k, v in feeds.items() if v.dtype.kind in "iu" and k not in constants}
+            if not more:
+                more = {
+                    k: v
+                    for k, v in feeds.items()
+                    if (v.ndim == 0 or v.dtype == np.bool_) and k not in constants
+                }
+            if not more:
                 raise
-            constants.update(ints)
+            constants.update(more)
 
 
 _CLAIMS = claim_table()

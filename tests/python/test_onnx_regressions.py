@@ -334,3 +334,70 @@ def test_conv_transpose_3d_matches_onnxruntime(attrs):
     ours, theirs = _run_both(model, {"x": x})
     assert ours["y"].shape == theirs["y"].shape
     np.testing.assert_allclose(ours["y"], theirs["y"], rtol=1e-5, atol=1e-5)
+
+
+def test_conv_integer_run_time_per_channel_w_zero_point():
+    """ConvInteger whose per-output-channel w_zero_point is a graph input (the onnx node test
+    test_convinteger_with_padding, unclaimed until 0-d inputs counted as tensors): the
+    run-time zero point was subtracted along the filter's last axis (numpy broadcasting of a
+    1-D operand) instead of per output channel. ORT refuses per-channel zero points here, so
+    the expectation is numpy's exact integer convolution."""
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 256, (1, 3, 6, 5)).astype(np.uint8)
+    w = rng.integers(0, 256, (4, 3, 3, 3)).astype(np.uint8)  # kw = 3 < 4 output channels
+    x_zp, w_zp = np.uint8(7), rng.integers(0, 256, 4).astype(np.uint8)
+    u8 = TensorProto.UINT8
+    graph = helper.make_graph(
+        [helper.make_node("ConvInteger", ["x", "w", "xz", "wz"], ["y"], pads=[1, 1, 1, 1])],
+        "g",
+        [
+            helper.make_tensor_value_info("x", u8, list(x.shape)),
+            helper.make_tensor_value_info("w", u8, list(w.shape)),
+            helper.make_tensor_value_info("xz", u8, []),
+            helper.make_tensor_value_info("wz", u8, [4]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    xs = np.pad(x.astype(np.int64) - int(x_zp), [(0, 0), (0, 0), (1, 1), (1, 1)])
+    ws = w.astype(np.int64) - w_zp.astype(np.int64).reshape(4, 1, 1, 1)
+    want = np.zeros((1, 4, 6, 5), np.int64)
+    for i in range(6):
+        for j in range(5):
+            want[0, :, i, j] = np.einsum("chw,ochw->o", xs[0, :, i : i + 3, j : j + 3], ws)
+    context = webnn.ML().create_context(accelerated=False, backend="cpu")
+    feeds = {"x": x, "w": w, "xz": np.asarray(x_zp), "wz": w_zp}
+    got = context.compute(wo.load(context, model.SerializeToString()), feeds)["y"]
+    np.testing.assert_array_equal(got, want)
+
+
+def _dropout_model(training_input):
+    f32 = TensorProto.FLOAT
+    inputs = [helper.make_tensor_value_info("x", f32, [2, 3])]
+    inits = [numpy_helper.from_array(np.float32(0.25), "ratio")]
+    if training_input:
+        inputs.append(helper.make_tensor_value_info("t", TensorProto.BOOL, []))
+    graph = helper.make_graph(
+        [helper.make_node("Dropout", ["x", "ratio", "t"], ["y"])],
+        "g",
+        inputs,
+        [helper.make_tensor_value_info("y", f32, None)],
+        inits if training_input else inits + [numpy_helper.from_array(np.array(True), "t")],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_dropout_training_mode_is_refused_not_the_identity():
+    """Dropout with training_mode true (a constant, or a graph input) was imported as the
+    identity unless its mask output was used: a silently wrong result for a random op."""
+    context = webnn.ML().create_context(accelerated=False, backend="cpu")
+    for training_input in (False, True):
+        with pytest.raises(wo.OnnxImportError, match="Dropout|training_mode"):
+            wo.load(context, _dropout_model(training_input).SerializeToString())
+    # training_mode false given at import: the identity, as ONNX Runtime computes it
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    model = _dropout_model(True)
+    graph = wo.load(context, model.SerializeToString(), constants={"t": np.array(False)})
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = session.run(None, {"x": x, "t": np.array(False)})[0]
+    np.testing.assert_array_equal(context.compute(graph, {"x": x})["y"], want)

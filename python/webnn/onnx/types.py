@@ -1,5 +1,6 @@
 """Data-type tables between ONNX, numpy and WebNN."""
 
+import ml_dtypes
 import numpy as np
 
 # ONNX TensorProto.DataType numbers (stable across onnx releases).
@@ -24,7 +25,7 @@ ONNX_TO_WEBNN = {
 ONNX_TO_NUMPY = {
     FLOAT: np.float32, FLOAT16: np.float16, INT32: np.int32, UINT32: np.uint32, INT64: np.int64,
     UINT64: np.uint64, INT8: np.int8, UINT8: np.uint8, BOOL: np.bool_, DOUBLE: np.float64,
-    INT16: np.int16, UINT16: np.uint16,
+    INT16: np.int16, UINT16: np.uint16, INT4: ml_dtypes.int4, UINT4: ml_dtypes.uint4,
 }  # fmt: skip
 
 NUMPY_TO_WEBNN = {
@@ -32,11 +33,13 @@ NUMPY_TO_WEBNN = {
     np.dtype(np.int32): "int32", np.dtype(np.uint32): "uint32", np.dtype(np.int64): "int64",
     np.dtype(np.uint64): "uint64", np.dtype(np.int8): "int8", np.dtype(np.uint8): "uint8",
     np.dtype(np.bool_): "uint8",
+    np.dtype(ml_dtypes.int4): "int4", np.dtype(ml_dtypes.uint4): "uint4",
 }  # fmt: skip
 
 WEBNN_TO_NUMPY = {
     "float32": np.float32, "float16": np.float16, "int32": np.int32, "uint32": np.uint32,
     "int64": np.int64, "uint64": np.uint64, "int8": np.int8, "uint8": np.uint8,
+    "int4": ml_dtypes.int4, "uint4": ml_dtypes.uint4,
 }  # fmt: skip
 
 FLOAT_TYPES = ("float32", "float16")

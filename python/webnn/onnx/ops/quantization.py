@@ -125,11 +125,15 @@ def shifted_float(n, i, zp_index, axis=None):
         else:
             z = z.reshape([1] * rank)
         return n.b.sub(x, n.importer.operand(np.require(z, requirements="C")))
+    # A zero point computed at run time broadcasts as a constant one would: one value, or
+    # one per channel along `axis` (not along the last axis, where numpy rules would put a
+    # 1-D operand: ConvInteger's per-output-channel w_zero_point).
     z = n.b.cast(n.x(zp_index), "float32")
-    zs = n.shape(zp_index)
-    if int(np.prod(zs)) == 1:
-        z = n.b.reshape(z, [1] * rank)
-    return n.b.sub(x, z)
+    size = int(np.prod(n.shape(zp_index)))
+    shape = [1] * rank
+    if size > 1:
+        shape[axis if axis is not None else (1 if rank == 4 else rank - 1)] = size
+    return n.b.sub(x, n.b.reshape(z, shape))
 
 
 def requantize(n, acc, multiplier, y_zp_index, out_dtype):

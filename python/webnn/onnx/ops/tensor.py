@@ -32,15 +32,43 @@ def constant(n):
     n.fail("Constant without a tensor or numeric value (strings are not supported)")
 
 
+def _check_inference_dropout(n):
+    """Dropout is the identity in inference mode, and in training mode with ratio 0; training
+    mode with another ratio draws a random mask, which this importer does not reproduce. A
+    training_mode or ratio computed at run time is refused: the graph would silently be the
+    identity whatever it says."""
+    if n.opset < 7:
+        # is_test defaults to 0 there, but exporters of that era wrote inference graphs
+        # without it (and ONNX Runtime has no such Dropout): the identity, unless the random
+        # mask itself is asked for.
+        mask = len(n.node.output) > 1 and n.node.output[1]
+        if mask and n.attr("is_test", 1) == 0 and n.attr("ratio", 0.5) != 0:
+            n.fail("training-mode Dropout (is_test=0) is random and not supported")
+        return
+    if n.opset < 12 or not n.has(2):
+        return
+    if not n.is_const(2):
+        n.fail(
+            "input 2 (training_mode) must be known at import (a constant, or given with "
+            "constants=): a training-mode Dropout is random"
+        )
+    if not bool(n.c(2).reshape(-1)[0]):
+        return
+    ratio = 0.5
+    if n.has(1):
+        if not n.is_const(1):
+            n.fail("input 1 (ratio) must be known at import when training_mode is true")
+        ratio = float(n.c(1).reshape(-1)[0])
+    if ratio != 0:
+        n.fail(f"training_mode Dropout with ratio {ratio} draws a random mask: not supported")
+
+
 @op("Identity", "Dropout")
 def identity(n):
+    if n.node.op_type == "Dropout":
+        _check_inference_dropout(n)
     outs = [n.b.identity(n.x(0))]
     if len(n.node.output) > 1 and n.node.output[1]:
-        if n.node.op_type == "Dropout" and n.attr("is_test", 1) == 0 and n.opset < 7:
-            n.fail("training-mode Dropout is not supported")
-        training = n.has(2) and (not n.is_const(2) or bool(n.c(2).reshape(-1)[0]))
-        if n.node.op_type == "Dropout" and n.opset >= 12 and training:
-            n.fail("training_mode Dropout is not supported")
         shape = n.static_shape(0)
         if prod(shape) <= MAX_MADE_ELEMENTS:
             outs.append(np.ones(shape, dtype=np.bool_))  # a constant later nodes can fold
