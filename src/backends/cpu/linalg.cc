@@ -304,7 +304,7 @@ class MatmulKernel final : public Kernel {
   std::vector<int64_t> a_offsets_, b_index_, c_offsets_;
   std::vector<int64_t> b_offsets_;  // where each of B's matrices starts
   bool permuted_out_ = false;       // C is stored transposed (Node::Permuted::out)
-  OperandRef bias_;  // a fused add's column bias (take_column_bias)
+  OperandRef bias_;                 // a fused add's column bias (take_column_bias)
   bool b_constant_ = false;
   PackedB packed_;
   std::vector<GemmJob> jobs_;

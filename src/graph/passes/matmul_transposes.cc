@@ -101,8 +101,7 @@ Expected<int64_t> fold_matmul_transposes(Graph& graph) {
       if (t.kind != OpKind::kTranspose || t.as<TransposeParams>().input.id != y) continue;
       const int32_t ti = static_cast<int32_t>(&t - graph.nodes.data());
       const std::vector<int64_t> perm = permutation_of(graph, t);
-      if (!t.epilogue.empty() || dead[ti] ||
-          perm.back() != static_cast<int64_t>(perm.size()) - 1) {
+      if (!t.epilogue.empty() || dead[ti] || perm.back() != static_cast<int64_t>(perm.size()) - 1) {
         break;
       }
       // The transpose runs later in node order than the matmul: readers of its value come
