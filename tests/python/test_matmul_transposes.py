@@ -245,3 +245,18 @@ def test_transposes_the_pass_leaves():
     assert stats["passes"].get("matmul_transposes", 0) == 0
     for name in want:
         np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("m", [1, 4])
+def test_rows_of_a_transposed_a_stay_one_product(m):
+    """[s, m, d] read as transpose([m, s, d], [1, 0, 2]) times one constant matrix (khmersm's
+    QKV projection, m = 1): the rows are evenly spaced, so they run as one product of s * m
+    rows, not s products of m rows (same sums either way)."""
+    r = np.random.default_rng(m)
+    x = r.uniform(-1, 1, [m, 20, 48]).astype(np.float32)
+    w = r.uniform(-1, 1, [48, 72]).astype(np.float32)
+
+    def build(g, ins):
+        return g.matmul(g.transpose(ins["x"], permutation=[1, 0, 2]), g.constant(w))
+
+    _check(build, {"x": x}, 48, 1)

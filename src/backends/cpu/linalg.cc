@@ -211,6 +211,26 @@ class MatmulKernel final : public Kernel {
       }
       b_offsets_.resize(static_cast<size_t>(b_count), 0);
       rows_ = m_;
+      // One B matrix: all of A's rows form one product, as below, when A's and C's rows (batch
+      // by batch) are evenly spaced (a [1, s, d] -> [s, 1, d] transpose of A: rows of one
+      // element each, which would otherwise run as s one-row products).
+      if (b_count == 1 && a_count == batches && batches * m_ > 1) {
+        const int64_t la = m_ > 1 ? lda_ : a_offsets_[1] - a_offsets_[0];
+        const int64_t lc = m_ > 1 ? ldc_ : c_offsets_[1] - c_offsets_[0];
+        bool even = la >= 0 && lc >= n_;
+        for (int64_t flat = 0; flat < batches && even; ++flat) {
+          even = a_offsets_[flat] == a_offsets_[0] + flat * m_ * la &&
+                 c_offsets_[flat] == c_offsets_[0] + flat * m_ * lc;
+        }
+        if (even) {
+          rows_ = batches * m_;
+          lda_ = la;
+          ldc_ = lc;
+          a_offsets_.resize(1);
+          c_offsets_.resize(1);
+          b_index_ = {0};
+        }
+      }
     } else if (b_count == 1 && a_count == batches) {
       rows_ = batches * m_;
       a_offsets_ = {0};
