@@ -1,22 +1,21 @@
 // Transposes around a matmul folded into its operand strides, for the cpu backend.
 //
 // Transformer exports split and merge attention heads with transposes around the batched
-// matmuls: [b, s, h, d] -> [b, h, s, d] before Q K^T (Q) and P V (V), [b, h, s, d] ->
-// [b, s, h, d] after it. Each one copies a tensor that the matmul then reads once (the GEMM
-// packs B anyway, and reads A through row pointers with any row stride), and each costs a
-// parallel region. This pass points the matmul at the transpose's input and records the
-// permutation (Node::Permuted): the cpu matmul kernel (cpu/linalg.cc) reads A rows at the
-// permuted strides, packs B from the permuted strides, and stores C rows where the transposed
-// output keeps them. The products, their order of summation and the stored values are those
-// of the unfused graph: the result is bit-identical.
+// matmuls: [b, s, h, d] -> [b, h, s, d] before Q K^T (Q) and P V (V), [b, s, h, d] ->
+// [b, h, d, s] for K^T, [b, h, s, d] -> [b, s, h, d] after P V. Each one copies a tensor that
+// the matmul then reads once (the GEMM packs B anyway, and reads A through row pointers with
+// any row stride), and each costs a parallel region. This pass points the matmul at the
+// transpose's input and records the permutation (Node::Permuted): the cpu matmul kernel
+// (cpu/linalg.cc) reads A rows at the permuted strides, packs B from the permuted strides (K^T
+// by a gather down its contiguous columns), and stores C rows where the transposed output keeps
+// them. The products, their order of summation and the stored values are those of the unfused
+// graph: the result is bit-identical.
 //
 // Conditions: float32, static shapes (plans of dynamic graphs re-infer every node from its
 // stored operands), a transpose whose value only this matmul reads (else it is computed
-// anyway); every operand's and the output's last axis stays last, so rows stay contiguous (a
-// B read down its columns, K^T's [b, s, h, d] -> [b, h, d, s], would be packed by a scalar
-// gather, which measured slower than the SIMD transpose node plus row copies: MiniLM 3.5%
-// slower as a whole); an output transpose only when the matmul has no fused epilogue (the
-// epilogue runs on contiguous chunks of the result).
+// anyway); A's and the output's last axis stays last, so their rows stay contiguous; an output
+// transpose only when the matmul has no fused epilogue (the epilogue runs on contiguous chunks
+// of the result).
 #include <numeric>
 
 #include "graph/passes/graph_util.h"
@@ -93,7 +92,7 @@ Expected<int64_t> fold_matmul_transposes(Graph& graph) {
     }
     Node::Permuted perms;
     int n = fold_input(graph, uses, p.a, perms.a, /*keep_last=*/true);
-    n += fold_input(graph, uses, p.b, perms.b, /*keep_last=*/true);
+    n += fold_input(graph, uses, p.b, perms.b, /*keep_last=*/false);
     // The output: a transpose that is the only reader of the result.
     const OperandId y = mm.outputs[0];
     for (const Node& t : graph.nodes) {
