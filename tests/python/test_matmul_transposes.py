@@ -223,6 +223,21 @@ def test_k_transposed_by_two_transposes():
     _check(build, {"q": q, "k": k}, 16, 2)
 
 
+def test_merged_heads_read_by_another_matmul():
+    """P V -> transpose [0,2,1,3] -> matmul by a [d, n] matrix: the transpose folds into the
+    first matmul's output only (the second reads the stored [b, s, h, d] value as it is)."""
+    r = np.random.default_rng(6)
+    p = r.uniform(-1, 1, [2, 3, 7, 7]).astype(np.float32)
+    v = r.uniform(-1, 1, [2, 3, 7, 8]).astype(np.float32)
+    w = r.uniform(-1, 1, [8, 5]).astype(np.float32)
+
+    def build(g, ins):
+        ctx = g.transpose(g.matmul(ins["p"], ins["v"]), permutation=[0, 2, 1, 3])
+        return g.matmul(ctx, g.constant(w))
+
+    _check(build, {"p": p, "v": v}, 8, 1)
+
+
 def test_transposes_the_pass_leaves():
     """Not folded: a transpose also read by another node, one that moves A's last axis, an
     output transpose after a fused epilogue, and a matmul result that is also a graph output.

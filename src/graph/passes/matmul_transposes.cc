@@ -106,6 +106,10 @@ Expected<int64_t> fold_matmul_transposes(Graph& graph) {
       // The transpose runs later in node order than the matmul: readers of its value come
       // after it, so the matmul (earlier) producing it keeps the order topological.
       mm.outputs[0] = t.outputs[0];
+      // The value's producer is the matmul from here on (a later matmul reading it must not
+      // take the dead transpose for its own input transpose).
+      graph.operands[t.outputs[0]].producer = static_cast<int32_t>(&mm - graph.nodes.data());
+      graph.operands[y].producer = -1;
       dead[ti] = true;
       --uses[y];
       if (!is_identity(perm)) perms.out = perm;
