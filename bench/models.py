@@ -47,7 +47,9 @@ SITE = sysconfig.get_paths()["purelib"]
 
 
 def _site_file(pattern: str) -> str:
-    hits = sorted(glob.glob(os.path.join(SITE, pattern), recursive=True))
+    # Also the site directories behind this venv (a worktree's venv sees main's packages).
+    sites = [SITE] + [p for p in sys.path if p.endswith("site-packages") and p != SITE]
+    hits = [h for s in sites for h in sorted(glob.glob(os.path.join(s, pattern), recursive=True))]
     if not hits:
         raise SystemExit(
             f"bench/models.py: no file matches {pattern} in {SITE} (see the docstring)"

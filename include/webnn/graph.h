@@ -97,6 +97,11 @@ struct Node {
   // never have one.
   struct Quantized;
   std::shared_ptr<const Quantized> quantized = nullptr;
+  // Set by the cpu backend's graph/passes/matmul_transposes.cc (float32 matmul only): the
+  // matmul reads its operands, and writes its output, through axis permutations instead of the
+  // transpose nodes the graph had around it. Built graphs never have one.
+  struct Permuted;
+  std::shared_ptr<const Permuted> permuted = nullptr;
 
   std::vector<OperandId> inputs() const {
     std::vector<OperandId> ids;
@@ -141,6 +146,14 @@ struct Node::Quantized {
   // result; multiplier holds that dequantize's scale (of the quantize scale's shape),
   // requant_signed tells the (u)int8 type the value was quantized to. No other field is used.
   bool fake_quantize = false;
+};
+
+// A matmul's operand and output permutations (graph/passes/matmul_transposes.cc), each over
+// the stored tensor's own axes and empty when it is read or written as stored: the matmul's
+// a is transpose(stored a, a), its b transpose(stored b, b), and what it stores is
+// transpose(its result, out). The last axis of a and of out stays last (rows are contiguous).
+struct Node::Permuted {
+  std::vector<int64_t> a, b, out;
 };
 
 struct NamedOperand {

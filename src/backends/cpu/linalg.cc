@@ -24,6 +24,43 @@ std::vector<int64_t> batch_strides(const std::vector<int64_t>& shape,
   return s;
 }
 
+// Row-major strides of `shape`.
+std::vector<int64_t> dense_strides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;) s[i - 1] = s[i] * shape[i];
+  return s;
+}
+
+// A tensor seen through a permutation of its axes (Node::Permuted): the shape and the strides
+// (in elements of the stored tensor) of each logical axis.
+struct PermutedView {
+  std::vector<int64_t> shape, strides;
+};
+
+// An operand read as transpose(stored, perm).
+PermutedView read_view(const std::vector<int64_t>& stored, const std::vector<int64_t>& perm) {
+  const std::vector<int64_t> st = dense_strides(stored);
+  if (perm.empty()) return {stored, st};
+  PermutedView v{std::vector<int64_t>(perm.size()), std::vector<int64_t>(perm.size())};
+  for (size_t i = 0; i < perm.size(); ++i) {
+    v.shape[i] = stored[perm[i]];
+    v.strides[i] = st[perm[i]];
+  }
+  return v;
+}
+
+// A result stored as transpose(result, perm): logical axis perm[j] is stored axis j.
+PermutedView write_view(const std::vector<int64_t>& stored, const std::vector<int64_t>& perm) {
+  const std::vector<int64_t> st = dense_strides(stored);
+  if (perm.empty()) return {stored, st};
+  PermutedView v{std::vector<int64_t>(perm.size()), std::vector<int64_t>(perm.size())};
+  for (size_t j = 0; j < perm.size(); ++j) {
+    v.shape[perm[j]] = stored[j];
+    v.strides[perm[j]] = st[j];
+  }
+  return v;
+}
+
 // B matrices (k x n each, `count` of them) packed for the micro-kernel.
 class PackedB {
  public:
@@ -52,6 +89,13 @@ class PackedB {
                 ThreadPool* pool) {
     parallel_chunks(pool, count_, 1, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) pack(i, b + i * matrix_stride, row_stride, col_stride);
+    });
+  }
+  // The same with matrix i at b + offsets[i].
+  void pack_all(const float* b, const std::vector<int64_t>& offsets, int64_t row_stride,
+                int64_t col_stride, ThreadPool* pool) {
+    parallel_chunks(pool, count_, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) pack(i, b + offsets[i], row_stride, col_stride);
     });
   }
   // A constant B is packed once per weight data: the plans and graphs of a context built from
@@ -93,6 +137,7 @@ class MatmulKernel final : public Kernel {
   explicit MatmulKernel(const SimdKernels& simd) : simd_(simd) {}
 
   bool take_column_bias(OperandRef bias) override {
+    if (permuted_out_) return false;
     bias_ = bias;
     return true;
   }
@@ -104,7 +149,7 @@ class MatmulKernel final : public Kernel {
   // k = head size), whose scale + mask pass otherwise re-reads heads x seq^2 floats. Rows
   // split into column blocks (checked per block) still work, one sink call per row.
   bool set_output_sink(const OutputSink* sink) override {
-    if (n_ * std::min<int64_t>(k_, 768) > 128 * 1024) return false;
+    if (permuted_out_ || n_ * std::min<int64_t>(k_, 768) > 128 * 1024) return false;
     sink_ = sink;
     return true;
   }
@@ -115,17 +160,78 @@ class MatmulKernel final : public Kernel {
     const TensorView& b = cc.view(p.b);
     const TensorView& out = cc.view(OperandRef{node.outputs[0]});
     if (!is_float32(a) || !is_float32(b) || a.rank() < 2 || b.rank() < 2) return false;
-    m_ = a.shape[a.rank() - 2];
-    k_ = a.shape[a.rank() - 1];
-    n_ = b.shape[b.rank() - 1];
-    const std::vector<int64_t> batch(out.shape.begin(), out.shape.end() - 2);
-    const std::vector<int64_t> a_batch(a.shape.begin(), a.shape.end() - 2);
-    const std::vector<int64_t> b_batch(b.shape.begin(), b.shape.end() - 2);
+    // Operands and output through the permutations of folded transposes, if any.
+    static const Node::Permuted kNone;
+    const Node::Permuted& perm = node.permuted ? *node.permuted : kNone;
+    const PermutedView av = read_view(a.shape, perm.a), bv = read_view(b.shape, perm.b);
+    const PermutedView ov = write_view(out.shape, perm.out);
+    const size_t ra = av.shape.size(), rb = bv.shape.size(), ro = ov.shape.size();
+    if (av.strides[ra - 1] != 1 || ov.strides[ro - 1] != 1) return false;  // rows contiguous
+    permuted_out_ = !perm.out.empty();
+    m_ = av.shape[ra - 2];
+    k_ = av.shape[ra - 1];
+    n_ = bv.shape[rb - 1];
+    lda_ = av.strides[ra - 2];
+    ldc_ = ov.strides[ro - 2];
+    b_row_stride_ = bv.strides[rb - 2];
+    b_col_stride_ = bv.strides[rb - 1];
+    const std::vector<int64_t> batch(ov.shape.begin(), ov.shape.end() - 2);
+    const std::vector<int64_t> a_batch(av.shape.begin(), av.shape.end() - 2);
+    const std::vector<int64_t> b_batch(bv.shape.begin(), bv.shape.end() - 2);
     int64_t batches = 1, a_count = 1, b_count = 1;
     for (int64_t d : batch) batches *= d;
     for (int64_t d : a_batch) a_count *= d;
     for (int64_t d : b_batch) b_count *= d;
-    if (b_count == 1 && a_count == batches) {
+    if (node.permuted) {
+      // Matrix offsets from the views' strides (a broadcast axis adds nothing).
+      std::vector<int64_t> idx(batch.size(), 0);
+      for (int64_t flat = 0; flat < batches; ++flat) {
+        int64_t oa = 0, ob = 0, oc = 0, ib = 0;
+        for (size_t d = 0; d < batch.size(); ++d) {
+          oc += idx[d] * ov.strides[d];
+          const size_t shift_a = batch.size() - a_batch.size();
+          if (d >= shift_a && a_batch[d - shift_a] != 1) oa += idx[d] * av.strides[d - shift_a];
+          const size_t shift_b = batch.size() - b_batch.size();
+          if (d >= shift_b && b_batch[d - shift_b] != 1) ob += idx[d] * bv.strides[d - shift_b];
+        }
+        // B's own matrix index (row-major over its batch axes), where it is packed.
+        for (size_t d = batch.size() - b_batch.size(); d < batch.size(); ++d) {
+          const int64_t size = b_batch[d - (batch.size() - b_batch.size())];
+          ib = ib * size + (size == 1 ? 0 : idx[d]);
+        }
+        a_offsets_.push_back(oa);
+        c_offsets_.push_back(oc);
+        b_index_.push_back(ib);
+        if (b_offsets_.size() <= static_cast<size_t>(ib)) b_offsets_.resize(ib + 1, 0);
+        b_offsets_[ib] = ob;
+        for (size_t d = batch.size(); d-- > 0;) {
+          if (++idx[d] < batch[d]) break;
+          idx[d] = 0;
+        }
+      }
+      b_offsets_.resize(static_cast<size_t>(b_count), 0);
+      rows_ = m_;
+      // One B matrix: all of A's rows form one product, as below, when A's and C's rows (batch
+      // by batch) are evenly spaced (a [1, s, d] -> [s, 1, d] transpose of A: rows of one
+      // element each, which would otherwise run as s one-row products).
+      if (b_count == 1 && a_count == batches && batches * m_ > 1) {
+        const int64_t la = m_ > 1 ? lda_ : a_offsets_[1] - a_offsets_[0];
+        const int64_t lc = m_ > 1 ? ldc_ : c_offsets_[1] - c_offsets_[0];
+        bool even = la >= 0 && lc >= n_;
+        for (int64_t flat = 0; flat < batches && even; ++flat) {
+          even = a_offsets_[flat] == a_offsets_[0] + flat * m_ * la &&
+                 c_offsets_[flat] == c_offsets_[0] + flat * m_ * lc;
+        }
+        if (even) {
+          rows_ = batches * m_;
+          lda_ = la;
+          ldc_ = lc;
+          a_offsets_.resize(1);
+          c_offsets_.resize(1);
+          b_index_ = {0};
+        }
+      }
+    } else if (b_count == 1 && a_count == batches) {
       rows_ = batches * m_;
       a_offsets_ = {0};
       b_index_ = {0};
@@ -152,13 +258,22 @@ class MatmulKernel final : public Kernel {
     }
     if (!packed_.init(b_count, k_, n_, simd_.gemm_nr)) return false;
     b_constant_ = cc.is_constant(p.b);
+    if (b_offsets_.empty()) {
+      for (int64_t i = 0; i < b_count; ++i) b_offsets_.push_back(i * k_ * n_);
+    }
     if (b_constant_) {
-      packed_.prepare_constant(cc, p.b, "matmul",
-                               [&] { packed_.pack_all(b.as<float>(), k_ * n_, n_, 1, nullptr); });
+      std::string variant = "matmul";
+      if (!perm.b.empty()) {
+        variant += "/p";
+        for (int64_t d : perm.b) variant += str_cat(d, ",");
+      }
+      packed_.prepare_constant(cc, p.b, variant.c_str(), [&] {
+        packed_.pack_all(b.as<float>(), b_offsets_, b_row_stride_, b_col_stride_, nullptr);
+      });
     }
     jobs_.resize(a_offsets_.size());
     rows_a_.a.resize(a_offsets_.size());
-    rows_a_.lda.assign(a_offsets_.size(), k_);
+    rows_a_.lda.assign(a_offsets_.size(), lda_);
     rows_a_.rows = rows_;
     rows_a_.mr = simd_.gemm_mr;
     return true;
@@ -168,7 +283,10 @@ class MatmulKernel final : public Kernel {
     const auto& p = ctx.params<BinaryParams>();
     const float* a = ctx.in(p.a).as<float>();
     float* c = ctx.out().as<float>();
-    if (!b_constant_) packed_.pack_all(ctx.in(p.b).as<float>(), k_ * n_, n_, 1, ctx.pool());
+    if (!b_constant_) {
+      packed_.pack_all(ctx.in(p.b).as<float>(), b_offsets_, b_row_stride_, b_col_stride_,
+                       ctx.pool());
+    }
     for (size_t j = 0; j < jobs_.size(); ++j) {
       GemmJob& job = jobs_[j];
       job.m = rows_;
@@ -176,7 +294,7 @@ class MatmulKernel final : public Kernel {
       job.k_per_tap = k_;
       job.b_packed = packed_.matrix(b_index_[j]);
       job.c = c + c_offsets_[j];
-      job.ldc = n_;
+      job.ldc = ldc_;
       job.col_bias = bias_.present() ? ctx.in(bias_).as<float>() : nullptr;
       rows_a_.a[j] = a + a_offsets_[j];
     }
@@ -201,8 +319,12 @@ class MatmulKernel final : public Kernel {
   const SimdKernels& simd_;
   const OutputSink* sink_ = nullptr;  // a fused epilogue applied per finished block
   int64_t m_ = 0, k_ = 0, n_ = 0, rows_ = 0;
+  // Row strides of A and C, B's element strides (other than k and n for folded transposes).
+  int64_t lda_ = 0, ldc_ = 0, b_row_stride_ = 0, b_col_stride_ = 1;
   std::vector<int64_t> a_offsets_, b_index_, c_offsets_;
-  OperandRef bias_;  // a fused add's column bias (take_column_bias)
+  std::vector<int64_t> b_offsets_;  // where each of B's matrices starts
+  bool permuted_out_ = false;       // C is stored transposed (Node::Permuted::out)
+  OperandRef bias_;                 // a fused add's column bias (take_column_bias)
   bool b_constant_ = false;
   PackedB packed_;
   std::vector<GemmJob> jobs_;

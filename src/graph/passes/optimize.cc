@@ -28,6 +28,8 @@ const std::vector<Pass>& all_passes() {
       // After layouts (the pairs' parameters are permuted then), on the pairs the QDQ passes left.
       {"fake_quantize", cpu_only, fuse_fake_quantize},
       {"epilogue_fusion", cpu_only, fuse_epilogues},
+      // After fusion: an output transpose folds only into a matmul without an epilogue.
+      {"matmul_transposes", cpu_only, fold_matmul_transposes},
       {"dead_code", every_backend, remove_dead_code},
   };
   return passes;
