@@ -564,6 +564,7 @@ class QMatmulKernel final : public Kernel {
 
 std::unique_ptr<Kernel> make_quantized_kernel(const Node& node, const CompileContext& cc) {
   if (!node.quantized) return nullptr;
+  if (node.quantized->dynamic_lstm) return make_dynamic_lstm_kernel(node, cc);
   if (node.quantized->fake_quantize) {
     return node.kind == OpKind::kQuantizeLinear ? make_fake_quantize_kernel(node, cc) : nullptr;
   }

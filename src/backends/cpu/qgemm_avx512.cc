@@ -14,20 +14,54 @@ namespace webnn {
 
 namespace {
 
-void qgemm_vnni_tile(const QGemmTile& t) {
-  __m512i acc[kQGemmMr];
-  for (auto& v : acc) v = _mm512_setzero_si512();
+// vpdpwssd accumulates in place: one accumulator per row would chain each pair step on the
+// previous one's latency (~5 cycles), so rows keep kChains accumulators over interleaved pairs,
+// summed at the end (exact integers: the same result in any order).
+template <int kRows, int kChains>
+void vnni_rows(const QGemmTile& t) {
+  __m512i acc[kRows][kChains];
+  for (auto& row : acc) {
+    for (auto& v : row) v = _mm512_setzero_si512();
+  }
   const int16_t* b = t.b;
-  for (int64_t p = 0; p < t.pairs; ++p, b += kQGemmNr * 2) {
-    const __m512i bv = _mm512_loadu_si512(b);
-    for (int r = 0; r < kQGemmMr; ++r) {
-      if (r >= t.mr) break;
-      int32_t pair;
-      std::memcpy(&pair, t.a + r * t.lda + 2 * p, sizeof pair);
-      acc[r] = _mm512_dpwssd_epi32(acc[r], _mm512_set1_epi32(pair), bv);
+  int64_t p = 0;
+  for (; p + kChains <= t.pairs; p += kChains, b += kQGemmNr * 2 * kChains) {
+    for (int j = 0; j < kChains; ++j) {
+      const __m512i bv = _mm512_loadu_si512(b + j * kQGemmNr * 2);
+      for (int r = 0; r < kRows; ++r) {
+        int32_t pair;
+        std::memcpy(&pair, t.a + r * t.lda + 2 * (p + j), sizeof pair);
+        acc[r][j] = _mm512_dpwssd_epi32(acc[r][j], _mm512_set1_epi32(pair), bv);
+      }
     }
   }
-  for (int r = 0; r < t.mr; ++r) _mm512_storeu_si512(t.c + r * kQGemmNr, acc[r]);
+  for (; p < t.pairs; ++p, b += kQGemmNr * 2) {
+    const __m512i bv = _mm512_loadu_si512(b);
+    for (int r = 0; r < kRows; ++r) {
+      int32_t pair;
+      std::memcpy(&pair, t.a + r * t.lda + 2 * p, sizeof pair);
+      acc[r][0] = _mm512_dpwssd_epi32(acc[r][0], _mm512_set1_epi32(pair), bv);
+    }
+  }
+  for (int r = 0; r < kRows; ++r) {
+    __m512i sum = acc[r][0];
+    for (int j = 1; j < kChains; ++j) sum = _mm512_add_epi32(sum, acc[r][j]);
+    _mm512_storeu_si512(t.c + r * kQGemmNr, sum);
+  }
+}
+
+void qgemm_vnni_tile(const QGemmTile& t) {
+  static_assert(kQGemmMr == 4);
+  switch (t.mr) {
+    case 1:
+      return vnni_rows<1, 8>(t);
+    case 2:
+      return vnni_rows<2, 4>(t);
+    case 3:
+      return vnni_rows<3, 3>(t);
+    default:
+      return vnni_rows<4, 2>(t);
+  }
 }
 
 }  // namespace

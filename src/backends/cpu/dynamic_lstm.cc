@@ -1,0 +1,219 @@
+// The dynamically quantized LSTM direction of graph/passes/dynamic_quant_lstm.cc
+// (Node::Quantized::dynamic_lstm): the steps of the importer's unrolled DynamicQuantizeLSTM
+// as one kernel. Per step: h quantized to uint8 (min/max over the state, ONNX Runtime's
+// scale and zero point rule, quantizeLinear with scale 1 on the qquantize kernel), the
+// product (q - zp) R on the int16 GEMM micro-kernels (qgemm.h, exact int32), ORT's u8s8
+// saturation correction in int32, then per column float(sum) * (h_scale * r_scale) + x W + b
+// and the cell, each the graph's float32 operation in its order with the vector sigmoid /
+// tanh of the element-wise kernels: the same bits as the unfused graph on the cpu backend.
+//
+// R is packed with its columns regrouped by blocks of kQGemmNr hidden units, the four gates of
+// a block in consecutive panels, so a task (a block of units) computes its gate columns and
+// finishes those units' cell: one parallel region per step, split by shapes only.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/qgemm.h"
+
+namespace webnn {
+
+namespace {
+
+constexpr int64_t kUnits = kQGemmNr;  // hidden units per block
+constexpr int64_t kMinTaskMacs = 64 * 1024;
+
+class DynamicLstmKernel final : public Kernel {
+ public:
+  DynamicLstmKernel(const SimdKernels& simd, std::shared_ptr<const DynamicLstmForm> form)
+      : simd_(simd), f_(std::move(form)) {}
+
+  bool init(const Node& node, const CompileContext& cc) {
+    const DynamicLstmForm& f = *f_;
+    const auto& p = node.as<LstmParams>();
+    const int64_t n = 4 * f.hidden;
+    const TensorView& xw = cc.view(p.input);
+    if (xw.rank() != 2 || xw.shape[1] != n || xw.data_type != DataType::kFloat32) return false;
+    const int64_t t_lo = f.backward ? f.first_t - f.steps + 1 : f.first_t;
+    if (t_lo < 0 || (t_lo + f.steps) * f.batch > xw.shape[0]) return false;
+    if (static_cast<int64_t>(f.r.size()) != f.hidden * n) return false;
+    if (f.r_scale.size() != 1 && static_cast<int64_t>(f.r_scale.size()) != n) return false;
+    if (!f.bias.empty() && static_cast<int64_t>(f.bias.size()) != n) return false;
+    if (node.outputs.size() != 3) return false;
+    blocks_ = (f.hidden + kUnits - 1) / kUnits;
+    // Columns regrouped: panel (block * 4 + gate k) holds units [block * 16, +16) of gate k.
+    const int64_t np = blocks_ * 4 * kUnits;
+    std::vector<int16_t> b(static_cast<size_t>(f.hidden * np), 0);
+    for (int64_t u = 0; u < blocks_; ++u) {
+      for (int k = 0; k < 4; ++k) {
+        for (int64_t j = 0; j < kUnits && u * kUnits + j < f.hidden; ++j) {
+          const int64_t src = f.gate_col[k] + u * kUnits + j;
+          const int64_t dst = (u * 4 + k) * kUnits + j;
+          for (int64_t i = 0; i < f.hidden; ++i) b[i * np + dst] = f.r[i * n + src];
+        }
+      }
+    }
+    packed_ = qgemm_pack_b(b.data(), np, 1, f.hidden, np);
+    kp_ = qgemm_kp(f.hidden);
+    return true;
+  }
+
+  Status run(KernelContext& ctx) override {
+    const DynamicLstmForm& f = *f_;
+    const auto& p = ctx.params<LstmParams>();
+    const int64_t hs = f.hidden, n = 4 * hs, batch = f.batch, state = batch * hs;
+    const float* xw = ctx.in(p.input).as<float>();
+    h_.assign(ctx.in(p.initial_hidden_state).as<float>(),
+              ctx.in(p.initial_hidden_state).as<float>() + state);
+    c_.assign(ctx.in(p.initial_cell_state).as<float>(),
+              ctx.in(p.initial_cell_state).as<float>() + state);
+    next_h_.resize(state), next_c_.resize(state);
+    q_.resize(state), xs_.resize(state);
+    a_.assign(static_cast<size_t>(batch * kp_), 0);
+    col_scale_.resize(n);
+    float* seq = ctx.out(2).as<float>();
+    const int64_t t_lo = f.backward ? f.first_t - f.steps + 1 : f.first_t;
+    ThreadPool* pool = ctx.pool();
+    const int64_t macs = batch * 4 * kUnits * hs;
+    const int64_t tasks = std::clamp<int64_t>(blocks_ * macs / kMinTaskMacs, 1, blocks_);
+    const bool parallel = pool && pool->num_threads() > 1 && tasks > 1;
+    for (int64_t s = 0; s < f.steps; ++s) {
+      const int64_t t = f.backward ? f.first_t - s : f.first_t + s;
+      quantize_state();
+      const float* xt = xw + t * batch * n;
+      if (parallel) {
+        pool->parallel_for(tasks, [&](int64_t task, int) {
+          for (int64_t u = task * blocks_ / tasks; u < (task + 1) * blocks_ / tasks; ++u) {
+            block(u, xt);
+          }
+        });
+      } else {
+        for (int64_t u = 0; u < blocks_; ++u) block(u, xt);
+      }
+      h_.swap(next_h_);
+      c_.swap(next_c_);
+      std::memcpy(seq + (t - t_lo) * state, h_.data(), state * sizeof(float));
+    }
+    std::memcpy(ctx.out(0).as<float>(), h_.data(), state * sizeof(float));
+    std::memcpy(ctx.out(1).as<float>(), c_.data(), state * sizeof(float));
+    return Status::ok();
+  }
+
+ private:
+  // quantized_recurrent.py _dynamic_uint8 on h_, in the graph's float32 operations: q_ the
+  // uint8 values, a_ the int16 rows q - zp, col_scale_ the product's scale per column.
+  void quantize_state() {
+    const DynamicLstmForm& f = *f_;
+    const int64_t state = f.batch * f.hidden, n = 4 * f.hidden;
+    float mn = h_[0], mx = h_[0];
+    for (int64_t i = 1; i < state; ++i) {
+      mn = std::min(mn, h_[i]);
+      mx = std::max(mx, h_[i]);
+    }
+    const float lo = std::min(mn, 0.0f), hi = std::max(mx, 0.0f);
+    const float scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
+    const float zp = std::clamp(std::nearbyint(0.0f - lo / scale), 0.0f, 255.0f);
+    const int32_t zpi = static_cast<int32_t>(zp);
+    for (int64_t i = 0; i < state; ++i) xs_[i] = h_[i] / scale;
+    qquantize()(xs_.data(), state, zpi, false, q_.data());
+    for (int64_t b = 0; b < f.batch; ++b) {
+      for (int64_t i = 0; i < f.hidden; ++i) {
+        a_[b * kp_ + i] = static_cast<int16_t>(int32_t{q_[b * f.hidden + i]} - zpi);
+      }
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      col_scale_[j] = scale * f.r_scale[f.r_scale.size() == 1 ? 0 : j];
+    }
+  }
+
+  // Units [u * 16, +16) of every batch row: their four gate columns, then the cell.
+  void block(int64_t u, const float* xt) {
+    const DynamicLstmForm& f = *f_;
+    const int64_t hs = f.hidden, n = 4 * hs;
+    const int64_t units = std::min(kUnits, hs - u * kUnits);
+    const int64_t pairs = kp_ / 2;
+    const QGemmUkernel uk = qgemm_ukernel();
+    alignas(64) int32_t tile[4][kQGemmMr * kQGemmNr];
+    alignas(64) float pre[4][kUnits];
+    alignas(64) float cell[kUnits];
+    for (int64_t r0 = 0; r0 < f.batch; r0 += kQGemmMr) {
+      const int mr = static_cast<int>(std::min<int64_t>(kQGemmMr, f.batch - r0));
+      for (int k = 0; k < 4; ++k) {
+        const int16_t* b = packed_.data() + (u * 4 + k) * pairs * kQGemmNr * 2;
+        uk(QGemmTile{a_.data() + r0 * kp_, kp_, mr, b, pairs, tile[k]});
+      }
+      for (int r = 0; r < mr; ++r) {
+        const int64_t row = r0 + r;
+        const uint8_t* q = q_.data() + row * hs;
+        const float* x = xt + row * n;
+        const float* cs = col_scale_.data();
+        const float* bias = f.bias.empty() ? nullptr : f.bias.data();
+        for (int k = 0; k < 4; ++k) {
+          const int64_t col0 = f.gate_col[k] + u * kUnits;
+          alignas(64) int32_t sum[kUnits];
+          const int32_t* acc = tile[k] + r * kQGemmNr;
+          for (int64_t j = 0; j < kUnits; ++j) sum[j] = acc[j];
+          for (int64_t sl = 0; sl < f.slots; ++sl) {
+            const int32_t* i0 = f.idx0.data() + sl * n + col0;
+            const int32_t* i1 = f.idx1.data() + sl * n + col0;
+            const int32_t* w0 = f.w0.data() + sl * n + col0;
+            const int32_t* w1 = f.w1.data() + sl * n + col0;
+            for (int64_t j = 0; j < units; ++j) {
+              const int32_t pv = int32_t{q[i0[j]]} * w0[j] + int32_t{q[i1[j]]} * w1[j];
+              sum[j] += std::clamp<int32_t>(pv, -32768, 32767) - pv;
+            }
+          }
+          float* out = pre[k];
+          const float* xk = x + col0;
+          const float* sk = cs + col0;
+          for (int64_t j = 0; j < units; ++j) out[j] = xk[j] + static_cast<float>(sum[j]) * sk[j];
+          if (bias) {
+            const float* bk = bias + col0;
+            for (int64_t j = 0; j < units; ++j) out[j] = out[j] + bk[j];
+          }
+          for (int64_t j = units; j < kUnits; ++j) out[j] = 0.0f;
+        }
+        UnaryArgs sig, th;
+        sig.op = UnaryOpF::kSigmoid;
+        th.op = UnaryOpF::kTanh;
+        simd_.unary(sig, pre[0], pre[0], 3 * kUnits);  // i, o, f: adjacent rows of pre
+        simd_.unary(th, pre[3], pre[3], kUnits);
+        const int64_t off = row * hs + u * kUnits;
+        const float* c = c_.data() + off;
+        float* nc = next_c_.data() + off;
+        for (int64_t j = 0; j < units; ++j) {
+          const float fc = pre[2][j] * c[j];
+          const float ig = pre[0][j] * pre[3][j];
+          nc[j] = fc + ig;
+        }
+        simd_.unary(th, nc, cell, units);
+        float* nh = next_h_.data() + off;
+        for (int64_t j = 0; j < units; ++j) nh[j] = pre[1][j] * cell[j];
+      }
+    }
+  }
+
+  const SimdKernels& simd_;
+  std::shared_ptr<const DynamicLstmForm> f_;
+  int64_t blocks_ = 0, kp_ = 0;
+  std::vector<int16_t> packed_;
+  // Per-run scratch (a kernel runs on one dispatch at a time).
+  std::vector<float> h_, c_, next_h_, next_c_, xs_, col_scale_;
+  std::vector<uint8_t> q_;
+  std::vector<int16_t> a_;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> make_dynamic_lstm_kernel(const Node& node, const CompileContext& cc) {
+  if (node.kind != OpKind::kLstm || !node.quantized || !node.quantized->dynamic_lstm) {
+    return nullptr;
+  }
+  auto k = std::make_unique<DynamicLstmKernel>(simd_kernels(), node.quantized->dynamic_lstm);
+  if (!k->init(node, cc)) return nullptr;
+  return k;
+}
+
+}  // namespace webnn
