@@ -7,6 +7,10 @@
 // and the cell, each the graph's float32 operation in its order with the vector sigmoid /
 // tanh of the element-wise kernels: the same bits as the unfused graph on the cpu backend.
 //
+// On AVX-512 VNNI, R within int8 is packed as int8 and multiplies the raw uint8 q (vpdpbusd,
+// exact), zp * colsum(R) subtracted after: the same integers at twice the products per
+// instruction and half the weight bytes.
+//
 // R is packed with its columns regrouped by blocks of kQGemmNr hidden units, the four gates of
 // a block in consecutive panels, so a task (a block of units) computes its gate columns and
 // finishes those units' cell: one parallel region per step, split by shapes only.
@@ -55,8 +59,23 @@ class DynamicLstmKernel final : public Kernel {
         }
       }
     }
-    packed_ = qgemm_pack_b(b.data(), np, 1, f.hidden, np);
     kp_ = qgemm_kp(f.hidden);
+    kq_ = qgemm_kq(f.hidden);
+    uk8_ = qgemm_u8s8_ukernel();
+    for (int16_t v : b) {
+      if (v < -128 || v > 127) uk8_ = nullptr;
+    }
+    if (uk8_) {
+      // uint8 q times int8 r, then zp * colsum(r) subtracted: the same exact integers.
+      std::vector<int8_t> b8(b.begin(), b.end());
+      packed8_ = qgemm_pack_b_s8(b8.data(), f.hidden, np);
+      colsum_.assign(static_cast<size_t>(np), 0);
+      for (int64_t i = 0; i < f.hidden; ++i) {
+        for (int64_t j = 0; j < np; ++j) colsum_[j] += b[i * np + j];
+      }
+    } else {
+      packed_ = qgemm_pack_b(b.data(), np, 1, f.hidden, np);
+    }
     return true;
   }
 
@@ -72,6 +91,7 @@ class DynamicLstmKernel final : public Kernel {
     next_h_.resize(state), next_c_.resize(state);
     q_.resize(state), xs_.resize(state);
     a_.assign(static_cast<size_t>(batch * kp_), 0);
+    a8_.assign(static_cast<size_t>(batch * kq_), 0);
     col_scale_.resize(n);
     float* seq = ctx.out(2).as<float>();
     const int64_t t_lo = f.backward ? f.first_t - f.steps + 1 : f.first_t;
@@ -118,7 +138,12 @@ class DynamicLstmKernel final : public Kernel {
     const int32_t zpi = static_cast<int32_t>(zp);
     for (int64_t i = 0; i < state; ++i) xs_[i] = h_[i] / scale;
     qquantize()(xs_.data(), state, zpi, false, q_.data());
+    zp_ = zpi;
     for (int64_t b = 0; b < f.batch; ++b) {
+      if (uk8_) {
+        std::memcpy(a8_.data() + b * kq_, q_.data() + b * f.hidden, f.hidden);
+        continue;
+      }
       for (int64_t i = 0; i < f.hidden; ++i) {
         a_[b * kp_ + i] = static_cast<int16_t>(int32_t{q_[b * f.hidden + i]} - zpi);
       }
@@ -141,8 +166,17 @@ class DynamicLstmKernel final : public Kernel {
     for (int64_t r0 = 0; r0 < f.batch; r0 += kQGemmMr) {
       const int mr = static_cast<int>(std::min<int64_t>(kQGemmMr, f.batch - r0));
       for (int k = 0; k < 4; ++k) {
-        const int16_t* b = packed_.data() + (u * 4 + k) * pairs * kQGemmNr * 2;
-        uk(QGemmTile{a_.data() + r0 * kp_, kp_, mr, b, pairs, tile[k]});
+        if (uk8_) {
+          const int8_t* b = packed8_.data() + (u * 4 + k) * (kq_ / 4) * kQGemmNr * 4;
+          uk8_(QGemmU8Tile{a8_.data() + r0 * kq_, kq_, mr, b, kq_ / 4, tile[k]});
+          const int32_t* cs = colsum_.data() + (u * 4 + k) * kUnits;
+          for (int r = 0; r < mr; ++r) {
+            for (int64_t j = 0; j < kUnits; ++j) tile[k][r * kQGemmNr + j] -= zp_ * cs[j];
+          }
+        } else {
+          const int16_t* b = packed_.data() + (u * 4 + k) * pairs * kQGemmNr * 2;
+          uk(QGemmTile{a_.data() + r0 * kp_, kp_, mr, b, pairs, tile[k]});
+        }
       }
       for (int r = 0; r < mr; ++r) {
         const int64_t row = r0 + r;
@@ -197,8 +231,15 @@ class DynamicLstmKernel final : public Kernel {
 
   const SimdKernels& simd_;
   std::shared_ptr<const DynamicLstmForm> f_;
-  int64_t blocks_ = 0, kp_ = 0;
+  int64_t blocks_ = 0, kp_ = 0, kq_ = 0;
   std::vector<int16_t> packed_;
+  // The u8s8 VNNI route (qgemm.h QGemmU8Tile), when R fits int8: R packed as int8, its column
+  // sums (for the zero point), A the raw uint8 rows.
+  QGemmU8Ukernel uk8_ = nullptr;
+  std::vector<int8_t> packed8_;
+  std::vector<int32_t> colsum_;
+  std::vector<uint8_t> a8_;
+  int32_t zp_ = 0;
   // Per-run scratch (a kernel runs on one dispatch at a time).
   std::vector<float> h_, c_, next_h_, next_c_, xs_, col_scale_;
   std::vector<uint8_t> q_;

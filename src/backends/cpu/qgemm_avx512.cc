@@ -64,13 +64,63 @@ void qgemm_vnni_tile(const QGemmTile& t) {
   }
 }
 
+// The u8s8 tile (qgemm.h QGemmU8Tile): vpdpbusd of the row's four uint8 values (broadcast) by
+// a quad of the panel's 16 int8 columns, kChains accumulators per row as above.
+template <int kRows, int kChains>
+void vnni_u8_rows(const QGemmU8Tile& t) {
+  __m512i acc[kRows][kChains];
+  for (auto& row : acc) {
+    for (auto& v : row) v = _mm512_setzero_si512();
+  }
+  const int8_t* b = t.b;
+  int64_t q = 0;
+  for (; q + kChains <= t.quads; q += kChains, b += kQGemmNr * 4 * kChains) {
+    for (int j = 0; j < kChains; ++j) {
+      const __m512i bv = _mm512_loadu_si512(b + j * kQGemmNr * 4);
+      for (int r = 0; r < kRows; ++r) {
+        int32_t quad;
+        std::memcpy(&quad, t.a + r * t.lda + 4 * (q + j), sizeof quad);
+        acc[r][j] = _mm512_dpbusd_epi32(acc[r][j], _mm512_set1_epi32(quad), bv);
+      }
+    }
+  }
+  for (; q < t.quads; ++q, b += kQGemmNr * 4) {
+    const __m512i bv = _mm512_loadu_si512(b);
+    for (int r = 0; r < kRows; ++r) {
+      int32_t quad;
+      std::memcpy(&quad, t.a + r * t.lda + 4 * q, sizeof quad);
+      acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], _mm512_set1_epi32(quad), bv);
+    }
+  }
+  for (int r = 0; r < kRows; ++r) {
+    __m512i sum = acc[r][0];
+    for (int j = 1; j < kChains; ++j) sum = _mm512_add_epi32(sum, acc[r][j]);
+    _mm512_storeu_si512(t.c + r * kQGemmNr, sum);
+  }
+}
+
+void qgemm_vnni_u8_tile(const QGemmU8Tile& t) {
+  switch (t.mr) {
+    case 1:
+      return vnni_u8_rows<1, 8>(t);
+    case 2:
+      return vnni_u8_rows<2, 4>(t);
+    case 3:
+      return vnni_u8_rows<3, 3>(t);
+    default:
+      return vnni_u8_rows<4, 2>(t);
+  }
+}
+
 }  // namespace
 
 QGemmUkernel qgemm_ukernel_avx512_vnni() { return qgemm_vnni_tile; }
+QGemmU8Ukernel qgemm_u8s8_ukernel_avx512_vnni() { return qgemm_vnni_u8_tile; }
 
 }  // namespace webnn
 #else
 namespace webnn {
 QGemmUkernel qgemm_ukernel_avx512_vnni() { return nullptr; }
+QGemmU8Ukernel qgemm_u8s8_ukernel_avx512_vnni() { return nullptr; }
 }  // namespace webnn
 #endif
