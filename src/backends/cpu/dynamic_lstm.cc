@@ -165,10 +165,14 @@ class DynamicLstmKernel final : public Kernel {
     alignas(64) float cell[kUnits];
     for (int64_t r0 = 0; r0 < f.batch; r0 += kQGemmMr) {
       const int mr = static_cast<int>(std::min<int64_t>(kQGemmMr, f.batch - r0));
+      if (uk8_) {
+        // The block's four gate panels in one call (tile[k] is panel k's output).
+        const int64_t panel_size = kq_ / 4 * kQGemmNr * 4;
+        uk8_(QGemmU8Tile{a8_.data() + r0 * kq_, kq_, mr, packed8_.data() + u * 4 * panel_size,
+                         kq_ / 4, tile[0], 4, panel_size});
+      }
       for (int k = 0; k < 4; ++k) {
         if (uk8_) {
-          const int8_t* b = packed8_.data() + (u * 4 + k) * (kq_ / 4) * kQGemmNr * 4;
-          uk8_(QGemmU8Tile{a8_.data() + r0 * kq_, kq_, mr, b, kq_ / 4, tile[k]});
           const int32_t* cs = colsum_.data() + (u * 4 + k) * kUnits;
           for (int r = 0; r < mr; ++r) {
             for (int64_t j = 0; j < kUnits; ++j) tile[k][r * kQGemmNr + j] -= zp_ * cs[j];

@@ -207,19 +207,23 @@ void qgemm_rows_f32(QGemmUkernel uk, const int16_t* a, int64_t lda, int64_t m,
 void qgemm_rows_u8_f32(QGemmU8Ukernel uk, const uint8_t* a, int64_t lda, int64_t m,
                        const int8_t* b_packed, int64_t k, int64_t n, const int32_t* offset,
                        float* y, int64_t y_row) {
-  const int64_t quads = qgemm_kq(k) / 4;
-  alignas(64) int32_t tile[kQGemmMr * kQGemmNr];
-  for (int64_t panel = 0; panel < qgemm_panels(n); ++panel) {
-    const int8_t* b = b_packed + panel * quads * kQGemmNr * 4;
-    const int64_t j0 = panel * kQGemmNr;
-    const int64_t cols = std::min<int64_t>(kQGemmNr, n - j0);
+  const int64_t quads = qgemm_kq(k) / 4, panel_size = quads * kQGemmNr * 4;
+  alignas(64) int32_t tile[kQGemmU8MaxPanels * kQGemmMr * kQGemmNr];
+  const int64_t panels = qgemm_panels(n);
+  for (int64_t p0 = 0; p0 < panels; p0 += kQGemmU8MaxPanels) {
+    const int np = static_cast<int>(std::min<int64_t>(kQGemmU8MaxPanels, panels - p0));
     for (int64_t r0 = 0; r0 < m; r0 += kQGemmMr) {
       const int mr = static_cast<int>(std::min<int64_t>(kQGemmMr, m - r0));
-      uk(QGemmU8Tile{a + r0 * lda, lda, mr, b, quads, tile});
-      for (int r = 0; r < mr; ++r) {
-        float* out = y + (r0 + r) * y_row + j0;
-        const int32_t* t = tile + r * kQGemmNr;
-        for (int64_t j = 0; j < cols; ++j) out[j] = static_cast<float>(t[j] - offset[j0 + j]);
+      uk(QGemmU8Tile{a + r0 * lda, lda, mr, b_packed + p0 * panel_size, quads, tile, np,
+                     panel_size});
+      for (int p = 0; p < np; ++p) {
+        const int64_t j0 = (p0 + p) * kQGemmNr;
+        const int64_t cols = std::min<int64_t>(kQGemmNr, n - j0);
+        for (int r = 0; r < mr; ++r) {
+          float* out = y + (r0 + r) * y_row + j0;
+          const int32_t* t = tile + (p * kQGemmMr + r) * kQGemmNr;
+          for (int64_t j = 0; j < cols; ++j) out[j] = static_cast<float>(t[j] - offset[j0 + j]);
+        }
       }
     }
   }

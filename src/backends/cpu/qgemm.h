@@ -49,13 +49,19 @@ QGemmUkernel qgemm_ukernel_avx512_vnni();
 // instruction and half the weight bytes. A is uint8 rows zero-padded to qgemm_kq(k); B is
 // int8, packed by qgemm_pack_b_s8 into panels of kQGemmNr columns, each kq / 4 quads of rows,
 // quad q of column j at [(q * kQGemmNr + j) * 4 + {0..3}]. c[r * kQGemmNr + j] = the exact sum.
+// With panels > 1 (up to kQGemmU8MaxPanels) one call computes that many panels, panel_stride
+// int8 values apart, into c + p * kQGemmMr * kQGemmNr: each loaded row quad then serves every
+// panel (fewer loads per product, more independent accumulators).
+constexpr int kQGemmU8MaxPanels = 4;
 struct QGemmU8Tile {
   const uint8_t* a = nullptr;
   int64_t lda = 0;
   int mr = kQGemmMr;
-  const int8_t* b = nullptr;  // one panel
+  const int8_t* b = nullptr;  // the first panel
   int64_t quads = 0;          // kq / 4
-  int32_t* c = nullptr;       // mr x kQGemmNr
+  int32_t* c = nullptr;       // panels x (kQGemmMr x kQGemmNr), rows past mr untouched
+  int panels = 1;
+  int64_t panel_stride = 0;
 };
 using QGemmU8Ukernel = void (*)(const QGemmU8Tile& t);
 QGemmU8Ukernel qgemm_u8s8_ukernel_avx512_vnni();  // null when not built

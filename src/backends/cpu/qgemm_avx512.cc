@@ -99,7 +99,59 @@ void vnni_u8_rows(const QGemmU8Tile& t) {
   }
 }
 
+// Several panels at once: kRows x kPanels accumulators (enough independent chains), each
+// row quad broadcast once for every panel.
+template <int kRows, int kPanels>
+void vnni_u8_panels(const QGemmU8Tile& t) {
+  __m512i acc[kPanels][kRows];
+  for (auto& p : acc) {
+    for (auto& v : p) v = _mm512_setzero_si512();
+  }
+  for (int64_t q = 0; q < t.quads; ++q) {
+    __m512i bv[kPanels];
+    for (int p = 0; p < kPanels; ++p) {
+      bv[p] = _mm512_loadu_si512(t.b + p * t.panel_stride + q * kQGemmNr * 4);
+    }
+    for (int r = 0; r < kRows; ++r) {
+      int32_t quad;
+      std::memcpy(&quad, t.a + r * t.lda + 4 * q, sizeof quad);
+      const __m512i av = _mm512_set1_epi32(quad);
+      for (int p = 0; p < kPanels; ++p) acc[p][r] = _mm512_dpbusd_epi32(acc[p][r], av, bv[p]);
+    }
+  }
+  for (int p = 0; p < kPanels; ++p) {
+    for (int r = 0; r < kRows; ++r) {
+      _mm512_storeu_si512(t.c + (p * kQGemmMr + r) * kQGemmNr, acc[p][r]);
+    }
+  }
+}
+
+template <int kRows>
+void vnni_u8_multi(const QGemmU8Tile& t) {
+  switch (t.panels) {
+    case 2:
+      return vnni_u8_panels<kRows, 2>(t);
+    case 3:
+      return vnni_u8_panels<kRows, 3>(t);
+    default:
+      return vnni_u8_panels<kRows, 4>(t);
+  }
+}
+
 void qgemm_vnni_u8_tile(const QGemmU8Tile& t) {
+  static_assert(kQGemmU8MaxPanels == 4);
+  if (t.panels > 1) {
+    switch (t.mr) {
+      case 1:
+        return vnni_u8_multi<1>(t);
+      case 2:
+        return vnni_u8_multi<2>(t);
+      case 3:
+        return vnni_u8_multi<3>(t);
+      default:
+        return vnni_u8_multi<4>(t);
+    }
+  }
   switch (t.mr) {
     case 1:
       return vnni_u8_rows<1, 8>(t);
