@@ -12,8 +12,8 @@
 // instruction and half the weight bytes.
 //
 // R is packed with its columns regrouped by blocks of kQGemmNr hidden units, the four gates of
-// a block in consecutive panels, so a task (a block of units) computes its gate columns and
-// finishes those units' cell: one parallel region per step, split by shapes only.
+// a block in consecutive panels, so a task (a range of blocks of units) computes its gate
+// columns and finishes those units' cell: one parallel region per step, split by shapes only.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -99,18 +99,19 @@ class DynamicLstmKernel final : public Kernel {
     const int64_t macs = batch * 4 * kUnits * hs;
     const int64_t tasks = std::clamp<int64_t>(blocks_ * macs / kMinTaskMacs, 1, blocks_);
     const bool parallel = pool && pool->num_threads() > 1 && tasks > 1;
+    const int64_t pre_per_thread = kQGemmMr * 4 * blocks_ * kUnits;
+    pre_.resize(static_cast<size_t>(pre_per_thread * (parallel ? pool->num_threads() : 1)));
     for (int64_t s = 0; s < f.steps; ++s) {
       const int64_t t = f.backward ? f.first_t - s : f.first_t + s;
       quantize_state();
       const float* xt = xw + t * batch * n;
       if (parallel) {
-        pool->parallel_for(tasks, [&](int64_t task, int) {
-          for (int64_t u = task * blocks_ / tasks; u < (task + 1) * blocks_ / tasks; ++u) {
-            block(u, xt);
-          }
+        pool->parallel_for(tasks, [&](int64_t task, int thread) {
+          blocks(task * blocks_ / tasks, (task + 1) * blocks_ / tasks, xt,
+                 pre_.data() + thread * pre_per_thread);
         });
       } else {
-        for (int64_t u = 0; u < blocks_; ++u) block(u, xt);
+        blocks(0, blocks_, xt, pre_.data());
       }
       h_.swap(next_h_);
       c_.swap(next_c_);
@@ -153,82 +154,91 @@ class DynamicLstmKernel final : public Kernel {
     }
   }
 
-  // Units [u * 16, +16) of every batch row: their four gate columns, then the cell.
-  void block(int64_t u, const float* xt) {
+  // Units [u0 * 16, min(u1 * 16, hidden)) of every batch row: their four gate columns (the
+  // blocks' integer tiles, the correction, scale, x W and bias), then the gates over the whole
+  // range (one sigmoid call for i, o, f and one tanh each for g and the cell: few calls) and
+  // the cell. `pre` holds 4 x the range's units per row.
+  void blocks(int64_t u0, int64_t u1, const float* xt, float* pre) {
     const DynamicLstmForm& f = *f_;
     const int64_t hs = f.hidden, n = 4 * hs;
-    const int64_t units = std::min(kUnits, hs - u * kUnits);
+    const int64_t j_begin = u0 * kUnits, nu = std::min(u1 * kUnits, hs) - j_begin;
     const int64_t pairs = kp_ / 2;
     const QGemmUkernel uk = qgemm_ukernel();
+    const float* cs = col_scale_.data();
+    const float* bias = f.bias.empty() ? nullptr : f.bias.data();
     alignas(64) int32_t tile[4][kQGemmMr * kQGemmNr];
-    alignas(64) float pre[4][kUnits];
-    alignas(64) float cell[kUnits];
     for (int64_t r0 = 0; r0 < f.batch; r0 += kQGemmMr) {
       const int mr = static_cast<int>(std::min<int64_t>(kQGemmMr, f.batch - r0));
-      if (uk8_) {
-        // The block's four gate panels in one call (tile[k] is panel k's output).
-        const int64_t panel_size = kq_ / 4 * kQGemmNr * 4;
-        uk8_(QGemmU8Tile{a8_.data() + r0 * kq_, kq_, mr, packed8_.data() + u * 4 * panel_size,
-                         kq_ / 4, tile[0], 4, panel_size});
-      }
-      for (int k = 0; k < 4; ++k) {
+      for (int64_t u = u0; u < u1; ++u) {
+        const int64_t units = std::min(kUnits, hs - u * kUnits);
         if (uk8_) {
-          const int32_t* cs = colsum_.data() + (u * 4 + k) * kUnits;
-          for (int r = 0; r < mr; ++r) {
-            for (int64_t j = 0; j < kUnits; ++j) tile[k][r * kQGemmNr + j] -= zp_ * cs[j];
-          }
+          // The block's four gate panels in one call (tile[k] is panel k's output).
+          const int64_t panel_size = kq_ / 4 * kQGemmNr * 4;
+          uk8_(QGemmU8Tile{a8_.data() + r0 * kq_, kq_, mr, packed8_.data() + u * 4 * panel_size,
+                           kq_ / 4, tile[0], 4, panel_size});
         } else {
-          const int16_t* b = packed_.data() + (u * 4 + k) * pairs * kQGemmNr * 2;
-          uk(QGemmTile{a_.data() + r0 * kp_, kp_, mr, b, pairs, tile[k]});
+          for (int k = 0; k < 4; ++k) {
+            const int16_t* b = packed_.data() + (u * 4 + k) * pairs * kQGemmNr * 2;
+            uk(QGemmTile{a_.data() + r0 * kp_, kp_, mr, b, pairs, tile[k]});
+          }
         }
-      }
-      for (int r = 0; r < mr; ++r) {
-        const int64_t row = r0 + r;
-        const uint8_t* q = q_.data() + row * hs;
-        const float* x = xt + row * n;
-        const float* cs = col_scale_.data();
-        const float* bias = f.bias.empty() ? nullptr : f.bias.data();
-        for (int k = 0; k < 4; ++k) {
-          const int64_t col0 = f.gate_col[k] + u * kUnits;
-          alignas(64) int32_t sum[kUnits];
-          const int32_t* acc = tile[k] + r * kQGemmNr;
-          for (int64_t j = 0; j < kUnits; ++j) sum[j] = acc[j];
-          for (int64_t sl = 0; sl < f.slots; ++sl) {
-            const int32_t* i0 = f.idx0.data() + sl * n + col0;
-            const int32_t* i1 = f.idx1.data() + sl * n + col0;
-            const int32_t* w0 = f.w0.data() + sl * n + col0;
-            const int32_t* w1 = f.w1.data() + sl * n + col0;
+        for (int r = 0; r < mr; ++r) {
+          const int64_t row = r0 + r;
+          const uint8_t* q = q_.data() + row * hs;
+          const float* x = xt + row * n;
+          for (int k = 0; k < 4; ++k) {
+            const int64_t col0 = f.gate_col[k] + u * kUnits;
+            alignas(64) int32_t sum[kUnits];
+            const int32_t* acc = tile[k] + r * kQGemmNr;
+            if (uk8_) {
+              const int32_t* csum = colsum_.data() + (u * 4 + k) * kUnits;
+              for (int64_t j = 0; j < kUnits; ++j) sum[j] = acc[j] - zp_ * csum[j];
+            } else {
+              for (int64_t j = 0; j < kUnits; ++j) sum[j] = acc[j];
+            }
+            for (int64_t sl = 0; sl < f.slots; ++sl) {
+              const int32_t* i0 = f.idx0.data() + sl * n + col0;
+              const int32_t* i1 = f.idx1.data() + sl * n + col0;
+              const int32_t* w0 = f.w0.data() + sl * n + col0;
+              const int32_t* w1 = f.w1.data() + sl * n + col0;
+              for (int64_t j = 0; j < units; ++j) {
+                const int32_t pv = int32_t{q[i0[j]]} * w0[j] + int32_t{q[i1[j]]} * w1[j];
+                sum[j] += std::clamp<int32_t>(pv, -32768, 32767) - pv;
+              }
+            }
+            float* out = pre + (r * 4 + k) * nu + (u * kUnits - j_begin);
+            const float* xk = x + col0;
+            const float* sk = cs + col0;
             for (int64_t j = 0; j < units; ++j) {
-              const int32_t pv = int32_t{q[i0[j]]} * w0[j] + int32_t{q[i1[j]]} * w1[j];
-              sum[j] += std::clamp<int32_t>(pv, -32768, 32767) - pv;
+              out[j] = xk[j] + static_cast<float>(sum[j]) * sk[j];
+            }
+            if (bias) {
+              const float* bk = bias + col0;
+              for (int64_t j = 0; j < units; ++j) out[j] = out[j] + bk[j];
             }
           }
-          float* out = pre[k];
-          const float* xk = x + col0;
-          const float* sk = cs + col0;
-          for (int64_t j = 0; j < units; ++j) out[j] = xk[j] + static_cast<float>(sum[j]) * sk[j];
-          if (bias) {
-            const float* bk = bias + col0;
-            for (int64_t j = 0; j < units; ++j) out[j] = out[j] + bk[j];
-          }
-          for (int64_t j = units; j < kUnits; ++j) out[j] = 0.0f;
         }
-        UnaryArgs sig, th;
-        sig.op = UnaryOpF::kSigmoid;
-        th.op = UnaryOpF::kTanh;
-        simd_.unary(sig, pre[0], pre[0], 3 * kUnits);  // i, o, f: adjacent rows of pre
-        simd_.unary(th, pre[3], pre[3], kUnits);
-        const int64_t off = row * hs + u * kUnits;
+      }
+      UnaryArgs sig, th;
+      sig.op = UnaryOpF::kSigmoid;
+      th.op = UnaryOpF::kTanh;
+      for (int r = 0; r < mr; ++r) {
+        float* pr = pre + r * 4 * nu;  // i, o, f, g rows of nu units
+        simd_.unary(sig, pr, pr, 3 * nu);
+        simd_.unary(th, pr + 3 * nu, pr + 3 * nu, nu);
+        const int64_t off = (r0 + r) * hs + j_begin;
         const float* c = c_.data() + off;
         float* nc = next_c_.data() + off;
-        for (int64_t j = 0; j < units; ++j) {
-          const float fc = pre[2][j] * c[j];
-          const float ig = pre[0][j] * pre[3][j];
+        const float *gi = pr, *go = pr + nu, *gf = pr + 2 * nu, *gg = pr + 3 * nu;
+        for (int64_t j = 0; j < nu; ++j) {
+          const float fc = gf[j] * c[j];
+          const float ig = gi[j] * gg[j];
           nc[j] = fc + ig;
         }
-        simd_.unary(th, nc, cell, units);
+        float* cell = pr + 2 * nu;  // f is consumed: its row holds tanh(c)
+        simd_.unary(th, nc, cell, nu);
         float* nh = next_h_.data() + off;
-        for (int64_t j = 0; j < units; ++j) nh[j] = pre[1][j] * cell[j];
+        for (int64_t j = 0; j < nu; ++j) nh[j] = go[j] * cell[j];
       }
     }
   }
@@ -245,7 +255,7 @@ class DynamicLstmKernel final : public Kernel {
   std::vector<uint8_t> a8_;
   int32_t zp_ = 0;
   // Per-run scratch (a kernel runs on one dispatch at a time).
-  std::vector<float> h_, c_, next_h_, next_c_, xs_, col_scale_;
+  std::vector<float> h_, c_, next_h_, next_c_, xs_, col_scale_, pre_;
   std::vector<uint8_t> q_;
   std::vector<int16_t> a_;
 };
