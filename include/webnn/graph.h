@@ -142,6 +142,10 @@ struct DynamicLstmForm {
   // column n, p = q[idx0] * w0 + q[idx1] * w1 and clamp(p, -32768, 32767) - p is added.
   int64_t slots = 0;
   std::vector<int32_t> idx0, idx1, w0, w1;  // [slots, 4 * hidden]
+  // The other direction of a bidirectional layer, run by the same node (independent of this
+  // one): its x W, h and c are the node's weight, recurrent_bias and peephole_weight operands,
+  // its outputs the node's outputs 3-5.
+  std::shared_ptr<const DynamicLstmForm> paired;
 };
 
 struct Node::Quantized {

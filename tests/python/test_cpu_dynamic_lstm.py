@@ -154,6 +154,8 @@ def test_fused_equals_unfused_and_stays_near_reference(seed):
     fused, stats = _ours(data, feeds)
     dirs = 2 if args["direction"] == "bidirectional" else 1
     assert stats["passes"].get("dynamic_quant_lstm", 0) == dirs, (args, stats["passes"])
+    # A bidirectional layer's two directions run as one node (one thread each).
+    assert stats["ops_after"].get("lstm", 0) == 1, stats["ops_after"]
     unfused, stats0 = _ours(data, feeds, passes=WITHOUT)
     assert stats0["passes"].get("dynamic_quant_lstm", 0) == 0
     assert stats["nodes_after"] < stats0["nodes_after"]

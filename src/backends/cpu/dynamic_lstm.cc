@@ -27,25 +27,26 @@ namespace webnn {
 namespace {
 
 constexpr int64_t kUnits = kQGemmNr;  // hidden units per block
-constexpr int64_t kMinTaskMacs = 64 * 1024;
+// A step is split over threads only in tasks of at least this many multiply-adds: a parallel
+// region per step costs microseconds (more when the machine is busy), a small step less.
+constexpr int64_t kMinTaskMacs = 1 << 20;
 
-class DynamicLstmKernel final : public Kernel {
+// One direction: its packed weights and per-run state.
+class Direction {
  public:
-  DynamicLstmKernel(const SimdKernels& simd, std::shared_ptr<const DynamicLstmForm> form)
+  Direction(const SimdKernels& simd, std::shared_ptr<const DynamicLstmForm> form)
       : simd_(simd), f_(std::move(form)) {}
 
-  bool init(const Node& node, const CompileContext& cc) {
+  // xw: the view of the scaled x W rows.
+  bool init(const TensorView& xw) {
     const DynamicLstmForm& f = *f_;
-    const auto& p = node.as<LstmParams>();
     const int64_t n = 4 * f.hidden;
-    const TensorView& xw = cc.view(p.input);
     if (xw.rank() != 2 || xw.shape[1] != n || xw.data_type != DataType::kFloat32) return false;
     const int64_t t_lo = f.backward ? f.first_t - f.steps + 1 : f.first_t;
     if (t_lo < 0 || (t_lo + f.steps) * f.batch > xw.shape[0]) return false;
     if (static_cast<int64_t>(f.r.size()) != f.hidden * n) return false;
     if (f.r_scale.size() != 1 && static_cast<int64_t>(f.r_scale.size()) != n) return false;
     if (!f.bias.empty() && static_cast<int64_t>(f.bias.size()) != n) return false;
-    if (node.outputs.size() != 3) return false;
     blocks_ = (f.hidden + kUnits - 1) / kUnits;
     // Columns regrouped: panel (block * 4 + gate k) holds units [block * 16, +16) of gate k.
     const int64_t np = blocks_ * 4 * kUnits;
@@ -79,23 +80,19 @@ class DynamicLstmKernel final : public Kernel {
     return true;
   }
 
-  Status run(KernelContext& ctx) override {
+  // Every step; pool null: on the calling thread only.
+  void run(const float* xw, const float* h0, const float* c0, float* out_h, float* out_c,
+           float* seq, ThreadPool* pool) {
     const DynamicLstmForm& f = *f_;
-    const auto& p = ctx.params<LstmParams>();
     const int64_t hs = f.hidden, n = 4 * hs, batch = f.batch, state = batch * hs;
-    const float* xw = ctx.in(p.input).as<float>();
-    h_.assign(ctx.in(p.initial_hidden_state).as<float>(),
-              ctx.in(p.initial_hidden_state).as<float>() + state);
-    c_.assign(ctx.in(p.initial_cell_state).as<float>(),
-              ctx.in(p.initial_cell_state).as<float>() + state);
+    h_.assign(h0, h0 + state);
+    c_.assign(c0, c0 + state);
     next_h_.resize(state), next_c_.resize(state);
     q_.resize(state), xs_.resize(state);
     a_.assign(static_cast<size_t>(batch * kp_), 0);
     a8_.assign(static_cast<size_t>(batch * kq_), 0);
     col_scale_.resize(n);
-    float* seq = ctx.out(2).as<float>();
     const int64_t t_lo = f.backward ? f.first_t - f.steps + 1 : f.first_t;
-    ThreadPool* pool = ctx.pool();
     const int64_t macs = batch * 4 * kUnits * hs;
     const int64_t tasks = std::clamp<int64_t>(blocks_ * macs / kMinTaskMacs, 1, blocks_);
     const bool parallel = pool && pool->num_threads() > 1 && tasks > 1;
@@ -117,9 +114,8 @@ class DynamicLstmKernel final : public Kernel {
       c_.swap(next_c_);
       std::memcpy(seq + (t - t_lo) * state, h_.data(), state * sizeof(float));
     }
-    std::memcpy(ctx.out(0).as<float>(), h_.data(), state * sizeof(float));
-    std::memcpy(ctx.out(1).as<float>(), c_.data(), state * sizeof(float));
-    return Status::ok();
+    std::memcpy(out_h, h_.data(), state * sizeof(float));
+    std::memcpy(out_c, c_.data(), state * sizeof(float));
   }
 
  private:
@@ -260,13 +256,56 @@ class DynamicLstmKernel final : public Kernel {
   std::vector<int16_t> a_;
 };
 
+// The node: one direction, or two (a bidirectional layer, DynamicLstmForm::paired), which
+// with two or more threads run at the same time, one thread each, every step on its thread.
+class DynamicLstmKernel final : public Kernel {
+ public:
+  bool init(const Node& node, const CompileContext& cc) {
+    const auto& p = node.as<LstmParams>();
+    const std::shared_ptr<const DynamicLstmForm>& f = node.quantized->dynamic_lstm;
+    dirs_.reserve(2);
+    dirs_.emplace_back(simd_kernels(), f);
+    if (!dirs_[0].init(cc.view(p.input))) return false;
+    if (f->paired) {
+      if (node.outputs.size() != 6 || f->paired->paired) return false;
+      dirs_.emplace_back(simd_kernels(), f->paired);
+      if (!dirs_[1].init(cc.view(p.weight))) return false;
+    } else if (node.outputs.size() != 3) {
+      return false;
+    }
+    return true;
+  }
+
+  Status run(KernelContext& ctx) override {
+    const auto& p = ctx.params<LstmParams>();
+    auto one = [&](size_t d, ThreadPool* pool) {
+      const OperandRef xw = d == 0 ? p.input : p.weight;
+      const OperandRef h0 = d == 0 ? p.initial_hidden_state : p.recurrent_bias;
+      const OperandRef c0 = d == 0 ? p.initial_cell_state : p.peephole_weight;
+      dirs_[d].run(ctx.in(xw).as<float>(), ctx.in(h0).as<float>(), ctx.in(c0).as<float>(),
+                   ctx.out(3 * d).as<float>(), ctx.out(3 * d + 1).as<float>(),
+                   ctx.out(3 * d + 2).as<float>(), pool);
+    };
+    ThreadPool* pool = ctx.pool();
+    if (dirs_.size() == 2 && pool && pool->num_threads() > 1) {
+      pool->parallel_for(2, [&](int64_t d, int) { one(static_cast<size_t>(d), nullptr); });
+    } else {
+      for (size_t d = 0; d < dirs_.size(); ++d) one(d, pool);
+    }
+    return Status::ok();
+  }
+
+ private:
+  std::vector<Direction> dirs_;
+};
+
 }  // namespace
 
 std::unique_ptr<Kernel> make_dynamic_lstm_kernel(const Node& node, const CompileContext& cc) {
   if (node.kind != OpKind::kLstm || !node.quantized || !node.quantized->dynamic_lstm) {
     return nullptr;
   }
-  auto k = std::make_unique<DynamicLstmKernel>(simd_kernels(), node.quantized->dynamic_lstm);
+  auto k = std::make_unique<DynamicLstmKernel>();
   if (!k->init(node, cc)) return nullptr;
   return k;
 }

@@ -584,8 +584,8 @@ class QMatmulKernel final : public Kernel {
       const int64_t m0 = t / col_blocks * kRowsPerTask, rows = std::min(kRowsPerTask, m_ - m0);
       const int64_t p0 = t % col_blocks * kPanelsPerTask, j0 = p0 * kQGemmNr;
       const int64_t cols = std::min(kPanelsPerTask * kQGemmNr, n_ - j0);
-      qgemm_rows_u8_f32(uk8_, a8_.data() + m0 * kq, kq, rows, packed8_.data() + p0 * panel_size,
-                        k_, cols, offset_.data() + j0, y + m0 * n_ + j0, n_);
+      qgemm_rows_u8_f32(uk8_, a8_.data() + m0 * kq, kq, rows, packed8_.data() + p0 * panel_size, k_,
+                        cols, offset_.data() + j0, y + m0 * n_ + j0, n_);
     };
     run_tasks(pool, row_blocks * col_blocks, std::min(kRowsPerTask, m_) * k_ * 128, task);
     return Status::ok();
