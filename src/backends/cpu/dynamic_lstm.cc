@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "backends/cpu/cpu_kernels.h"
@@ -100,9 +101,13 @@ class Direction {
     pre_.resize(static_cast<size_t>(pre_per_thread * (parallel ? pool->num_threads() : 1)));
     for (int64_t s = 0; s < f.steps; ++s) {
       const int64_t t = f.backward ? f.first_t - s : f.first_t + s;
-      quantize_state();
       const float* xt = xw + t * batch * n;
-      if (parallel) {
+      if (!quantize_state()) {
+        // A NaN in h: the graph's zero point is NaN (min / max propagate it), so every
+        // product, gate, c and h of the step is NaN.
+        std::fill(next_h_.begin(), next_h_.end(), std::numeric_limits<float>::quiet_NaN());
+        std::fill(next_c_.begin(), next_c_.end(), std::numeric_limits<float>::quiet_NaN());
+      } else if (parallel) {
         pool->parallel_for(tasks, [&](int64_t task, int thread) {
           blocks(task * blocks_ / tasks, (task + 1) * blocks_ / tasks, xt,
                  pre_.data() + thread * pre_per_thread);
@@ -120,15 +125,19 @@ class Direction {
 
  private:
   // quantized_recurrent.py _dynamic_uint8 on h_, in the graph's float32 operations: q_ the
-  // uint8 values, a_ the int16 rows q - zp, col_scale_ the product's scale per column.
-  void quantize_state() {
+  // uint8 values, a_ the int16 rows q - zp, col_scale_ the product's scale per column. False
+  // when h holds a NaN.
+  bool quantize_state() {
     const DynamicLstmForm& f = *f_;
     const int64_t state = f.batch * f.hidden, n = 4 * f.hidden;
     float mn = h_[0], mx = h_[0];
-    for (int64_t i = 1; i < state; ++i) {
+    bool nan = false;
+    for (int64_t i = 0; i < state; ++i) {
       mn = std::min(mn, h_[i]);
       mx = std::max(mx, h_[i]);
+      nan = nan || h_[i] != h_[i];
     }
+    if (nan) return false;
     const float lo = std::min(mn, 0.0f), hi = std::max(mx, 0.0f);
     const float scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
     const float zp = std::clamp(std::nearbyint(0.0f - lo / scale), 0.0f, 255.0f);
@@ -148,6 +157,7 @@ class Direction {
     for (int64_t j = 0; j < n; ++j) {
       col_scale_[j] = scale * f.r_scale[f.r_scale.size() == 1 ? 0 : j];
     }
+    return true;
   }
 
   // Units [u0 * 16, min(u1 * 16, hidden)) of every batch row: their four gate columns (the
