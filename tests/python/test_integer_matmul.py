@@ -59,10 +59,14 @@ def _case(shape, n, dtype, seed, w_bound=255):
     lo, hi = (0, 256) if dtype == np.uint8 else (-128, 128)
     x = rng.integers(lo, hi, shape).astype(dtype)
     x.reshape(-1, shape[-1])[0] = 0  # a row of zeros: zero sums, whose sign must be +0
-    # Weights within int8 (w_bound 128) take the u8s8 tiles on AVX-512 VNNI machines.
-    w = rng.integers(-w_bound, w_bound + 1, (shape[-1], n)).clip(
-        -128 if w_bound == 128 else None, 127 if w_bound == 128 else None
-    )
+    # Weights within int8 (w_bound 128) take the u8s8 tiles on AVX-512 VNNI machines, and so do
+    # uint8 weights minus a zero point (w_bound 0: [-119, 136], shifted into int8 there).
+    if w_bound == 0:
+        w = rng.integers(-119, 137, (shape[-1], n))
+    else:
+        w = rng.integers(-w_bound, w_bound + 1, (shape[-1], n)).clip(
+            -128 if w_bound == 128 else None, 127 if w_bound == 128 else None
+        )
     w = w.astype(np.float32)
     w[:, 0] = -np.abs(w[:, 0])  # column 0: all products of the zero row are -0
     return x, w
@@ -86,7 +90,9 @@ def _assert_same_bits(a, b):
     ],
 )
 @pytest.mark.parametrize("dtype", [np.uint8, np.int8])
-@pytest.mark.parametrize("w_bound", [255, 128], ids=["int16_weights", "int8_weights"])
+@pytest.mark.parametrize(
+    "w_bound", [255, 128, 0], ids=["int16_weights", "int8_weights", "uint8_zp_weights"]
+)
 def test_integer_matmul_same_bits_as_float_and_reference(shape, n, dtype, epilogue, w_bound):
     x, w = _case(shape, n, dtype, seed=shape[-1] * 7 + n, w_bound=w_bound)
     got, stats = _run("cpu", "all", x, w, epilogue)

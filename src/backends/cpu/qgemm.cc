@@ -206,7 +206,7 @@ void qgemm_rows_f32(QGemmUkernel uk, const int16_t* a, int64_t lda, int64_t m,
 
 void qgemm_rows_u8_f32(QGemmU8Ukernel uk, const uint8_t* a, int64_t lda, int64_t m,
                        const int8_t* b_packed, int64_t k, int64_t n, const int32_t* offset,
-                       float* y, int64_t y_row) {
+                       const int32_t* row_add, float* y, int64_t y_row) {
   const int64_t quads = qgemm_kq(k) / 4, panel_size = quads * kQGemmNr * 4;
   alignas(64) int32_t tile[kQGemmU8MaxPanels * kQGemmMr * kQGemmNr];
   const int64_t panels = qgemm_panels(n);
@@ -222,7 +222,10 @@ void qgemm_rows_u8_f32(QGemmU8Ukernel uk, const uint8_t* a, int64_t lda, int64_t
         for (int r = 0; r < mr; ++r) {
           float* out = y + (r0 + r) * y_row + j0;
           const int32_t* t = tile + (p * kQGemmMr + r) * kQGemmNr;
-          for (int64_t j = 0; j < cols; ++j) out[j] = static_cast<float>(t[j] - offset[j0 + j]);
+          const int32_t add = row_add ? row_add[r0 + r] : 0;
+          for (int64_t j = 0; j < cols; ++j) {
+            out[j] = static_cast<float>(t[j] - offset[j0 + j] + add);
+          }
         }
       }
     }

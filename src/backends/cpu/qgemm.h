@@ -103,11 +103,12 @@ void qgemm_rows(QGemmUkernel uk, const int16_t* a, int64_t lda, int64_t m, const
 void qgemm_rows_f32(QGemmUkernel uk, const int16_t* a, int64_t lda, int64_t m,
                     const int16_t* b_packed, int64_t k, int64_t n, float* y, int64_t y_row);
 
-// qgemm_rows_f32 on the u8s8 tiles: y[row * y_row + col] = float(sum a * b - offset[col]) for
-// A uint8 rows (lda >= qgemm_kq(k), zero-padded) and B packed by qgemm_pack_b_s8 (n columns).
+// qgemm_rows_f32 on the u8s8 tiles: y[row * y_row + col] = float(sum a * b - offset[col] +
+// row_add[row]) for A uint8 rows (lda >= qgemm_kq(k), zero-padded) and B packed by
+// qgemm_pack_b_s8 (n columns); row_add may be null (0).
 void qgemm_rows_u8_f32(QGemmU8Ukernel uk, const uint8_t* a, int64_t lda, int64_t m,
                        const int8_t* b_packed, int64_t k, int64_t n, const int32_t* offset,
-                       float* y, int64_t y_row);
+                       const int32_t* row_add, float* y, int64_t y_row);
 
 // The transposed form, for NCHW outputs: rows of C are output channels, columns pixels.
 // C = W * X for W (m x k, int16 rows at w + row * ldw, zero past k up to qgemm_kp(k)) and X
