@@ -128,6 +128,31 @@ struct Node::Step {
 //                + output_zero_point)
 // in the output's (u)int8 type; multiplier has one value per output channel (matmul: column)
 // or one in all.
+// A dynamically quantized LSTM direction (graph/passes/dynamic_quant_lstm.cc, on an lstm node
+// with Node::Quantized::dynamic_lstm): `steps` steps of the unrolled form the ONNX importer
+// gives com.microsoft DynamicQuantizeLSTM (python/webnn/onnx/ops/quantized_recurrent.py). Per
+// step t: h quantized to uint8 over the whole state (ONNX Runtime's DynamicQuantizeLinear
+// rule), the exact integer product (q - zp) * r plus ORT's u8s8 pair-saturation correction,
+// scaled by h_scale * r_scale, added to row block t of the node's input (x W, scaled) and to
+// the bias, then the LSTM cell in float32.
+struct DynamicLstmForm {
+  int64_t batch = 1, hidden = 1, steps = 1;
+  int64_t first_t = 0;                 // the input's row block (t) of the first step run
+  bool backward = false;               // t runs first_t, first_t - 1, ... (else upwards)
+  int64_t gate_col[4] = {0, 0, 0, 0};  // columns of the i, o, f gates and the candidate g
+  std::vector<int16_t> r;              // [hidden, 4 * hidden]: weights minus their zero point
+  std::vector<float> r_scale;          // one value, or one per column
+  std::vector<float> bias;             // empty, or one per column (added after the product)
+  // The saturation correction (python/webnn/onnx/ops/ort_u8s8.py): per slot s < slots and
+  // column n, p = q[idx0] * w0 + q[idx1] * w1 and clamp(p, -32768, 32767) - p is added.
+  int64_t slots = 0;
+  std::vector<int32_t> idx0, idx1, w0, w1;  // [slots, 4 * hidden]
+  // The other direction of a bidirectional layer, run by the same node (independent of this
+  // one): its x W, h and c are the node's weight, recurrent_bias and peephole_weight operands,
+  // its outputs the node's outputs 3-5.
+  std::shared_ptr<const DynamicLstmForm> paired;
+};
+
 struct Node::Quantized {
   int32_t input_zero_point = 0;
   std::vector<float> multiplier;
@@ -146,6 +171,11 @@ struct Node::Quantized {
   // result; multiplier holds that dequantize's scale (of the quantize scale's shape),
   // requant_signed tells the (u)int8 type the value was quantized to. No other field is used.
   bool fake_quantize = false;
+  // Set by graph/passes/dynamic_quant_lstm.cc (lstm only): the node runs this dynamically
+  // quantized LSTM direction (no other field is used). Its input is the scaled x W product
+  // [rows, 4 * hidden], its initial states the h and c entering the first step; outputs are
+  // the last h and c [batch, hidden] and the steps' h in t order [steps, 1, batch, hidden].
+  std::shared_ptr<const DynamicLstmForm> dynamic_lstm;
 };
 
 // A matmul's operand and output permutations (graph/passes/matmul_transposes.cc), each over

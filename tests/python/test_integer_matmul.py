@@ -54,12 +54,20 @@ def _run(backend, passes, x, w, epilogue):
     return ctx.compute(graph, feeds)["y"], graph.compile_stats
 
 
-def _case(shape, n, dtype, seed):
+def _case(shape, n, dtype, seed, w_bound=255):
     rng = np.random.default_rng(seed)
     lo, hi = (0, 256) if dtype == np.uint8 else (-128, 128)
     x = rng.integers(lo, hi, shape).astype(dtype)
     x.reshape(-1, shape[-1])[0] = 0  # a row of zeros: zero sums, whose sign must be +0
-    w = rng.integers(-255, 256, (shape[-1], n)).astype(np.float32)
+    # Weights within int8 (w_bound 128) take the u8s8 tiles on AVX-512 VNNI machines, and so do
+    # uint8 weights minus a zero point (w_bound 0: [-119, 136], shifted into int8 there).
+    if w_bound == 0:
+        w = rng.integers(-119, 137, (shape[-1], n))
+    else:
+        w = rng.integers(-w_bound, w_bound + 1, (shape[-1], n)).clip(
+            -128 if w_bound == 128 else None, 127 if w_bound == 128 else None
+        )
+    w = w.astype(np.float32)
     w[:, 0] = -np.abs(w[:, 0])  # column 0: all products of the zero row are -0
     return x, w
 
@@ -82,8 +90,11 @@ def _assert_same_bits(a, b):
     ],
 )
 @pytest.mark.parametrize("dtype", [np.uint8, np.int8])
-def test_integer_matmul_same_bits_as_float_and_reference(shape, n, dtype, epilogue):
-    x, w = _case(shape, n, dtype, seed=shape[-1] * 7 + n)
+@pytest.mark.parametrize(
+    "w_bound", [255, 128, 0], ids=["int16_weights", "int8_weights", "uint8_zp_weights"]
+)
+def test_integer_matmul_same_bits_as_float_and_reference(shape, n, dtype, epilogue, w_bound):
+    x, w = _case(shape, n, dtype, seed=shape[-1] * 7 + n, w_bound=w_bound)
     got, stats = _run("cpu", "all", x, w, epilogue)
     assert stats["passes"]["integer_matmul"] == 1
     assert (stats["passes"]["epilogue_fusion"] > 0) == epilogue

@@ -75,6 +75,8 @@ std::unique_ptr<Kernel> make_softmax_kernel(const Node& node, const CompileConte
 // for large products with sigmoid gates in float32 (recurrent_f32.cc, recurrent_spec.h).
 std::unique_ptr<Kernel> make_recurrent_kernel(const Node& node, const CompileContext& cc,
                                               const SimdKernels& simd);
+// The dynamically quantized LSTM of graph/passes/dynamic_quant_lstm.cc (dynamic_lstm.cc).
+std::unique_ptr<Kernel> make_dynamic_lstm_kernel(const Node& node, const CompileContext& cc);
 // Per-tensor quantizeLinear / dequantizeLinear of (u)int8 (quantize_linear.cc).
 std::unique_ptr<Kernel> make_quantize_linear_kernel(const Node& node, const CompileContext& cc);
 // A quantizeLinear fused with its dequantizeLinear (graph/passes/fake_quantize.cc).

@@ -489,6 +489,31 @@ class QMatmulKernel final : public Kernel {
     std::vector<int16_t> b16(static_cast<size_t>(k_ * n_));
     for (size_t i = 0; i < b16.size(); ++i) b16[i] = static_cast<int16_t>(bf[i]);
     packed_ = qgemm_pack_b(b16.data(), n_, 1, k_, n_);
+    if (float_output_) {
+      // AVX-512 VNNI: weights within int8 multiply the raw (u)int8 x on the u8s8 tiles (int8 x
+      // shifted by 128 to uint8), the zero point's and that shift's x * colsum(w) subtracted:
+      // the same exact sums.
+      // Weights spanning at most 256 values but not within int8 (uint8 weights minus their
+      // zero point) are shifted by w_shift_ into int8; w_shift_ * rowsum(a) is added back.
+      uk8_ = qgemm_u8s8_ukernel();
+      int32_t lo = 0, hi = 0;
+      for (int16_t v : b16) lo = std::min<int32_t>(lo, v), hi = std::max<int32_t>(hi, v);
+      w_shift_ = lo >= -128 && hi <= 127 ? 0 : lo + 128;
+      // |sums| stay in int32: 255 * 255 * k for the shifted route.
+      if (hi - lo > 255 || (w_shift_ != 0 && k_ > 16384)) uk8_ = nullptr;
+      if (uk8_) {
+        std::vector<int8_t> b8(b16.size());
+        for (size_t i = 0; i < b16.size(); ++i) b8[i] = static_cast<int8_t>(b16[i] - w_shift_);
+        packed8_ = qgemm_pack_b_s8(b8.data(), k_, n_);
+        const int32_t shift = x_zp_ + (x_signed_ ? 128 : 0);
+        offset_.assign(static_cast<size_t>(n_), 0);
+        for (int64_t i = 0; i < k_; ++i) {
+          for (int64_t j = 0; j < n_; ++j) offset_[j] += shift * b16[i * n_ + j];
+        }
+        a8_.assign(static_cast<size_t>(m_ * qgemm_kq(k_)), 0);
+        row_add_.assign(static_cast<size_t>(m_), 0);
+      }
+    }
     return true;
   }
 
@@ -524,6 +549,7 @@ class QMatmulKernel final : public Kernel {
   // float(sum (x - x_zp) * w) (Node::Quantized::float_output): A converted to int16 rows once,
   // then tasks of (row block, column block); each sum is exact, so any split gives the same bits.
   Status run_float(const uint8_t* x, float* y, ThreadPool* pool) {
+    if (uk8_) return run_float_u8(x, y, pool);
     const int64_t kp = qgemm_kp(k_);
     for (int64_t r = 0; r < m_; ++r) {
       const uint8_t* in = x + r * k_;
@@ -549,7 +575,40 @@ class QMatmulKernel final : public Kernel {
     return Status::ok();
   }
 
+  Status run_float_u8(const uint8_t* x, float* y, ThreadPool* pool) {
+    const int64_t kq = qgemm_kq(k_);
+    const uint8_t flip = x_signed_ ? 0x80 : 0;  // int8 + 128 as uint8
+    for (int64_t r = 0; r < m_; ++r) {
+      const uint8_t* in = x + r * k_;
+      uint8_t* a = a8_.data() + r * kq;
+      int32_t sum = 0;
+      for (int64_t i = 0; i < k_; ++i) {
+        a[i] = in[i] ^ flip;
+        sum += a[i];
+      }
+      row_add_[r] = w_shift_ * sum;
+    }
+    const int64_t row_blocks = (m_ + kRowsPerTask - 1) / kRowsPerTask;
+    const int64_t col_blocks = (qgemm_panels(n_) + kPanelsPerTask - 1) / kPanelsPerTask;
+    const int64_t panel_size = kq / 4 * kQGemmNr * 4;
+    auto task = [&](int64_t t, int) {
+      const int64_t m0 = t / col_blocks * kRowsPerTask, rows = std::min(kRowsPerTask, m_ - m0);
+      const int64_t p0 = t % col_blocks * kPanelsPerTask, j0 = p0 * kQGemmNr;
+      const int64_t cols = std::min(kPanelsPerTask * kQGemmNr, n_ - j0);
+      qgemm_rows_u8_f32(uk8_, a8_.data() + m0 * kq, kq, rows, packed8_.data() + p0 * panel_size, k_,
+                        cols, offset_.data() + j0, row_add_.data() + m0, y + m0 * n_ + j0, n_);
+    };
+    run_tasks(pool, row_blocks * col_blocks, std::min(kRowsPerTask, m_) * k_ * 128, task);
+    return Status::ok();
+  }
+
   int64_t m_ = 0, k_ = 0, n_ = 0;
+  QGemmU8Ukernel uk8_ = nullptr;  // float_output on the u8s8 tiles (VNNI), else null
+  std::vector<int8_t> packed8_;
+  std::vector<int32_t> offset_;   // (x_zp [+ 128 for int8 x]) * colsum(w) per column
+  int32_t w_shift_ = 0;           // the int8 weights are w - w_shift_
+  std::vector<int32_t> row_add_;  // w_shift_ * rowsum(a) per row (one run at a time)
+  std::vector<uint8_t> a8_;
   bool x_signed_ = false, float_output_ = false;
   std::vector<int16_t> a16_;  // float_output: the int16 rows of x - x_zp (one run at a time)
   int32_t x_zp_ = 0;
@@ -564,6 +623,7 @@ class QMatmulKernel final : public Kernel {
 
 std::unique_ptr<Kernel> make_quantized_kernel(const Node& node, const CompileContext& cc) {
   if (!node.quantized) return nullptr;
+  if (node.quantized->dynamic_lstm) return make_dynamic_lstm_kernel(node, cc);
   if (node.quantized->fake_quantize) {
     return node.kind == OpKind::kQuantizeLinear ? make_fake_quantize_kernel(node, cc) : nullptr;
   }

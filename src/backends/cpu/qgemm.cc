@@ -52,6 +52,27 @@ QGemmUkernel qgemm_ukernel() {
   return uk;
 }
 
+QGemmU8Ukernel qgemm_u8s8_ukernel() {
+  static const QGemmU8Ukernel uk =
+      best_isa() == QGemmIsa::kAvx512Vnni ? qgemm_u8s8_ukernel_avx512_vnni() : nullptr;
+  return uk;
+}
+
+std::vector<int8_t> qgemm_pack_b_s8(const int8_t* b, int64_t k, int64_t n) {
+  const int64_t quads = qgemm_kq(k) / 4;
+  std::vector<int8_t> out(static_cast<size_t>(qgemm_panels(n) * quads * kQGemmNr * 4), 0);
+  for (int64_t p = 0; p < qgemm_panels(n); ++p) {
+    for (int64_t q = 0; q < quads; ++q) {
+      for (int64_t j = 0; j < kQGemmNr && p * kQGemmNr + j < n; ++j) {
+        for (int64_t i = 0; i < 4 && 4 * q + i < k; ++i) {
+          out[((p * quads + q) * kQGemmNr + j) * 4 + i] = b[(4 * q + i) * n + p * kQGemmNr + j];
+        }
+      }
+    }
+  }
+  return out;
+}
+
 QRequantFn qrequant() {
   static const QRequantFn fn =
       best_isa() != QGemmIsa::kGeneric && qrequant_avx2() ? qrequant_avx2() : qrequant_generic();
@@ -178,6 +199,34 @@ void qgemm_rows_f32(QGemmUkernel uk, const int16_t* a, int64_t lda, int64_t m,
         float* out = y + (r0 + r) * y_row + j0;
         const int32_t* t = tile + r * kQGemmNr;
         for (int64_t j = 0; j < cols; ++j) out[j] = static_cast<float>(t[j]);
+      }
+    }
+  }
+}
+
+void qgemm_rows_u8_f32(QGemmU8Ukernel uk, const uint8_t* a, int64_t lda, int64_t m,
+                       const int8_t* b_packed, int64_t k, int64_t n, const int32_t* offset,
+                       const int32_t* row_add, float* y, int64_t y_row) {
+  const int64_t quads = qgemm_kq(k) / 4, panel_size = quads * kQGemmNr * 4;
+  alignas(64) int32_t tile[kQGemmU8MaxPanels * kQGemmMr * kQGemmNr];
+  const int64_t panels = qgemm_panels(n);
+  for (int64_t p0 = 0; p0 < panels; p0 += kQGemmU8MaxPanels) {
+    const int np = static_cast<int>(std::min<int64_t>(kQGemmU8MaxPanels, panels - p0));
+    for (int64_t r0 = 0; r0 < m; r0 += kQGemmMr) {
+      const int mr = static_cast<int>(std::min<int64_t>(kQGemmMr, m - r0));
+      uk(QGemmU8Tile{a + r0 * lda, lda, mr, b_packed + p0 * panel_size, quads, tile, np,
+                     panel_size});
+      for (int p = 0; p < np; ++p) {
+        const int64_t j0 = (p0 + p) * kQGemmNr;
+        const int64_t cols = std::min<int64_t>(kQGemmNr, n - j0);
+        for (int r = 0; r < mr; ++r) {
+          float* out = y + (r0 + r) * y_row + j0;
+          const int32_t* t = tile + (p * kQGemmMr + r) * kQGemmNr;
+          const int32_t add = row_add ? row_add[r0 + r] : 0;
+          for (int64_t j = 0; j < cols; ++j) {
+            out[j] = static_cast<float>(t[j] - offset[j0 + j] + add);
+          }
+        }
       }
     }
   }

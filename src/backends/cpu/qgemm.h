@@ -44,6 +44,34 @@ QGemmUkernel qgemm_ukernel_generic();
 QGemmUkernel qgemm_ukernel_avx2();
 QGemmUkernel qgemm_ukernel_avx512_vnni();
 
+// uint8 x int8 tiles for AVX-512 VNNI: vpdpbusd adds four u8 * s8 products into each int32
+// lane without saturation (exact, unlike vpmaddubsw), twice the products of vpdpwssd per
+// instruction and half the weight bytes. A is uint8 rows zero-padded to qgemm_kq(k); B is
+// int8, packed by qgemm_pack_b_s8 into panels of kQGemmNr columns, each kq / 4 quads of rows,
+// quad q of column j at [(q * kQGemmNr + j) * 4 + {0..3}]. c[r * kQGemmNr + j] = the exact sum.
+// With panels > 1 (up to kQGemmU8MaxPanels) one call computes that many panels, panel_stride
+// int8 values apart, into c + p * kQGemmMr * kQGemmNr: each loaded row quad then serves every
+// panel (fewer loads per product, more independent accumulators).
+constexpr int kQGemmU8MaxPanels = 4;
+struct QGemmU8Tile {
+  const uint8_t* a = nullptr;
+  int64_t lda = 0;
+  int mr = kQGemmMr;
+  const int8_t* b = nullptr;  // the first panel
+  int64_t quads = 0;          // kq / 4
+  int32_t* c = nullptr;       // panels x (kQGemmMr x kQGemmNr), rows past mr untouched
+  int panels = 1;
+  int64_t panel_stride = 0;
+};
+using QGemmU8Ukernel = void (*)(const QGemmU8Tile& t);
+QGemmU8Ukernel qgemm_u8s8_ukernel_avx512_vnni();  // null when not built
+// The u8s8 tile when the int16 micro-kernel in use is the VNNI one (so WEBNN_CPU_ISA caps it
+// too), else null.
+QGemmU8Ukernel qgemm_u8s8_ukernel();
+inline int64_t qgemm_kq(int64_t k) { return (k + 3) & ~int64_t{3}; }
+// Packs int8 B (k x n row-major, element (i, j) = b[i * n + j]) for the u8s8 tiles.
+std::vector<int8_t> qgemm_pack_b_s8(const int8_t* b, int64_t k, int64_t n);
+
 // Packs B (k x n, element (i, j) = b[i * row_stride + j * col_stride], |values| <= 255) into
 // ceil(n / kQGemmNr) panels; returns the int16 buffer.
 std::vector<int16_t> qgemm_pack_b(const int16_t* b, int64_t row_stride, int64_t col_stride,
@@ -74,6 +102,13 @@ void qgemm_rows(QGemmUkernel uk, const int16_t* a, int64_t lda, int64_t m, const
 // float-output matmul of graph/passes/integer_matmul.cc: sums below 2^24, so exact).
 void qgemm_rows_f32(QGemmUkernel uk, const int16_t* a, int64_t lda, int64_t m,
                     const int16_t* b_packed, int64_t k, int64_t n, float* y, int64_t y_row);
+
+// qgemm_rows_f32 on the u8s8 tiles: y[row * y_row + col] = float(sum a * b - offset[col] +
+// row_add[row]) for A uint8 rows (lda >= qgemm_kq(k), zero-padded) and B packed by
+// qgemm_pack_b_s8 (n columns); row_add may be null (0).
+void qgemm_rows_u8_f32(QGemmU8Ukernel uk, const uint8_t* a, int64_t lda, int64_t m,
+                       const int8_t* b_packed, int64_t k, int64_t n, const int32_t* offset,
+                       const int32_t* row_add, float* y, int64_t y_row);
 
 // The transposed form, for NCHW outputs: rows of C are output channels, columns pixels.
 // C = W * X for W (m x k, int16 rows at w + row * ldw, zero past k up to qgemm_kp(k)) and X

@@ -13,6 +13,37 @@ namespace webnn {
 
 namespace {
 
+constexpr int kLanesX = 16;
+
+// The extreme of x[0, n) over kLanesX independent lanes (selects the compiler vectorizes). It
+// is the ordered loop's answer unless some value is NaN or infinite (v - v is then NaN in a
+// check lane) or the extreme is a zero (the first of -0 / +0 in order is wanted): *ok false
+// then, and the caller takes the ordered loop.
+template <bool kMax>
+float extreme_lanes(const float* x, int64_t n, bool* ok) {
+  float lane[kLanesX], check[kLanesX];
+  for (int j = 0; j < kLanesX; ++j) lane[j] = x[j], check[j] = x[j] - x[j];
+  int64_t i = kLanesX;
+  for (; i + kLanesX <= n; i += kLanesX) {
+    for (int j = 0; j < kLanesX; ++j) {
+      const float v = x[i + j];
+      check[j] += v - v;
+      lane[j] = kMax ? (v > lane[j] ? v : lane[j]) : (v < lane[j] ? v : lane[j]);
+    }
+  }
+  float m = lane[0], c = 0.0f;
+  for (int j = 0; j < kLanesX; ++j) {
+    c += check[j];
+    m = kMax ? (lane[j] > m ? lane[j] : m) : (lane[j] < m ? lane[j] : m);
+  }
+  for (; i < n; ++i) {
+    c += x[i] - x[i];
+    m = kMax ? (x[i] > m ? x[i] : m) : (x[i] < m ? x[i] : m);
+  }
+  *ok = c == 0.0f && m != 0.0f;
+  return m;
+}
+
 class ReduceKernel final : public Kernel {
  public:
   ReduceKernel(const SimdKernels& simd, OpKind kind, int64_t outer, int64_t len, int64_t inner)
@@ -75,6 +106,12 @@ class ReduceKernel final : public Kernel {
       default: {  // max / min: NaN if any is NaN, else the first extreme value (as
                   // std::max_element / min_element in the reference: -0 vs +0 matters)
         const bool max = kind_ == OpKind::kReduceMax;
+        if (len_ >= 4 * kLanesX) {
+          bool ok = false;
+          const float m =
+              max ? extreme_lanes<true>(x, len_, &ok) : extreme_lanes<false>(x, len_, &ok);
+          if (ok) return m;
+        }
         float m = x[0];
         for (int64_t i = 1; i < len_ && !std::isnan(m); ++i) {
           const float v = x[i];

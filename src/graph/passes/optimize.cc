@@ -17,6 +17,9 @@ const std::vector<Pass>& all_passes() {
       {"canonicalization", fast_backends, canonicalize},
       {"qdq_fusion", cpu_only, fuse_qdq},  // before folding turns quantized weights to float
       {"constant_folding", fast_backends, fold_constants},
+      // After folding (a first step from a constant state is folded then, the run starts
+      // after it), before integer_matmul and fusion change the steps' nodes.
+      {"dynamic_quant_lstm", cpu_only, fuse_dynamic_quant_lstms},
       // After folding (weights folded from a dequantizeLinear are constants then).
       {"integer_matmul", cpu_only, fuse_integer_matmuls},
       // After folding (the regions' constants are folded then), before layouts and fusion.
