@@ -25,8 +25,8 @@ def test_found_input_is_handled(path):
     data = path.read_bytes()
     target.run_one(data)  # raises target.Finding for a crash or an unclear error
     ctx = webnn.ML().create_context(accelerated=False, backend="cpu")
-    # The node, its op and opset; or the initializer.
-    named = r"node .*('|\]) \([\w.]+::\w+, opset -?\d+\): |initializer '[^']*': "
+    # The node, its op and opset; or the initializer or graph input.
+    named = r"node .*('|\]) \([\w.]+::\w+, opset -?\d+\): |(initializer|graph input) '[^']*': "
     try:
         webnn.onnx.load(ctx, data[1:], base_dir=target.work_dir())
     except webnn.onnx.OnnxImportError as exc:
