@@ -265,3 +265,17 @@ def test_deeply_nested_subgraphs_are_refused_or_imported_never_crash(ctx, depth)
     else:
         with pytest.raises(wo.OnnxImportError, match="not a readable ONNX model"):
             wo.load(ctx, data)
+
+
+def test_node_without_name_or_outputs_reading_an_undefined_name(ctx):
+    # Fuzz-found (node_without_name_or_output_reads_undefined_indexerror.bin): the error for a
+    # read of an undefined name labelled the node by node.output[0], an IndexError for a node
+    # with neither name nor outputs. It is named as every node error is.
+    m = model([helper.make_node("Relu", ["ghost"], [])], [vi("x", T.FLOAT, [2])], [])
+    m.graph.output.append(vi("x", T.FLOAT, [2]))
+    with pytest.raises(
+        wo.OnnxImportError,
+        match=r"node without name or output, reading \['ghost'\] \(ai.onnx::Relu, opset \d+\): "
+        r"reads 'ghost', which no earlier node",
+    ):
+        wo.load(ctx, m)
