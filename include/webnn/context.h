@@ -1,11 +1,13 @@
 // Context, tensors and compiled graphs (spec/api.md §6–§8, §10–§12).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <new>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -33,21 +35,30 @@ class Tensor {
   bool readable() const { return readable_; }
   bool writable() const { return writable_; }
   bool exportable_to_gpu() const { return exportable_to_gpu_; }
-  bool destroyed() const { return destroyed_; }
+  bool destroyed() const { return destroyed_.load(std::memory_order_acquire); }
   // The context that created it; compare ownership with owned_by(), which stays correct after
   // that context is freed (a new context may reuse its address).
   const Context* owner() const { return owner_; }
   bool owned_by(const Context& ctx) const;
   uint8_t* data() { return storage_.data(); }
   const uint8_t* data() const { return storage_.data(); }
+  // Frees the storage; waits for a dispatch that has the tensor bound to finish first.
   void destroy();
+  // Held while the storage, shape or state is used: shared by read_tensor and by a dispatch
+  // that reads the tensor, exclusive for write_tensor, resize_tensor, set_tensor_capacity,
+  // destroy and a dispatch that writes it. A context is used from many threads at once, and a
+  // dispatch runs its kernels on the tensors' storage in place: without it, another thread
+  // could read half-written results, write or free the storage under the kernels.
+  std::shared_mutex& access() const { return access_; }
 
  private:
   friend class Context;
   DataType data_type_ = DataType::kFloat32;
   std::vector<int64_t> shape_;
   AlignedBytes storage_;
-  bool readable_ = false, writable_ = false, exportable_to_gpu_ = false, destroyed_ = false;
+  bool readable_ = false, writable_ = false, exportable_to_gpu_ = false;
+  std::atomic<bool> destroyed_{false};  // also read by the bindings' checks before locking
+  mutable std::shared_mutex access_;
   const Context* owner_ = nullptr;
   uint64_t owner_id_ = 0;  // Context::id_ of owner_
 };

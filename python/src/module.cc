@@ -55,17 +55,28 @@ GraphHandle& graph_arg(nb::handle h, const char* method) {
   return nb::cast<GraphHandle&>(h);
 }
 
-std::vector<TensorBinding> bindings_arg(nb::handle h, const char* method, const char* which) {
+// The bindings of one dispatch and references to their tensors: dispatch runs without the
+// GIL, and the mapping's own references may be gone meanwhile (another thread replaced its
+// values, or a Mapping's items() made the tensors it yields), so the raw pointers in `list`
+// must not be all that keeps the tensors alive.
+struct Bindings {
+  std::vector<TensorBinding> list;
+  std::vector<std::shared_ptr<Tensor>> held;
+};
+
+Bindings bindings_arg(nb::handle h, const char* method, const char* which) {
   if (!PyMapping_Check(h.ptr()) || PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())) {
     throw_error(PyExc_TypeError,
                 std::string(method) + ": " + which + " must be a dict of name -> MLTensor");
   }
-  std::vector<TensorBinding> out;
+  Bindings out;
   nb::object items = nb::borrow(h).attr("items")();
   for (nb::handle item : items) {
     nb::handle key = item[0], value = item[1];
     std::string name = to_string(key, std::string(method) + ": " + which + " key");
-    out.push_back({name, tensor_arg(value, method).tensor.get()});
+    const std::shared_ptr<Tensor>& tensor = tensor_arg(value, method).tensor;
+    out.list.push_back({name, tensor.get()});
+    out.held.push_back(tensor);
   }
   return out;
 }
@@ -233,13 +244,20 @@ NB_MODULE(_webnn, m) {
           [](const ContextHandle& c, nb::handle t, nb::handle data) {
             TensorHandle& pt = tensor_arg(t, "write_tensor");
             check(c.context->check_writable(*pt.tensor));
+            // Without the GIL: the copy waits for a dispatch that has the tensor bound
+            // (Tensor::access), and the other Python threads go on meanwhile. `data` is
+            // referenced by the caller, so the viewed buffer stays alive.
+            Status s;
             if (std::optional<CarrierView> view = carrier_view(data, pt.tensor->data_type())) {
-              check(c.context->write_tensor(*pt.tensor, view->data, view->nbytes, view->count));
-              return;
+              nb::gil_scoped_release release;
+              s = c.context->write_tensor(*pt.tensor, view->data, view->nbytes, view->count);
+            } else {
+              HostArray arr = adapt_array(data, pt.tensor->data_type(), "write_tensor");
+              nb::gil_scoped_release release;
+              s = c.context->write_tensor(*pt.tensor, arr.bytes.data(), arr.bytes.size(),
+                                          arr.count);
             }
-            HostArray arr = adapt_array(data, pt.tensor->data_type(), "write_tensor");
-            check(
-                c.context->write_tensor(*pt.tensor, arr.bytes.data(), arr.bytes.size(), arr.count));
+            check(s);
           },
           "tensor"_a, "data"_a,
           nb::sig("def write_tensor(self, tensor: MLTensor, data: typing.Any) -> None"))
@@ -248,14 +266,24 @@ NB_MODULE(_webnn, m) {
           [](const ContextHandle& c, nb::handle t, nb::handle dtype) {
             TensorHandle& pt = tensor_arg(t, "read_tensor");
             DataType type = pt.tensor->data_type();
-            if (is_4bit(type)) {  // packed bytes: unpacked into the array
+            if (is_4bit(type)) {  // packed bytes: unpacked into the array of the shape read
+              // With the GIL (no resize_tensor in between): the bytes match that shape.
               std::vector<uint8_t> bytes = unwrap(c.context->read_tensor(*pt.tensor));
               return to_numpy(type, pt.tensor->shape(), bytes, dtype, "read_tensor");
             }
             check(c.context->check_readable(*pt.tensor));
             uint8_t* dst = nullptr;
             nb::object arr = empty_numpy(type, pt.tensor->shape(), &dst);
-            check(c.context->read_tensor_into(*pt.tensor, dst, pt.tensor->byte_length()));
+            // The copy runs without the GIL, as write_tensor's. A resize_tensor by another
+            // thread in between makes read_tensor_into refuse (the sizes differ), it never
+            // writes past the array sized here.
+            const uint64_t nbytes = pt.tensor->byte_length();
+            Status s;
+            {
+              nb::gil_scoped_release release;
+              s = c.context->read_tensor_into(*pt.tensor, dst, nbytes);
+            }
+            check(s);
             return as_requested_dtype(std::move(arr), type, dtype, "read_tensor");
           },
           "tensor"_a, "dtype"_a = nb::none(),
@@ -290,7 +318,7 @@ NB_MODULE(_webnn, m) {
             Status s;
             {
               nb::gil_scoped_release release;
-              s = c.context->dispatch(*pg.graph, in, out);
+              s = c.context->dispatch(*pg.graph, in.list, out.list);
             }
             check(s);
           },

@@ -87,6 +87,13 @@ Expected<OperandId> GraphBuilder::input(const std::string& name, const Shape& sh
     }
   }
   WEBNN_RETURN_IF_ERROR(check_shape(shape, true, "input"));
+  // As every operation's output (ops/registry.cc) and create_tensor: a graph input larger
+  // than one tensor may be was accepted and refused only by build(), naming no operand.
+  Expected<uint64_t> count = element_count(shape);
+  if (!count || *count > kMaxTensorByteLength / element_size(data_type)) {
+    return make_error(ErrorKind::kValue, "input '", name, "': ", desc_to_string({data_type, shape}),
+                      " exceeds the maximum tensor byte length ", kMaxTensorByteLength);
+  }
   Operand op;
   op.desc = {data_type, shape};
   op.kind = OperandKind::kInput;

@@ -4,7 +4,10 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <mutex>
 #include <set>
+#include <shared_mutex>
 
 #include "backends/backend.h"
 #include "backends/registry.h"
@@ -28,7 +31,8 @@ uint64_t Tensor::byte_length() const {
 }
 
 void Tensor::destroy() {
-  destroyed_ = true;
+  std::unique_lock lock(access_);
+  destroyed_.store(true, std::memory_order_release);
   AlignedBytes().swap(storage_);
 }
 
@@ -322,6 +326,7 @@ Status Context::check_writable(const Tensor& tensor) const {
 
 Status Context::write_tensor(Tensor& tensor, const uint8_t* bytes, uint64_t nbytes,
                              uint64_t count) const {
+  std::unique_lock lock(tensor.access_);
   WEBNN_RETURN_IF_ERROR(check_writable(tensor));
   if (count != tensor.element_count() || nbytes != tensor.byte_length()) {
     return make_error(ErrorKind::kValue, "write_tensor: Shape mismatch: data has ", count,
@@ -334,9 +339,10 @@ Status Context::write_tensor(Tensor& tensor, const uint8_t* bytes, uint64_t nbyt
 }
 
 Expected<std::vector<uint8_t>> Context::read_tensor(const Tensor& tensor) const {
+  std::shared_lock lock(tensor.access_);
   WEBNN_RETURN_IF_ERROR(check_readable(tensor));
   std::vector<uint8_t> bytes(tensor.byte_length());
-  WEBNN_RETURN_IF_ERROR(read_tensor_into(tensor, bytes.data(), bytes.size()));
+  if (!bytes.empty()) std::memcpy(bytes.data(), tensor.data(), bytes.size());
   return bytes;
 }
 
@@ -349,6 +355,7 @@ Status Context::check_readable(const Tensor& tensor) const {
 }
 
 Status Context::read_tensor_into(const Tensor& tensor, uint8_t* dst, uint64_t nbytes) const {
+  std::shared_lock lock(tensor.access_);
   WEBNN_RETURN_IF_ERROR(check_readable(tensor));
   if (nbytes != tensor.byte_length()) {
     return make_error(ErrorKind::kValue, "read_tensor: destination holds ", nbytes,
@@ -360,6 +367,7 @@ Status Context::read_tensor_into(const Tensor& tensor, uint8_t* dst, uint64_t nb
 }
 
 Status Context::resize_tensor(Tensor& tensor, const std::vector<int64_t>& shape) const {
+  std::unique_lock lock(tensor.access_);
   WEBNN_RETURN_IF_ERROR(check_tensor(tensor, "resize_tensor"));
   WEBNN_RETURN_IF_ERROR(check_tensor_shape(shape, "resize_tensor"));
   WEBNN_ASSIGN_OR_RETURN(uint64_t count, element_count(shape));
@@ -375,6 +383,7 @@ Status Context::resize_tensor(Tensor& tensor, const std::vector<int64_t>& shape)
 }
 
 Status Context::set_tensor_capacity(Tensor& tensor, const std::vector<int64_t>& max_shape) const {
+  std::unique_lock lock(tensor.access_);
   WEBNN_RETURN_IF_ERROR(check_tensor(tensor, "set_tensor_capacity"));
   WEBNN_RETURN_IF_ERROR(check_tensor_shape(max_shape, "set_tensor_capacity"));
   WEBNN_ASSIGN_OR_RETURN(uint64_t count, element_count(max_shape));
@@ -433,6 +442,50 @@ Status bind_dims(const Graph& graph, const BoundShapes& all, DimBindings& bindin
 
 }  // namespace
 
+namespace {
+
+// The tensors of one dispatch, each distinct: inputs locked shared, outputs exclusive, in
+// address order, so that dispatches locking overlapping sets cannot deadlock (each takes its
+// graph's mutex only after these, and nothing holding a tensor lock waits for another).
+class BoundTensorLocks {
+ public:
+  BoundTensorLocks(const std::vector<TensorBinding>& inputs,
+                   const std::vector<TensorBinding>& outputs) {
+    for (const TensorBinding& b : inputs) held_.push_back({b.tensor, false});
+    for (const TensorBinding& b : outputs) held_.push_back({b.tensor, true});
+    std::sort(held_.begin(), held_.end(), [](const Held& a, const Held& b) {
+      return std::less<const Tensor*>()(a.tensor, b.tensor);
+    });
+    for (const Held& h : held_) {
+      if (h.exclusive) {
+        h.tensor->access().lock();
+      } else {
+        h.tensor->access().lock_shared();
+      }
+    }
+  }
+  ~BoundTensorLocks() {
+    for (const Held& h : held_) {
+      if (h.exclusive) {
+        h.tensor->access().unlock();
+      } else {
+        h.tensor->access().unlock_shared();
+      }
+    }
+  }
+  BoundTensorLocks(const BoundTensorLocks&) = delete;
+  BoundTensorLocks& operator=(const BoundTensorLocks&) = delete;
+
+ private:
+  struct Held {
+    const Tensor* tensor;
+    bool exclusive;
+  };
+  std::vector<Held> held_;
+};
+
+}  // namespace
+
 Expected<std::vector<std::vector<int64_t>>> CompiledGraph::output_shapes(
     const std::vector<std::pair<std::string, std::vector<int64_t>>>& input_shapes) const {
   BoundShapes bound;
@@ -462,11 +515,18 @@ Status Context::dispatch(CompiledGraph& compiled, const std::vector<TensorBindin
   std::set<const Tensor*> seen;
   for (const auto* list : {&inputs, &outputs}) {
     for (const TensorBinding& b : *list) {
-      WEBNN_RETURN_IF_ERROR(check_tensor(*b.tensor, "dispatch"));
       if (!seen.insert(b.tensor).second) {
         return make_error(ErrorKind::kRuntime, "dispatch: tensor bound to '", b.name,
                           "' is used more than once");
       }
+    }
+  }
+  // Held until the outputs are written (Tensor::access): checked under the locks, so that a
+  // tensor destroyed or resized by another thread is seen before any kernel runs on it.
+  BoundTensorLocks locks(inputs, outputs);
+  for (const auto* list : {&inputs, &outputs}) {
+    for (const TensorBinding& b : *list) {
+      WEBNN_RETURN_IF_ERROR(check_tensor(*b.tensor, "dispatch"));
     }
   }
   // Match names exactly: no missing, no extra.

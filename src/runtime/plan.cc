@@ -81,6 +81,14 @@ Expected<std::unique_ptr<Plan>> build_plan(const Graph& graph, const Backend& ba
   const MemoryPlan mp = plan_memory(graph, plan->descs, sizes, backend.name());
   plan->unshared_bytes = mp.unshared_bytes;
   if (memory_plan) {
+    // Each intermediate is within the maximum tensor byte length (the builder checks every
+    // operand), but the arena holding the live ones at once can be larger: that is a graph
+    // this machine cannot run, not a tensor too large.
+    if (mp.arena_bytes > kMaxTensorByteLength) {
+      return make_error(ErrorKind::kRuntime, "plan: out of memory allocating ", mp.arena_bytes,
+                        " bytes for the intermediate results (at most ", kMaxTensorByteLength,
+                        " bytes in one allocation)");
+    }
     WEBNN_RETURN_IF_ERROR(
         allocate_zeroed(plan->arena, std::max<uint64_t>(mp.arena_bytes, 1), "plan"));
   }

@@ -153,6 +153,9 @@ def test_oversized_results_are_clean_errors(ctx):
         b.expand(x, [2**31 - 1, 2**31 - 1, 2])
     with pytest.raises(ValueError, match="maximum tensor byte length"):
         ctx.create_tensor([2**31 - 1, 2**31 - 1], "float32")
+    # A graph input too: it was accepted, and build() refused it naming no operand.
+    with pytest.raises(ValueError, match="input 'big': float32 .* maximum tensor byte length"):
+        b.input("big", [2**31 - 1, 2**31 - 1, 2], "float32")
     # Within the limit but beyond what the machine can allocate: an error, not a crash. Only
     # meaningful where the kernel refuses absurd allocations instead of overcommitting.
     overcommit = Path("/proc/sys/vm/overcommit_memory")
@@ -166,3 +169,17 @@ def test_oversized_results_are_clean_errors(ctx):
     assert 2**20 * 2**16 * 2 * 4 <= limit
     with pytest.raises(RuntimeError, match="out of memory"):
         b.build({"y": y})
+
+
+def test_intermediates_beyond_one_allocation_are_out_of_memory(ctx):
+    # Live intermediates of 2^39 bytes each: every tensor is within the maximum tensor byte
+    # length, the arena holding them at once is not. That was reported as a tensor too large
+    # ("plan: N bytes exceed the maximum tensor byte length"); it is a graph this machine
+    # cannot run. Refused before anything is allocated.
+    b = ctx.create_graph_builder()
+    x = b.input("x", [2], "float32")
+    e = b.expand(x, [2**20, 2**16, 2])  # 2^39 bytes, as each of m and n
+    m = b.matmul(e, b.constant(np.ones((2, 2), np.float32)))
+    n = b.matmul(m, b.constant(np.ones((2, 2), np.float32)))
+    with pytest.raises(RuntimeError, match="plan: out of memory allocating .* intermediate"):
+        b.build({"o": b.reduce_sum(b.add(b.add(e, m), n))})

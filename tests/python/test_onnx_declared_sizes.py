@@ -226,3 +226,15 @@ def test_resize_tables_of_a_huge_output_size(size, message):
     )
     with pytest.raises(wo.OnnxImportError, match=r"Resize.*" + message):
         _import_peak(model)
+
+
+def test_graph_input_larger_than_a_tensor_is_refused_at_import():
+    # Fuzz-found (averagepool_huge_declared_input_runtimeerror.bin): an input declared
+    # [1, 2^31 - 1, 32, 32] float32 is 8 TiB, past WebNN's maximum tensor byte length. The
+    # builder accepted it and build() failed with "plan: ... bytes exceed the maximum tensor
+    # byte length", naming nothing; now the input is refused by name at import.
+    node = helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[5, 5], strides=[3, 3])
+    model = _model(node, {"x": (F, [1, 2**31 - 1, 32, 32])}, {"": 19})
+    context = webnn.ML().create_context(accelerated=False, backend="cpu")
+    with pytest.raises(wo.OnnxImportError, match=r"graph input 'x': .*maximum tensor byte length"):
+        wo.load(context, model)

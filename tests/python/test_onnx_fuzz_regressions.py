@@ -1,6 +1,7 @@
 """Inputs the ONNX importer fuzz target found (tests/data/fuzz_regressions/onnx_importer/),
 replayed through the target itself: each now imports or raises a clear error naming the node."""
 
+import os
 import re
 import sys
 from pathlib import Path
@@ -18,15 +19,22 @@ sys.path.insert(0, str(ROOT / "tests" / "fuzz"))
 import onnx_importer_target as target
 
 FOUND = sorted((ROOT / "tests/data/fuzz_regressions/onnx_importer").glob("*.bin"))
+# Valid models whose buffers this machine cannot hold: the runtime refuses them with "out of
+# memory allocating N bytes" (accepted below), but under tools/sanitize.sh AddressSanitizer's
+# allocator treats the request (128 GiB) as a fatal error instead of failing it, and the
+# whole run aborts (ninth session).
+TOO_LARGE_FOR_ASAN = {"dropout_mask_huge_declared_shape_memoryerror"}
 
 
 @pytest.mark.parametrize("path", FOUND, ids=[p.stem for p in FOUND])
 def test_found_input_is_handled(path):
+    if path.stem in TOO_LARGE_FOR_ASAN and "asan" in os.environ.get("LD_PRELOAD", ""):
+        pytest.skip("under AddressSanitizer: an oversized allocation is fatal, not an error")
     data = path.read_bytes()
     target.run_one(data)  # raises target.Finding for a crash or an unclear error
     ctx = webnn.ML().create_context(accelerated=False, backend="cpu")
-    # The node, its op and opset; or the initializer.
-    named = r"node .*('|\]) \([\w.]+::\w+, opset -?\d+\): |initializer '[^']*': "
+    # The node, its op and opset; or the initializer or graph input.
+    named = r"node .*('|\]) \([\w.]+::\w+, opset -?\d+\): |(initializer|graph input) '[^']*': "
     try:
         webnn.onnx.load(ctx, data[1:], base_dir=target.work_dir())
     except webnn.onnx.OnnxImportError as exc:

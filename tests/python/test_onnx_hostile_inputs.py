@@ -5,6 +5,7 @@ unaligned offset, and Hugging Face snapshots with the model in a sub-directory."
 
 import hashlib
 import os
+import re
 import tracemalloc
 
 import numpy as np
@@ -265,3 +266,70 @@ def test_deeply_nested_subgraphs_are_refused_or_imported_never_crash(ctx, depth)
     else:
         with pytest.raises(wo.OnnxImportError, match="not a readable ONNX model"):
             wo.load(ctx, data)
+
+
+def test_node_without_name_or_outputs_reading_an_undefined_name(ctx):
+    # Fuzz-found (node_without_name_or_output_reads_undefined_indexerror.bin): the error for a
+    # read of an undefined name labelled the node by node.output[0], an IndexError for a node
+    # with neither name nor outputs. It is named as every node error is.
+    m = model([helper.make_node("Relu", ["ghost"], [])], [vi("x", T.FLOAT, [2])], [])
+    m.graph.output.append(vi("x", T.FLOAT, [2]))
+    with pytest.raises(
+        wo.OnnxImportError,
+        match=r"node without name or output, reading \['ghost'\] \(ai.onnx::Relu, opset \d+\): "
+        r"reads 'ghost', which no earlier node",
+    ):
+        wo.load(ctx, m)
+
+
+_S = numpy_helper.from_array(np.float32(0.5), "s")
+_Z = numpy_helper.from_array(np.int8(0), "z")
+
+
+@pytest.mark.parametrize(
+    "nodes",
+    [
+        [helper.make_node("QuantizeLinear", ["x", "s", "z"], [])],
+        [helper.make_node("QuantizeLinear", [], ["q"])],
+        [
+            helper.make_node("Constant", [], [], value=numpy_helper.from_array(np.float32(1))),
+            helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+        ],
+        [
+            helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+            helper.make_node("DequantizeLinear", ["q", "s", "z"], []),
+        ],
+        [
+            helper.make_node("Conv", [], ["m"]),
+            helper.make_node("QuantizeLinear", ["m", "s", "z"], ["q"]),
+        ],
+        [
+            helper.make_node("MatMul", ["x"], ["m"]),
+            helper.make_node("QuantizeLinear", ["m", "s", "z"], ["q"]),
+        ],
+    ],
+    ids=[
+        "q-no-output",
+        "q-no-input",
+        "constant-no-output",
+        "dq-no-output",
+        "conv-no-input",
+        "matmul-one-input",
+    ],
+)
+def test_malformed_nodes_of_a_qdq_model_are_not_fused(ctx, nodes):
+    # Found by review after the fuzz finding above: the QDQ fusion pass (webnn/onnx/qdq.py, run
+    # on any model with a QuantizeLinear) indexed the inputs and outputs of the nodes it
+    # matched, an IndexError before any converter could name the node. Malformed ones are
+    # left to their converters: imported (a node without outputs computes nothing) or an
+    # OnnxImportError naming the node.
+    m = model(nodes + [helper.make_node("Relu", ["x"], ["y"])], [vi("x", T.FLOAT, [2])],
+              [vi("y", T.FLOAT, [2])], [_S, _Z])  # fmt: skip
+    m.opset_import[0].version = 19
+    try:
+        graph = wo.load(ctx, m)
+    except wo.OnnxImportError as exc:
+        assert re.match(r"node .* \(ai\.onnx::(QuantizeLinear|Conv|MatMul), opset 19\): ", str(exc))
+        return
+    x = np.array([-1.5, 2.0], np.float32)
+    np.testing.assert_array_equal(ctx.compute(graph, {"x": x})["y"], np.maximum(x, 0))

@@ -655,9 +655,13 @@ class Importer:
             inputs = [scope.lookup(name) if name else None for name in node.input]
             for name, v in zip(node.input, inputs):
                 if name and v is None and not scope.knows(name):
+                    # Named as every node error is (a node may have neither name nor outputs:
+                    # node.output[0] was an IndexError, found by the fuzzer).
+                    domain = "" if node.domain in ("", "ai.onnx") else node.domain
+                    where = NodeContext(self, node, inputs, self.opsets.get(domain, 1))
                     raise OnnxImportError(
-                        f"node '{node.name or node.output[0]}' ({node.op_type}) reads '{name}', "
-                        "which no earlier node, input or initializer defines"
+                        f"{where.describe()}: reads '{name}', which no earlier node, input or "
+                        "initializer defines"
                     )
             outputs = self.convert_node(node, inputs, scope)
             for name, v in zip(node.output, outputs):

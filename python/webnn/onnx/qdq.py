@@ -14,6 +14,32 @@ from collections import Counter
 
 from onnx import helper, numpy_helper
 
+# The inputs and outputs the pass reads of each kind of node it matches (input[0], output[0],
+# a Conv's or MatMul's weight input[1]).
+_ARITY = {
+    "QuantizeLinear": (1, 1),
+    "DequantizeLinear": (1, 1),
+    "Conv": (2, 1),
+    "MatMul": (2, 1),
+    "Constant": (0, 1),
+}
+
+
+class _WellFormed:
+    """The graph as the pass matches it: without the malformed nodes of those kinds (missing
+    inputs or outputs; the fuzzer makes them, and the pass indexed them: IndexError). They are
+    never fused and reach their converters, whose errors name them."""
+
+    def __init__(self, graph):
+        def usable(node):
+            ins, outs = _ARITY.get(node.op_type, (0, 0))
+            if len(node.input) < ins or len(node.output) < outs:
+                return False
+            return (not ins or bool(node.input[0])) and (not outs or bool(node.output[0]))
+
+        self.node = [n for n in graph.node if usable(n)]
+        self.output = graph.output
+
 
 def _producers(graph):
     return {out: node for node in graph.node for out in node.output if out}
@@ -241,15 +267,16 @@ def fuse_qdq(model):
     """Rewrite DQ->Conv/MatMul->Q triples of the top-level graph in place (and the
     element-wise groups of _ELEMENTWISE); returns the count."""
     graph = model.graph
+    matched = _WellFormed(graph)
     inits = {t.name: t for t in graph.initializer}
-    _constant_nodes_as_inits(graph, inits)
-    producers = _producers(graph)
+    _constant_nodes_as_inits(matched, inits)
+    producers = _producers(matched)
     memo = {}
-    consumers = _consumer_counts(graph)
+    consumers = _consumer_counts(graph)  # every reader counts, a malformed one too
     outputs = {vi.name for vi in graph.output}
-    ort_types = _OrtTypes(graph, inits, producers, consumers, outputs)
+    ort_types = _OrtTypes(matched, inits, producers, consumers, outputs)
     replace, drop = {}, set()
-    for q in graph.node:
+    for q in matched.node:
         if q.op_type != "QuantizeLinear" or q.domain not in ("", "ai.onnx"):
             continue
         if any(a.name in ("block_size", "output_dtype") for a in q.attribute):
@@ -326,7 +353,7 @@ def fuse_qdq(model):
         drop.add(id(core))
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
     more, more_drop = _fuse_elementwise(
-        graph, inits, producers, consumers, outputs, opset, ort_types, memo
+        matched, inits, producers, consumers, outputs, opset, ort_types, memo
     )
     replace.update(more)
     drop |= more_drop
