@@ -430,12 +430,13 @@ def test_global_pool_nhwc_one_image(method, channels):
             "reference", lambda g, o: g.global_average_pool(o["x"], layout="nhwc"), {"x": np.abs(x)}
         )
         assert_within(got, want, (41 * 43 + 1) * EPS * mag.astype(np.float64))
-    # The same channels as a per-channel sum in pixel order (what every split computes).
+    # The same channels as a per-channel sum in pixel order, in double, divided once (what
+    # every split computes, and the reference).
     if method == "global_average_pool":
-        acc = np.zeros(channels, np.float32)
+        acc = np.zeros(channels, np.float64)
         for row in x.reshape(-1, channels):
-            acc += row
-        np.testing.assert_array_equal(got.reshape(-1), acc / np.float32(41 * 43))
+            acc += row.astype(np.float64)
+        np.testing.assert_array_equal(got.reshape(-1), (acc / (41 * 43)).astype(np.float32))
 
 
 # ---- runtime: fallbacks, dispatch in place, other ISAs and thread counts --------------------
