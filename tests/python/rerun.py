@@ -22,6 +22,19 @@ each_cpu_setting = pytest.mark.parametrize(
     ids=lambda e: ",".join(f"{k}={v}" for k, v in e.items()),
 )
 
+# Every instruction set (a machine without AVX-512 runs its best one for "avx512") and a thread
+# count that splits work unevenly: for kernels whose results must not depend on either.
+each_isa_and_threads = pytest.mark.parametrize(
+    "env",
+    [
+        {"WEBNN_CPU_ISA": "avx512"},
+        {"WEBNN_CPU_ISA": "avx2"},
+        {"WEBNN_CPU_ISA": "generic"},
+        {"WEBNN_NUM_THREADS": "3"},
+    ],
+    ids=lambda e: ",".join(f"{k}={v}" for k, v in e.items()),
+)
+
 
 def nested():
     """True inside a rerun: the rerunning tests skip themselves there."""

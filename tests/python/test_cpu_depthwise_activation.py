@@ -74,11 +74,6 @@ def test_depthwise_activation_fused_equals_unfused(case, act, tail):
 
 
 @pytest.mark.skipif(rerun.nested(), reason="already in a subprocess")
-@pytest.mark.parametrize(
-    "env",
-    [{"WEBNN_CPU_ISA": "avx512"}, {"WEBNN_CPU_ISA": "avx2"}, {"WEBNN_CPU_ISA": "generic"},
-     {"WEBNN_NUM_THREADS": "3"}],
-    ids=lambda e: ",".join(f"{k}={v}" for k, v in e.items()),
-)  # fmt: skip
+@rerun.each_isa_and_threads
 def test_every_cpu_setting(env):
     rerun.assert_file_passes(__file__, env)

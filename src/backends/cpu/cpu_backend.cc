@@ -93,45 +93,39 @@ class CpuBackend final : public Backend {
   DataTypeMask supported_types(OpKind kind, const char* field, DataTypeMask schema) const override {
     return reference_backend().supported_types(kind, field, schema);
   }
+  // A node form only one cpu kernel computes (no reference fallback): that kernel, with its
+  // fused epilogue, or an internal error naming what is missing.
+  static Expected<std::unique_ptr<Kernel>> required_kernel(
+      const Node& node, const CompileContext& cc,
+      std::unique_ptr<Kernel> (*make)(const Node&, const CompileContext&), const char* missing) {
+    std::unique_ptr<Kernel> k;
+    if (cc.has_views()) k = make(node, cc);
+    if (!k) return make_error(ErrorKind::kInternal, op_spec_name(node.kind), ": ", missing);
+    if (!node.epilogue.empty()) {
+      k = make_fused_kernel(node, cc, simd_kernels(), std::move(k));
+      if (!k) {
+        return make_error(ErrorKind::kInternal, op_spec_name(node.kind),
+                          ": fused epilogue has a step without a vector kernel");
+      }
+    }
+    return k;
+  }
+
   Expected<std::unique_ptr<Kernel>> compile(const Node& node,
                                             const CompileContext& cc) const override {
     // Fast kernels are specialised to concrete shapes; without them (a dynamic graph checked at
     // build time) the reference kernel answers whether the node compiles.
+    // A matmul reading / writing through permutations (graph/passes/matmul_transposes.cc):
+    // only the cpu matmul kernel takes them.
     if (node.permuted) {
-      // A matmul reading / writing through permutations (graph/passes/matmul_transposes.cc):
-      // only the cpu matmul kernel takes them (no other kernel would see them).
-      std::unique_ptr<Kernel> k;
-      if (cc.has_views()) k = make_fast_kernel(node, cc);
-      if (!k) {
-        return make_error(ErrorKind::kInternal, op_spec_name(node.kind),
-                          ": permuted operands without a float32 kernel");
-      }
-      if (!node.epilogue.empty()) {
-        k = make_fused_kernel(node, cc, simd_kernels(), std::move(k));
-        if (!k) {
-          return make_error(ErrorKind::kInternal, op_spec_name(node.kind),
-                            ": fused epilogue has a step without a vector kernel");
-        }
-      }
-      return k;
+      return required_kernel(node, cc, make_fast_kernel,
+                             "permuted operands without a float32 kernel");
     }
+    // An integer conv2d / matmul (graph/passes/qdq_fusion.cc): only the int8 kernels compute it;
+    // a float-output integer matmul (graph/passes/integer_matmul.cc) takes epilogues.
     if (node.quantized) {
-      // An integer conv2d / matmul (graph/passes/qdq_fusion.cc): only the int8 kernels compute it.
-      std::unique_ptr<Kernel> k;
-      if (cc.has_views()) k = make_quantized_kernel(node, cc);
-      if (!k) {
-        return make_error(ErrorKind::kInternal, op_spec_name(node.kind),
-                          ": quantized form without an int8 kernel");
-      }
-      // A float-output integer matmul (graph/passes/integer_matmul.cc) takes epilogues.
-      if (!node.epilogue.empty()) {
-        k = make_fused_kernel(node, cc, simd_kernels(), std::move(k));
-        if (!k) {
-          return make_error(ErrorKind::kInternal, op_spec_name(node.kind),
-                            ": fused epilogue has a step without a vector kernel");
-        }
-      }
-      return k;
+      return required_kernel(node, cc, make_quantized_kernel,
+                             "quantized form without an int8 kernel");
     }
     if (!node.epilogue.empty() && cc.has_views()) return compile_fused(node, cc);
     if (cc.has_views()) {
