@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "python"))
 
 import wheel_models as wm
-from models import Ours
+from models import Ours, model_cases
 from profile_models import profiled
 
 
@@ -65,7 +65,9 @@ def ort_profile(path, feeds, threads, runs, top):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("names", nargs="+", help="wheel_models case names")
+    parser.add_argument(
+        "names", nargs="+", help="wheel_models case names or bench/models.py names (det, rec, ...)"
+    )
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--top", type=int, default=15)
@@ -73,13 +75,18 @@ def main():
     os.environ["WEBNN_NUM_THREADS"] = str(args.threads)
     cases = {case.name: case for case in wm.CASES}
     for name in args.names:
-        case = cases[name]
-        path = case.path()
-        if path is None:
-            print(f"== {name}: not installed")
+        if name in cases:
+            path, consts = cases[name].path(), {}
+            if path is None:
+                print(f"== {name}: not installed")
+                continue
+            feeds = cases[name].make_feeds()
+        else:  # one of bench/models.py's models (det, rec, cls, minilm, ...)
+            ((path, feeds, consts),) = model_cases([name]).values()
+        if not isinstance(path, (str, os.PathLike)):
+            print(f"== {name}: built in memory; ORT's profile needs a file")
             continue
-        feeds = case.make_feeds()
-        table = profiled(Ours(path, feeds, {}), args.runs, args.top)
+        table = profiled(Ours(path, feeds, consts), args.runs, args.top)
         print(f"== {name} (threads: {args.threads})")
         print(table)
         print(ort_profile(path, feeds, args.threads, args.runs, args.top))
