@@ -147,11 +147,20 @@ def stft(n):
     real = [cos_w, sin_w][:parts]
     imag = [-sin_w, cos_w][:parts]
     npd = np.float16 if n.dtype(0) == "float16" else np.float32
-    filters = np.stack([np.stack(real, 1), np.stack(imag, 1)])  # [2, bins, parts, frame]
-    filters = filters.astype(npd).reshape(2 * bins, parts, 1, frame)
-    x = bl.reshape(n.x(0), [batch, length, parts])
-    x = bl.reshape(bl.transpose(x, [0, 2, 1]), [batch, parts, 1, length])
-    y = bl.conv2d(x, n.importer.operand(filters), strides=[1, step])
-    frames = bl.operand_shape(y)[3]
-    y = bl.reshape(y, [batch, 2, bins, frames])
-    return bl.transpose(y, [0, 3, 2, 1])
+    # Channels-last throughout, so that no transpose runs before or after the convolution: the
+    # signal [batch, length, parts] is already an NHWC image of one row, and the output
+    # channels interleave (re, im) per bin, so [batch, 1, frames, 2 bins] is the ONNX result
+    # [batch, frames, bins, 2] as it lies in memory.
+    filters = np.stack([np.stack(real, 1), np.stack(imag, 1)], 1)  # [bins, 2, parts, frame]
+    filters = filters.astype(npd).reshape(2 * bins, parts, frame).transpose(0, 2, 1)
+    filters = np.ascontiguousarray(filters).reshape(2 * bins, 1, frame, parts)
+    x = bl.reshape(n.x(0), [batch, 1, length, parts])
+    y = bl.conv2d(
+        x,
+        n.importer.operand(filters),
+        strides=[1, step],
+        input_layout="nhwc",
+        filter_layout="ohwi",
+    )
+    frames = bl.operand_shape(y)[2]
+    return bl.reshape(y, [batch, frames, bins, 2])
