@@ -120,3 +120,55 @@ def test_stft_rejects_a_frame_longer_than_the_signal():
     context = webnn.ML().create_context(accelerated=False)
     with pytest.raises(wo.OnnxImportError, match="STFT.*frame_length 64"):
         wo.load(context, model)
+
+
+@pytest.mark.parametrize(
+    "length,frame,step,with_window",
+    [
+        (4000, 512, 160, True),  # even frame and step: the radix-2 form (E + W^k O)
+        (4001, 400, 160, True),  # odd signal length, N / 2 = 200
+        (1203, 50, 10, False),  # N / 2 = 25 is odd: the upper half has one bin less
+        (999, 8, 2, True),  # the smallest frame the split form takes
+        (1000, 64, 25, True),  # odd step: the direct form
+        (1000, 63, 16, False),  # odd frame: the direct form
+    ],
+)
+def test_stft_real_onesided_forms_match_onnxruntime(length, frame, step, with_window):
+    inits = [
+        numpy_helper.from_array(np.array(step, np.int64), "step"),
+        numpy_helper.from_array(np.array(frame, np.int64), "frame"),
+    ]
+    inputs = ["signal", "step", "", "frame"]
+    if with_window:
+        window = (np.hanning(frame) + 0.05).astype(np.float32)
+        inits.append(numpy_helper.from_array(window, "window"))
+        inputs = ["signal", "step", "window"]
+    node = helper.make_node("STFT", inputs, ["y"], onesided=1)
+    graph = helper.make_graph(
+        [node],
+        "stft",
+        [helper.make_tensor_value_info("signal", TensorProto.FLOAT, [2, length, 1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    signal = np.random.default_rng(length).standard_normal((2, length, 1)).astype(np.float32)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (want,) = session.run(None, {"signal": signal})
+    # Independent of both engines: numpy's FFT of each windowed frame, in double.
+    w = window.astype(np.float64) if with_window else np.ones(frame)
+    frames = (length - frame) // step + 1
+    starts = np.arange(frames) * step
+    framed = signal[:, starts[:, None] + np.arange(frame)[None, :], 0] * w
+    spectrum = np.fft.rfft(framed, axis=-1)
+    exact = np.stack([spectrum.real, spectrum.imag], -1)
+    assert want.shape == exact.shape
+    scale = float(np.max(np.abs(exact)))
+    for backend in ("cpu", "reference"):
+        context = webnn.ML().create_context(accelerated=False, backend=backend)
+        got = context.compute(wo.load(context, model), {"signal": signal})["y"]
+        assert got.shape == exact.shape
+        assert float(np.max(np.abs(got - exact))) <= 2e-6 * scale
+        # ORT's own STFT is further from the exact values (3e-5 for N = 400).
+        assert float(np.max(np.abs(got - want))) <= 1e-4 * scale

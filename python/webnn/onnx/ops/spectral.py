@@ -141,12 +141,14 @@ def stft(n):
         n.fail("onesided output is defined for real signals only")
     bins = frame // 2 + 1 if onesided else frame
     w = np.ones(frame) if window is None else window.astype(np.float64)
+    npd = np.float16 if n.dtype(0) == "float16" else np.float32
+    if parts == 1 and onesided and frame % 2 == 0 and step % 2 == 0 and frame >= 8:
+        return _stft_even_odd(n, batch, length, frame, step, w, npd)
     cos, sin = _bases(frame, frame, bins, False)
     cos_w, sin_w = (cos * w[:, None]).T, (sin * w[:, None]).T  # [bins, frame]
     # (re + i im)(cos - i sin) = (re cos + im sin) + i (im cos - re sin)
     real = [cos_w, sin_w][:parts]
     imag = [-sin_w, cos_w][:parts]
-    npd = np.float16 if n.dtype(0) == "float16" else np.float32
     # Channels-last throughout, so that no transpose runs before or after the convolution: the
     # signal [batch, length, parts] is already an NHWC image of one row, and the output
     # channels interleave (re, im) per bin, so [batch, 1, frames, 2 bins] is the ONNX result
@@ -164,3 +166,45 @@ def stft(n):
     )
     frames = bl.operand_shape(y)[2]
     return bl.reshape(y, [batch, frames, bins, 2])
+
+
+def _stft_even_odd(n, batch, length, frame, step, w, npd):
+    """A real, one-sided STFT of even frame N and even step as one radix-2 step of an FFT:
+    the half-length transforms of each frame's even samples, E, and odd samples turned by the
+    twiddle factors, T[k] = W^k O[k] (W = e^(-2 pi i / N), folded into the filters), are two
+    convolutions of half the taps and half the bins (half the multiply-adds of the direct
+    one), joined by the butterfly X[k] = E[k] + T[k], X[N/2 - j] = conj(E[j] - T[j]) (E and O
+    of real samples are conjugate-symmetric). Complex values stay interleaved (re, im) in the
+    last axis throughout, the layout of the result."""
+    bl = n.b
+    half = frame // 2
+    half_bins = half // 2 + 1  # k = 0 .. H/2 of the transforms of H = N/2 samples
+    frames = (length - frame) // step + 1
+    x = bl.reshape(n.x(0), [batch, length])
+    k = np.arange(half_bins)[:, None]
+
+    def half_transform(parity):
+        count = (length - parity + 1) // 2
+        samples = bl.slice(x, [0, parity], [batch, length - parity], strides=[1, 2])
+        t = 2 * np.arange(half)[None, :] + parity  # the frame's sample of each tap
+        theta = 2 * np.pi * ((k * t) % frame) / frame  # [bins, H]: W^(k t)
+        weighted = w[parity::2][None, :]
+        filters = np.stack([np.cos(theta) * weighted, -np.sin(theta) * weighted], 1)
+        filters = filters.astype(npd).reshape(2 * half_bins, 1, half, 1)
+        y = bl.conv2d(
+            bl.reshape(samples, [batch, 1, count, 1]),
+            n.importer.operand(filters),
+            strides=[1, step // 2],
+            input_layout="nhwc",
+            filter_layout="ohwi",
+        )
+        y = bl.slice(y, [0, 0, 0, 0], [batch, 1, frames, 2 * half_bins])
+        return bl.reshape(y, [batch, frames, half_bins, 2])
+
+    even, turned = half_transform(0), half_transform(1)
+    lower = bl.add(even, turned)  # X[0 .. H/2]
+    upper_count = half - half // 2  # X[H/2 + 1 .. H] from j = upper_count - 1 .. 0
+    conj = n.importer.operand(np.array([1, -1], npd))
+    upper = bl.mul(bl.sub(even, turned), conj)
+    upper = bl.slice(upper, [0, 0, 0, 0], [batch, frames, upper_count, 2])
+    return bl.concat([lower, bl.reverse(upper, [2])], 2)
