@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 
+from .fourier_conv import fourier_conv
 from .registry import op
 from .util import norm_axis, prod, window_attributes
 
@@ -57,7 +58,26 @@ def _webnn_padding(begin, end):
 
 @op("Conv")
 def conv(n):
-    return conv_operands(n, n.x(0), n.x(1), n.x(2) if n.has(2) else None)
+    bias = n.x(2) if n.has(2) else None
+    if n.is_const(1) and n.has(0) and n.rank(0) in (3, 4):
+        y = _fourier_bank_conv(n, bias)
+        if y is not None:
+            return y
+    return conv_operands(n, n.x(0), n.x(1), bias)
+
+
+def _fourier_bank_conv(n, bias):
+    """A Conv whose constant filter is a windowed Fourier basis (an STFT written as Conv1d)
+    in the radix-2 form (fourier_conv.py), or None."""
+    spatial, weight = n.shape(0)[2:], n.c(1)
+    if any(not isinstance(d, int) for d in spatial) or weight.ndim != len(spatial) + 2:
+        return None
+    kernel = list(n.attr("kernel_shape", list(weight.shape[2:])))
+    if kernel != list(weight.shape[2:]):
+        return None
+    strides, dilations, begin, end = _conv_geometry(n, spatial, kernel)
+    group = int(n.attr("group", 1))
+    return fourier_conv(n, n.x(0), weight, strides, dilations, begin, end, group, bias)
 
 
 def conv_operands(n, x, w, bias):

@@ -143,7 +143,8 @@ def stft(n):
     w = np.ones(frame) if window is None else window.astype(np.float64)
     npd = np.float16 if n.dtype(0) == "float16" else np.float32
     if parts == 1 and onesided and frame % 2 == 0 and step % 2 == 0 and frame >= 8:
-        return _stft_even_odd(n, batch, length, frame, step, w, npd)
+        signal = bl.reshape(n.x(0), [batch, length])
+        return radix2_spectrum(n, signal, batch, length, frame, step, w, npd)
     cos, sin = _bases(frame, frame, bins, False)
     cos_w, sin_w = (cos * w[:, None]).T, (sin * w[:, None]).T  # [bins, frame]
     # (re + i im)(cos - i sin) = (re cos + im sin) + i (im cos - re sin)
@@ -168,19 +169,19 @@ def stft(n):
     return bl.reshape(y, [batch, frames, bins, 2])
 
 
-def _stft_even_odd(n, batch, length, frame, step, w, npd):
+def radix2_spectrum(n, x, batch, length, frame, step, w, npd):
     """A real, one-sided STFT of even frame N and even step as one radix-2 step of an FFT:
     the half-length transforms of each frame's even samples, E, and odd samples turned by the
     twiddle factors, T[k] = W^k O[k] (W = e^(-2 pi i / N), folded into the filters), are two
     convolutions of half the taps and half the bins (half the multiply-adds of the direct
     one), joined by the butterfly X[k] = E[k] + T[k], X[N/2 - j] = conj(E[j] - T[j]) (E and O
     of real samples are conjugate-symmetric). Complex values stay interleaved (re, im) in the
-    last axis throughout, the layout of the result."""
+    last axis throughout, the layout of the result: x [batch, length] -> [batch, frames,
+    N / 2 + 1, 2]."""
     bl = n.b
     half = frame // 2
     half_bins = half // 2 + 1  # k = 0 .. H/2 of the transforms of H = N/2 samples
     frames = (length - frame) // step + 1
-    x = bl.reshape(n.x(0), [batch, length])
     k = np.arange(half_bins)[:, None]
 
     def half_transform(parity):

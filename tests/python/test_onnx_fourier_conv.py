@@ -1,0 +1,126 @@
+"""Convolutions whose filters are a windowed Fourier basis (an STFT exported as Conv1d, as
+Whisper's, NeMo's and openWakeWord's front ends do) run in the radix-2 form
+(python/webnn/onnx/ops/fourier_conv.py). Compared with ONNX Runtime running the convolution
+as it is written and with numpy in double, on both backends; filters that are not such a
+bank (a perturbed row, a random filter, several input channels) keep the plain convolution."""
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+import webnn
+import webnn.onnx as wo
+from onnx import TensorProto, helper, numpy_helper
+from webnn.onnx.ops.fourier_conv import fourier_bank
+
+
+def _bank(size, layout, window="hann"):
+    t = np.arange(size)
+    w = np.hanning(size + 1)[:-1] if window == "hann" else np.hamming(size)
+    bins = size // 2 + 1
+    k = np.arange(bins)[:, None]
+    cos = w * np.cos(2 * np.pi * k * t / size)
+    sin = -w * np.sin(2 * np.pi * k * t / size)
+    if layout == "blocked":  # [re of every bin; im of every bin] (Whisper, NeMo)
+        rows = np.concatenate([cos, sin])
+    elif layout == "interleaved":
+        rows = np.stack([cos, sin], 1).reshape(2 * bins, size)
+    elif layout == "cos":
+        rows = cos
+    elif layout == "plus_sin":  # +w sin rows: coefficients -1
+        rows = -sin
+    else:
+        raise AssertionError(layout)
+    return rows.astype(np.float32)
+
+
+def _model(weights, length, stride, pads=(0, 0), bias=None, rank=3):
+    nodes, inits, outputs = [], [], []
+    for i, w in enumerate(weights):
+        shape = [w.shape[0], 1, w.shape[1]] if rank == 3 else [w.shape[0], 1, 1, w.shape[1]]
+        inits.append(numpy_helper.from_array(w.reshape(shape), f"w{i}"))
+        inputs = ["x", f"w{i}"]
+        if bias is not None:
+            inits.append(numpy_helper.from_array(bias[: w.shape[0]], f"b{i}"))
+            inputs.append(f"b{i}")
+        attrs = {"strides": [stride] if rank == 3 else [1, stride]}
+        attrs["pads"] = list(pads) if rank == 3 else [0, pads[0], 0, pads[1]]
+        nodes.append(helper.make_node("Conv", inputs, [f"y{i}"], **attrs))
+        outputs.append(helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, None))
+    xshape = [2, 1, length] if rank == 3 else [2, 1, 1, length]
+    graph = helper.make_graph(
+        nodes, "bank", [helper.make_tensor_value_info("x", TensorProto.FLOAT, xshape)], outputs,
+        inits,
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model, xshape
+
+
+def _exact(x, w, stride, pads, bias):
+    """The convolution in double: the independent expectation."""
+    sig = np.pad(x.reshape(x.shape[0], -1).astype(np.float64), ((0, 0), pads))
+    frames = (sig.shape[1] - w.shape[1]) // stride + 1
+    idx = np.arange(frames)[:, None] * stride + np.arange(w.shape[1])[None, :]
+    y = np.einsum("bft,ct->bcf", sig[:, idx], w.astype(np.float64))
+    if bias is not None:
+        y += bias[: w.shape[0], None]
+    return y
+
+
+@pytest.mark.parametrize(
+    "layouts,size,stride,pads,with_bias,rank",
+    [
+        (["blocked"], 400, 160, (0, 0), False, 3),  # Whisper's 201 + 201 rows
+        (["interleaved"], 64, 16, (8, 8), True, 3),
+        (["cos", "plus_sin"], 128, 32, (0, 0), False, 3),  # two convolutions, one spectrum
+        (["blocked"], 50, 10, (0, 5), False, 4),  # a Conv2d of height 1, N / 2 odd
+    ],
+)
+def test_fourier_bank_conv_matches_onnxruntime_and_numpy(
+    layouts, size, stride, pads, with_bias, rank
+):
+    weights = [_bank(size, layout) for layout in layouts]
+    bias = np.linspace(-1, 1, 2 * size + 2).astype(np.float32) if with_bias else None
+    length = 1203
+    model, xshape = _model(weights, length, stride, pads, bias, rank)
+    x = np.random.default_rng(size).standard_normal(xshape).astype(np.float32)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = session.run(None, {"x": x})
+    for backend in ("cpu", "reference"):
+        context = webnn.ML().create_context(accelerated=False, backend=backend)
+        got = context.compute(wo.load(context, model), {"x": x})
+        for i, w in enumerate(weights):
+            exact = _exact(x, w, stride, pads, bias)
+            y = got[f"y{i}"]
+            assert y.shape == want[i].shape
+            scale = float(np.max(np.abs(exact)))
+            assert float(np.max(np.abs(y.reshape(exact.shape) - exact))) <= 2e-6 * scale
+            assert float(np.max(np.abs(y - want[i]))) <= 2e-6 * scale
+
+
+def test_the_bank_is_recognized_and_what_is_not_stays_a_plain_convolution():
+    bank = _bank(64, "blocked")
+    window, indices, coefficients = fourier_bank(bank)
+    assert set(coefficients) == {1.0}
+    np.testing.assert_allclose(window, np.hanning(65)[:-1], atol=1e-7)
+    assert list(indices[:33]) == list(range(0, 66, 2))
+    assert list(indices[34:65]) == list(range(3, 65, 2))
+    _, _, signs = fourier_bank(_bank(64, "plus_sin"), [window])
+    assert set(signs[1:32]) == {-1.0}
+    assert fourier_bank(_bank(64, "plus_sin")) is None  # no window without the cosine rows
+    perturbed = bank.copy()
+    perturbed[5, 10] += 1e-3
+    assert fourier_bank(perturbed) is None
+    assert fourier_bank(np.random.default_rng(0).standard_normal((66, 64))) is None
+    assert fourier_bank(_bank(64, "blocked", window="hamming")) is not None
+
+
+def test_a_perturbed_bank_still_imports_as_its_own_convolution():
+    bank = _bank(64, "interleaved")
+    bank[7, 3] += 0.01  # no longer a Fourier bank: must be computed as written
+    model, xshape = _model([bank], 500, 16)
+    x = np.random.default_rng(1).standard_normal(xshape).astype(np.float32)
+    context = webnn.ML().create_context(accelerated=False)
+    got = context.compute(wo.load(context, model), {"x": x})["y0"]
+    exact = _exact(x, bank, 16, (0, 0), None)
+    assert float(np.max(np.abs(got - exact))) <= 2e-6 * float(np.max(np.abs(exact)))
