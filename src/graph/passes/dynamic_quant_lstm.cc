@@ -444,63 +444,6 @@ std::shared_ptr<DynamicLstmForm> make_form(const Graph& g, const Matcher& m,
   return f;
 }
 
-// Whether any operand `node` reads depends (through producers) on one of the nodes `set`.
-bool reaches(const Graph& g, const Node& node, const std::unordered_set<int>& set) {
-  std::vector<bool> seen(g.nodes.size(), false);
-  std::vector<int> stack;
-  for (OperandId id : node_reads(g, node)) {
-    if (g.operands[id].producer >= 0) stack.push_back(g.operands[id].producer);
-  }
-  while (!stack.empty()) {
-    const int i = stack.back();
-    stack.pop_back();
-    if (seen[i]) continue;
-    seen[i] = true;
-    if (set.count(i)) return true;
-    for (OperandId id : node_reads(g, g.nodes[i])) {
-      if (g.operands[id].producer >= 0) stack.push_back(g.operands[id].producer);
-    }
-  }
-  return false;
-}
-
-// Reorders the nodes so that each comes after the producers of what it reads, keeping the
-// present order wherever it already does (a depth-first emission in node order).
-void sort_topologically(Graph& g) {
-  const size_t n = g.nodes.size();
-  std::vector<uint8_t> state(n, 0);  // 0 new, 1 on the stack, 2 emitted
-  std::vector<int> order;
-  order.reserve(n);
-  for (size_t root = 0; root < n; ++root) {
-    if (state[root]) continue;
-    std::vector<std::pair<int, size_t>> stack = {{static_cast<int>(root), 0}};
-    state[root] = 1;
-    while (!stack.empty()) {
-      auto& [i, next] = stack.back();
-      const std::vector<OperandId> reads = node_reads(g, g.nodes[i]);
-      bool pushed = false;
-      while (next < reads.size()) {
-        const int32_t p = g.operands[reads[next++]].producer;
-        if (p >= 0 && state[p] == 0) {
-          state[p] = 1;
-          stack.push_back({p, 0});
-          pushed = true;
-          break;
-        }
-      }
-      if (pushed) continue;
-      state[i] = 2;
-      order.push_back(i);
-      stack.pop_back();
-    }
-  }
-  std::vector<Node> nodes;
-  nodes.reserve(n);
-  for (int i : order) nodes.push_back(std::move(g.nodes[i]));
-  g.nodes = std::move(nodes);
-  renumber_producers(g);
-}
-
 }  // namespace
 
 Expected<int64_t> fuse_dynamic_quant_lstms(Graph& graph) {
@@ -683,7 +626,7 @@ Expected<int64_t> fuse_dynamic_quant_lstms(Graph& graph) {
     const DynamicLstmForm& fa = *a.quantized->dynamic_lstm;
     const DynamicLstmForm& fb = *b.quantized->dynamic_lstm;
     if (fa.backward == fb.backward || fa.batch != fb.batch || fa.hidden != fb.hidden) continue;
-    if (reaches(graph, b, run_nodes[k]) || reaches(graph, a, run_nodes[k + 1])) continue;
+    if (reaches_any(graph, b, run_nodes[k]) || reaches_any(graph, a, run_nodes[k + 1])) continue;
     const auto& pb = b.as<LstmParams>();
     auto& pa = std::get<LstmParams>(a.params);
     pa.weight = pb.input;
@@ -706,7 +649,9 @@ Expected<int64_t> fuse_dynamic_quant_lstms(Graph& graph) {
   erase_nodes(graph, dead);
   // A merged node reads the second direction's x W, which the importer computes after the
   // first direction's steps: order the nodes topologically again (stable otherwise).
-  sort_topologically(graph);
+  if (!sort_topologically(graph)) {
+    return make_error(ErrorKind::kInternal, "dynamic_quant_lstm: the fused nodes form a cycle");
+  }
   return fused;
 }
 

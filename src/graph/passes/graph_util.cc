@@ -138,3 +138,62 @@ bool is_cpu_vector_binary(OpKind k) {
 }
 
 }  // namespace webnn
+
+namespace webnn {
+
+bool reaches_any(const Graph& graph, const Node& node, const std::unordered_set<int>& nodes) {
+  std::vector<bool> seen(graph.nodes.size(), false);
+  std::vector<int> stack;
+  for (OperandId id : node_reads(graph, node)) {
+    if (graph.operands[id].producer >= 0) stack.push_back(graph.operands[id].producer);
+  }
+  while (!stack.empty()) {
+    const int i = stack.back();
+    stack.pop_back();
+    if (seen[i]) continue;
+    seen[i] = true;
+    if (nodes.count(i)) return true;
+    for (OperandId id : node_reads(graph, graph.nodes[i])) {
+      if (graph.operands[id].producer >= 0) stack.push_back(graph.operands[id].producer);
+    }
+  }
+  return false;
+}
+
+bool sort_topologically(Graph& graph) {
+  const size_t n = graph.nodes.size();
+  std::vector<uint8_t> state(n, 0);  // 0 new, 1 on the stack, 2 emitted
+  std::vector<int> order;
+  order.reserve(n);
+  for (size_t root = 0; root < n; ++root) {
+    if (state[root]) continue;
+    std::vector<std::pair<int, size_t>> stack = {{static_cast<int>(root), 0}};
+    state[root] = 1;
+    while (!stack.empty()) {
+      auto& [i, next] = stack.back();
+      const std::vector<OperandId> reads = node_reads(graph, graph.nodes[i]);
+      bool pushed = false;
+      while (next < reads.size()) {
+        const int32_t p = graph.operands[reads[next++]].producer;
+        if (p < 0 || state[p] == 2) continue;
+        if (state[p] == 1) return false;  // a cycle
+        state[p] = 1;
+        stack.push_back({p, 0});
+        pushed = true;
+        break;
+      }
+      if (pushed) continue;
+      state[i] = 2;
+      order.push_back(i);
+      stack.pop_back();
+    }
+  }
+  std::vector<Node> nodes;
+  nodes.reserve(n);
+  for (int i : order) nodes.push_back(std::move(graph.nodes[i]));
+  graph.nodes = std::move(nodes);
+  renumber_producers(graph);
+  return true;
+}
+
+}  // namespace webnn

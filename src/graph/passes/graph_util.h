@@ -1,6 +1,7 @@
 // Small helpers shared by the passes: use counts, operand replacement, new constants.
 #pragma once
 
+#include <unordered_set>
 #include <vector>
 
 #include "ops/fused_chain.h"
@@ -25,6 +26,15 @@ OperandId add_constant(Graph& graph, const OperandDesc& desc, std::vector<uint8_
 void erase_nodes(Graph& graph, const std::vector<bool>& dead);
 
 bool is_constant(const Graph& graph, OperandId id);
+
+// Whether any node of `nodes` (indices) is `node` itself's producer or an ancestor of it: a path
+// from one of their results to what `node` reads.
+bool reaches_any(const Graph& graph, const Node& node, const std::unordered_set<int>& nodes);
+
+// Reorders the nodes so that each comes after the producers of what it reads, keeping the
+// present order wherever it already does (a depth-first emission in node order), and
+// renumbers producers. False, with the graph unchanged, when the reads form a cycle.
+bool sort_topologically(Graph& graph);
 // True when the operand is a graph output.
 bool is_graph_output(const Graph& graph, OperandId id);
 

@@ -28,6 +28,9 @@ const std::vector<Pass>& all_passes() {
       {"layout_assignment", cpu_only, assign_layouts},
       // The transposes layout assignment sank past are dead now; fusion needs exact use counts.
       {"dead_code", every_backend, remove_dead_code},
+      // Before fusion: it merges only products without epilogues, and fusion then sees the
+      // slices' readers as it saw the products'.
+      {"shared_weight_products", cpu_only, merge_shared_weight_products},
       // After layouts (the pairs' parameters are permuted then), on the pairs the QDQ passes left.
       {"fake_quantize", cpu_only, fuse_fake_quantize},
       {"epilogue_fusion", cpu_only, fuse_epilogues},
