@@ -124,3 +124,57 @@ def test_a_perturbed_bank_still_imports_as_its_own_convolution():
     got = context.compute(wo.load(context, model), {"x": x})["y0"]
     exact = _exact(x, bank, 16, (0, 0), None)
     assert float(np.max(np.abs(got - exact))) <= 2e-6 * float(np.max(np.abs(exact)))
+
+
+@pytest.mark.parametrize("taps,size", [(64, 64), (50, 64)])  # frames zero-padded to N = 64
+def test_fourier_bank_matmul_of_cut_frames(taps, size):
+    t = np.arange(taps)
+    bins = size // 2 + 1
+    k = np.arange(bins)[None, :]
+    basis = np.concatenate(
+        [np.cos(2 * np.pi * t[:, None] * k / size), -np.sin(2 * np.pi * t[:, None] * k / size)], 1
+    ).astype(np.float32)  # [K, 2 bins], blocked
+    node = helper.make_node("MatMul", ["frames", "basis"], ["y"])
+    graph = helper.make_graph(
+        [node], "dft_matmul",
+        [helper.make_tensor_value_info("frames", TensorProto.FLOAT, [2, 30, taps])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(basis, "basis")],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    frames = np.random.default_rng(taps).standard_normal((2, 30, taps)).astype(np.float32)
+    exact = frames.astype(np.float64) @ basis.astype(np.float64)
+    scale = float(np.max(np.abs(exact)))
+    for backend in ("cpu", "reference"):
+        context = webnn.ML().create_context(accelerated=False, backend=backend)
+        graph_ = wo.load(context, model)
+        got = context.compute(graph_, {"frames": frames})["y"]
+        assert got.shape == exact.shape
+        assert float(np.max(np.abs(got - exact))) <= 2e-6 * scale
+        assert graph_.operation_count > 1  # the radix-2 form, not the one matmul
+
+
+@pytest.mark.parametrize("axis,length", [(1, None), (1, 40), (1, 24), (2, None)])
+def test_real_one_sided_dft_matches_numpy(axis, length):
+    shape = [2, 32, 16, 1] if axis == 1 else [2, 6, 32, 1]
+    inputs = ["x", "n" if length else "", "axis"]
+    inits = [numpy_helper.from_array(np.array(axis, np.int64), "axis")]
+    if length:
+        inits.append(numpy_helper.from_array(np.array(length, np.int64), "n"))
+    node = helper.make_node("DFT", inputs, ["y"], onesided=1)
+    graph = helper.make_graph(
+        [node], "dft", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits,
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+    model.ir_version = 9
+    x = np.random.default_rng(axis).standard_normal(shape).astype(np.float32)
+    spectrum = np.fft.rfft(x[..., 0].astype(np.float64), n=length, axis=axis)
+    exact = np.stack([spectrum.real, spectrum.imag], -1)
+    scale = float(np.max(np.abs(exact)))
+    for backend in ("cpu", "reference"):
+        context = webnn.ML().create_context(accelerated=False, backend=backend)
+        got = context.compute(wo.load(context, model), {"x": x})["y"]
+        assert got.shape == exact.shape
+        assert float(np.max(np.abs(got - exact))) <= 2e-6 * scale

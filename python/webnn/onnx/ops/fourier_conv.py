@@ -14,7 +14,7 @@ magnitude, far inside the ONNX tolerance.
 
 import numpy as np
 
-from .spectral import radix2_spectrum
+from .spectral import radix2_rows, radix2_spectrum
 
 # Rows must match their basis row to this fraction of max |w|: float32 bases computed in
 # float32 (torch) or double (numpy) agree far closer; anything else is not a Fourier bank.
@@ -135,17 +135,66 @@ def fourier_conv(n, x, weight, strides, dilations, begin, end, groups, bias):
         flat = bl.reshape(spectrum, [batch, frames, 2 * (size // 2 + 1)])
         # x is kept alive so that its id stays unique.
         cache[key] = (x, bl.transpose(flat, [0, 2, 1]), window)
-    channels = cache[key][1]  # [B, 2 bins, frames]
-    frames = bl.operand_shape(channels)[2]
-    parts = [
-        bl.slice(channels, [0, start, 0], [batch, (count - 1) * st + 1, frames], strides=[1, st, 1])
-        for start, count, st in runs
-    ]
-    y = parts[0] if len(parts) == 1 else bl.concat(parts, 1)
-    if np.any(coefficients != 1.0):
-        y = bl.mul(y, n.importer.operand(coefficients.astype(np.float32).reshape(-1, 1)))
+    y = _select(n, cache[key][1], 1, runs, coefficients)  # [B, C, frames]
     if bias is not None:
         y = bl.add(y, bl.reshape(bias, [weight.shape[0], 1]))
     if rank == 4:
-        y = bl.reshape(y, [batch, weight.shape[0], 1, frames])
+        y = bl.reshape(y, [batch, weight.shape[0], 1, bl.operand_shape(y)[2]])
     return y
+
+
+def _select(n, spectrum, axis, runs, coefficients):
+    """The bank's outputs from the spectrum's (re, im) parts along `axis`: strided slices,
+    joined, times the rows' signs."""
+    bl = n.b
+    shape = bl.operand_shape(spectrum)
+    parts = []
+    for start, count, step in runs:
+        starts, sizes, strides = [0] * len(shape), list(shape), [1] * len(shape)
+        starts[axis], sizes[axis], strides[axis] = start, (count - 1) * step + 1, step
+        parts.append(bl.slice(spectrum, starts, sizes, strides=strides))
+    y = parts[0] if len(parts) == 1 else bl.concat(parts, axis)
+    if np.any(coefficients != 1.0):
+        signs = coefficients.astype(np.float32).reshape([-1] + [1] * (len(shape) - 1 - axis))
+        y = bl.mul(y, n.importer.operand(signs))
+    return y
+
+
+def fourier_matmul(n, a, weight):
+    """MatMul of frames a [..., K] with a constant [K, C] whose columns are a windowed Fourier
+    basis (an STFT whose frames the model cut itself) in the radix-2 form, or None."""
+    bl = n.b
+    shape = bl.operand_shape(a)
+    if n.dtype(0) != "float32" or weight.ndim != 2 or len(shape) < 2:
+        return None
+    if any(not isinstance(d, int) for d in shape) or shape[-1] != weight.shape[0]:
+        return None
+    taps, columns = weight.shape
+    cache = n.importer.__dict__.setdefault("_fourier_spectra", {})
+    known = [entry[2] for entry in cache.values()]
+    # The transform length N is the frame's K, or longer when the frames are zero-padded to N
+    # (a 400-sample frame in a 512-point transform): the basis rows' count tells N then.
+    bank = None
+    for size in dict.fromkeys([taps, 2 * (columns - 1), 2 * (columns // 2 - 1)]):
+        if size < taps or size % 2:
+            continue
+        rows = np.zeros((columns, size), np.float64)
+        rows[:, :taps] = weight.T
+        bank = fourier_bank(rows, known)
+        if bank is not None:
+            break
+    if bank is None:
+        return None
+    window, indices, coefficients = bank
+    runs = _runs(indices)
+    if len(runs) > _MAX_RUNS:
+        return None
+    key = ("rows", id(a), size, window.tobytes())
+    if key not in cache:
+        frames = a
+        if size > taps:
+            frames = bl.pad(a, [0] * len(shape), [0] * (len(shape) - 1) + [size - taps])
+        spectrum = radix2_rows(n, frames, size, window, np.float32)
+        flat = bl.reshape(spectrum, shape[:-1] + [2 * (size // 2 + 1)])
+        cache[key] = (a, flat, window)  # a is kept alive so that its id stays unique
+    return _select(n, cache[key][1], len(shape) - 1, runs, coefficients)

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from .fourier_conv import fourier_matmul
 from .registry import op
 from .util import prod
 
@@ -31,12 +32,16 @@ def matmul_nd(n, a, b):
 @op("MatMul")
 def matmul(n):
     dtype = n.dtype(0)
-    a, b = n.x(0), n.x(1)
+    a = n.x(0)
     if dtype not in ("float32", "float16"):
         # Integer MatMul: exact in float32 while |sums| < 2**24.
-        y = matmul_nd(n, n.b.cast(a, "float32"), n.b.cast(b, "float32"))
+        y = matmul_nd(n, n.b.cast(a, "float32"), n.b.cast(n.x(1), "float32"))
         return n.b.cast(y, dtype)
-    return matmul_nd(n, a, b)
+    if n.is_const(1) and n.rank(1) == 2 and n.rank(0) >= 2:
+        y = fourier_matmul(n, a, n.c(1))
+        if y is not None:
+            return y
+    return matmul_nd(n, a, n.x(1))
 
 
 @op("Gemm")

@@ -46,6 +46,15 @@ def dft(n):
             ps = bl.operand_shape(p)
             p = bl.slice(p, [0] * len(ps), ps[:-1] + [used])
         parts.append(p)
+    if len(parts) == 1 and onesided and not inverse and length % 2 == 0 and length >= 8:
+        # A real signal's one-sided transform: the radix-2 form (half the multiply-adds).
+        p = parts[0]
+        if used < length:
+            ps = bl.operand_shape(p)
+            p = bl.pad(p, [0] * len(ps), [0] * (len(ps) - 1) + [length - used])
+        y = radix2_rows(n, p, length, np.ones(length), npd)  # [..., bins, 2]
+        inv = [perm.index(a) for a in range(rank - 1)]
+        return bl.transpose(y, inv + [rank - 1])
     cos, sin = _bases(used, length, bins, inverse)
     C = n.importer.operand(cos.astype(npd))
     S = n.importer.operand(sin.astype(npd))
@@ -169,29 +178,50 @@ def stft(n):
     return bl.reshape(y, [batch, frames, bins, 2])
 
 
+def half_filters(frame, parity, w, npd):
+    """[N / 4 + 1 bins, 2, N / 2 taps]: the half-length transform of a frame's even
+    (parity 0) or odd (parity 1, turned by the twiddle factors W^k) samples, windowed by w,
+    each bin's (re, im) rows: E[k] = sum x[2m] w[2m] W^(2km), T[k] = sum x[2m+1] w[2m+1]
+    W^(k(2m+1)), W = e^(-2 pi i / N)."""
+    half = frame // 2
+    k = np.arange(half // 2 + 1)[:, None]
+    t = 2 * np.arange(half)[None, :] + parity  # the frame's sample of each tap
+    theta = 2 * np.pi * ((k * t) % frame) / frame
+    weighted = w[parity::2][None, :]
+    return np.stack([np.cos(theta) * weighted, -np.sin(theta) * weighted], 1).astype(npd)
+
+
+def butterfly(n, even, turned, frame, npd):
+    """X[0 .. N/2] from E and T ([..., N / 4 + 1, 2], interleaved (re, im)):
+    X[k] = E[k] + T[k], X[N/2 - j] = conj(E[j] - T[j]) (E and O of real samples are
+    conjugate-symmetric). Returns [..., N / 2 + 1, 2]."""
+    bl = n.b
+    half = frame // 2
+    shape = bl.operand_shape(even)
+    lower = bl.add(even, turned)  # X[0 .. H/2]
+    upper_count = half - half // 2  # X[H/2 + 1 .. H] from j = upper_count - 1 .. 0
+    conj = n.importer.operand(np.array([1, -1], npd))
+    upper = bl.mul(bl.sub(even, turned), conj)
+    upper = bl.slice(upper, [0] * len(shape), shape[:-2] + [upper_count, 2])
+    return bl.concat([lower, bl.reverse(upper, [len(shape) - 2])], len(shape) - 2)
+
+
 def radix2_spectrum(n, x, batch, length, frame, step, w, npd):
     """A real, one-sided STFT of even frame N and even step as one radix-2 step of an FFT:
     the half-length transforms of each frame's even samples, E, and odd samples turned by the
-    twiddle factors, T[k] = W^k O[k] (W = e^(-2 pi i / N), folded into the filters), are two
-    convolutions of half the taps and half the bins (half the multiply-adds of the direct
-    one), joined by the butterfly X[k] = E[k] + T[k], X[N/2 - j] = conj(E[j] - T[j]) (E and O
-    of real samples are conjugate-symmetric). Complex values stay interleaved (re, im) in the
-    last axis throughout, the layout of the result: x [batch, length] -> [batch, frames,
-    N / 2 + 1, 2]."""
+    twiddle factors, T (half_filters), are two convolutions of half the taps and half the
+    bins (half the multiply-adds of the direct one), joined by the butterfly. Complex values
+    stay interleaved (re, im) in the last axis throughout, the layout of the result:
+    x [batch, length] -> [batch, frames, N / 2 + 1, 2]."""
     bl = n.b
     half = frame // 2
-    half_bins = half // 2 + 1  # k = 0 .. H/2 of the transforms of H = N/2 samples
+    half_bins = half // 2 + 1
     frames = (length - frame) // step + 1
-    k = np.arange(half_bins)[:, None]
 
     def half_transform(parity):
         count = (length - parity + 1) // 2
         samples = bl.slice(x, [0, parity], [batch, length - parity], strides=[1, 2])
-        t = 2 * np.arange(half)[None, :] + parity  # the frame's sample of each tap
-        theta = 2 * np.pi * ((k * t) % frame) / frame  # [bins, H]: W^(k t)
-        weighted = w[parity::2][None, :]
-        filters = np.stack([np.cos(theta) * weighted, -np.sin(theta) * weighted], 1)
-        filters = filters.astype(npd).reshape(2 * half_bins, 1, half, 1)
+        filters = half_filters(frame, parity, w, npd).reshape(2 * half_bins, 1, half, 1)
         y = bl.conv2d(
             bl.reshape(samples, [batch, 1, count, 1]),
             n.importer.operand(filters),
@@ -202,10 +232,23 @@ def radix2_spectrum(n, x, batch, length, frame, step, w, npd):
         y = bl.slice(y, [0, 0, 0, 0], [batch, 1, frames, 2 * half_bins])
         return bl.reshape(y, [batch, frames, half_bins, 2])
 
-    even, turned = half_transform(0), half_transform(1)
-    lower = bl.add(even, turned)  # X[0 .. H/2]
-    upper_count = half - half // 2  # X[H/2 + 1 .. H] from j = upper_count - 1 .. 0
-    conj = n.importer.operand(np.array([1, -1], npd))
-    upper = bl.mul(bl.sub(even, turned), conj)
-    upper = bl.slice(upper, [0, 0, 0, 0], [batch, frames, upper_count, 2])
-    return bl.concat([lower, bl.reverse(upper, [2])], 2)
+    return butterfly(n, half_transform(0), half_transform(1), frame, npd)
+
+
+def radix2_rows(n, x, frame, w, npd):
+    """The one-sided transform of each row of x [..., N] (frames already cut), windowed by w,
+    in the radix-2 form: two products with half the rows and columns of the direct one.
+    Returns [..., N / 2 + 1, 2]."""
+    bl = n.b
+    shape = bl.operand_shape(x)
+    half_bins = frame // 4 + 1
+    parts = []
+    for parity in (0, 1):
+        samples = bl.slice(
+            x, [0] * (len(shape) - 1) + [parity], shape[:-1] + [frame - parity],
+            strides=[1] * (len(shape) - 1) + [2],
+        )  # fmt: skip
+        filters = half_filters(frame, parity, w, npd).reshape(2 * half_bins, frame // 2)
+        y = bl.matmul(samples, n.importer.operand(np.ascontiguousarray(filters.T)))
+        parts.append(bl.reshape(y, shape[:-1] + [half_bins, 2]))
+    return butterfly(n, parts[0], parts[1], frame, npd)
