@@ -77,6 +77,17 @@ def _match(f, window):
     return window, index_of[best], sign
 
 
+def _usable_bank(rows, known_windows):
+    """fourier_bank's answer with its indices as strided runs, or None when it is not a bank
+    or its outputs would take more than _MAX_RUNS slices."""
+    bank = fourier_bank(rows, known_windows)
+    if bank is None:
+        return None
+    window, indices, coefficients = bank
+    runs = _runs(indices)
+    return None if len(runs) > _MAX_RUNS else (window, runs, coefficients)
+
+
 def _runs(indices):
     """The indices as (start, count, step) runs, each a strided slice."""
     runs, r = [], 0
@@ -115,13 +126,10 @@ def fourier_conv(n, x, weight, strides, dilations, begin, end, groups, bias):
         return None
     cache = n.importer.__dict__.setdefault("_fourier_spectra", {})
     known = [entry[2] for entry in cache.values()]
-    bank = fourier_bank(weight.reshape(weight.shape[0], size), known)
+    bank = _usable_bank(weight.reshape(weight.shape[0], size), known)
     if bank is None:
         return None
-    window, indices, coefficients = bank
-    runs = _runs(indices)
-    if len(runs) > _MAX_RUNS:
-        return None
+    window, runs, coefficients = bank
     batch = xshape[0]
     signal = bl.reshape(x, [batch, xshape[-1]])
     if begin[-1] or end[-1]:
@@ -180,15 +188,12 @@ def fourier_matmul(n, a, weight):
             continue
         rows = np.zeros((columns, size), np.float64)
         rows[:, :taps] = weight.T
-        bank = fourier_bank(rows, known)
+        bank = _usable_bank(rows, known)
         if bank is not None:
             break
     if bank is None:
         return None
-    window, indices, coefficients = bank
-    runs = _runs(indices)
-    if len(runs) > _MAX_RUNS:
-        return None
+    window, runs, coefficients = bank
     key = ("rows", id(a), size, window.tobytes())
     if key not in cache:
         frames = a
