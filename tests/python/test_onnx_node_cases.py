@@ -93,19 +93,24 @@ def unclaimed_reason(case):
         elem = vi.type.tensor_type.elem_type
         if elem not in ONNX_TO_WEBNN:
             return f"data type {onnx_type_name(elem)} of '{vi.name}' does not exist in WebNN"
+    empty_inputs = False
     for inputs, outputs in case.data_sets:
         for a in list(inputs) + list(outputs):
-            if isinstance(a, np.ndarray) and 0 in a.shape:
-                return "empty tensors (a 0-sized dimension) do not exist in WebNN"
             if not isinstance(a, np.ndarray):
                 return "a non-tensor value (sequence/optional)"
-    if fold_only:
+        if any(0 in a.shape for a in outputs):
+            return "empty tensors (a 0-sized dimension) do not exist in WebNN"
+        # An empty input has no values: the importer makes it a constant (CastLike's `like`).
+        empty_inputs = empty_inputs or any(0 in a.shape for a in inputs)
+    if fold_only or empty_inputs:
         inputs = case.data_sets[0][0]
         feeds = dict(zip([vi.name for vi in graph.input], inputs))
         try:
             _import(case.model, feeds)
         except wo.OnnxImportError:
-            return fold_only[0] + ", and its inputs are run-time values here"
+            if fold_only:
+                return fold_only[0] + ", and its inputs are run-time values here"
+            return "an empty tensor (a 0-sized dimension) is needed at run time"
     return None
 
 

@@ -18,7 +18,7 @@ WEIGHTS_RECORD_PREFIX = "# webnn-weights:"
 
 
 def load(context, model, *, free_dims=None, input_shapes=None, constants=None, base_dir=None,
-         max_sizes=None, weights=None):  # fmt: skip
+         max_sizes=None, weights=None, float16="float32"):  # fmt: skip
     """Import an ONNX model and build it: an MLGraph whose inputs and outputs keep the ONNX names.
 
     model: a path, bytes or onnx.ModelProto. free_dims: {"batch": 1} fixes named symbolic
@@ -27,7 +27,10 @@ def load(context, model, *, free_dims=None, input_shapes=None, constants=None, b
     base_dir: where external-data files are (default: the model's directory); max_sizes:
     {"seq": 512} keeps a named dimension dynamic with that upper bound; weights: a
     webnn.onnx.importer.SharedWeights shared by the imports of one model for several shapes
-    (what InferenceSession does), so that its weights are read and folded once.
+    (what InferenceSession does), so that its weights are read and folded once; float16:
+    "float32" computes float16 values in float32, rounded where the graph casts to float16
+    and at its outputs (ONNX Runtime's CPU provider), "float16" rounds every operator's result
+    (ONNX's definition).
     Raises webnn.onnx.OnnxImportError (a ValueError) when the model cannot be imported.
     """
     builder = context.create_graph_builder()
@@ -40,6 +43,7 @@ def load(context, model, *, free_dims=None, input_shapes=None, constants=None, b
         base_dir=base_dir,
         max_sizes=max_sizes,
         weights=weights,
+        float16=float16,
     )
     return imported.build()
 
@@ -72,7 +76,7 @@ class _Renamer:
 
 
 def convert(model, path, *, free_dims=None, input_shapes=None, constants=None, base_dir=None,
-            max_sizes=None, context=None):  # fmt: skip
+            max_sizes=None, context=None, float16="float32"):  # fmt: skip
     """Import an ONNX model and write it as a .webnn graph file plus its weights.
 
     Input and output names the .webnn format cannot hold (e.g. 'onnx::Shape_422', '463') are
@@ -95,6 +99,7 @@ def convert(model, path, *, free_dims=None, input_shapes=None, constants=None, b
         base_dir=base_dir,
         max_sizes=max_sizes,
         rename=renamer,
+        float16=float16,
     )
     path = Path(path)
     builder.save(imported.operands, path)

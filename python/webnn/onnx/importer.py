@@ -16,7 +16,11 @@ from . import folding
 from .errors import OnnxImportError
 from .model_io import read_model, sparse_to_numpy, tensor_to_numpy
 from .ops import TABLE, lookup
+from .types import FLOAT16 as FLOAT16_TYPE
 from .types import NUMPY_TO_WEBNN, ONNX_TO_NUMPY, ONNX_TO_WEBNN, onnx_type_name
+
+# Import(float16=...): how float16 values are computed (Importer.__init__ says what each does).
+FLOAT16_MODES = ("float32", "float16")
 
 
 @dataclass
@@ -103,6 +107,7 @@ class SharedWeights:
         self.initializers = {}  # name -> read-only array
         self.folded = {}  # node output name -> read-only array (weight-only values)
         self.loads = 0  # imports that read or folded weights themselves (one per session)
+        self.widened = set()  # names of float16 values held as float32 (Importer.widen)
 
     def entries(self):
         return len(self.initializers) + len(self.folded)
@@ -313,8 +318,17 @@ class Scope(dict):
 
 class Importer:
     def __init__(self, builder, proto, base_dir, *, free_dims, input_shapes, constants,
-                 max_sizes, rename, weights=None):  # fmt: skip
+                 max_sizes, rename, weights=None, float16="float32"):  # fmt: skip
+        if float16 not in FLOAT16_MODES:
+            raise OnnxImportError(f"float16={float16!r}: one of {', '.join(FLOAT16_MODES)}")
         self.builder = builder
+        # "float32": float16 values are computed in float32 and rounded to float16 where the
+        # graph casts to float16 and at its outputs, as ONNX Runtime's CPU provider does;
+        # "float16": every float16 operator's result is rounded (ONNX's definition).
+        self.float16 = float16
+        # names of float16 values held as float32 ("float32" mode)
+        self.widened = weights.widened if weights is not None else set()
+        self._readers = None  # Importer.readers' table, made on first use
         self.weights = weights  # a SharedWeights, or None (a one-off import)
         self._invariant = set()  # top-level value names computed from weights alone
         self.proto = proto
@@ -419,10 +433,10 @@ class Importer:
         out = []
         for axis, d in enumerate(dims):
             if isinstance(d, (int, np.integer)) and not isinstance(d, bool):
-                if d <= 0:
+                if d < 0:
                     raise OnnxImportError(
-                        f"graph input '{name}' axis {axis} has size {d}; WebNN inputs need "
-                        "sizes >= 1"
+                        f"graph input '{name}' axis {axis} has size {d}; sizes are >= 0 (an "
+                        "input with a 0-sized axis has no elements and becomes a constant)"
                     )
                 out.append(int(d))
             elif isinstance(d, dict):
@@ -535,12 +549,49 @@ class Importer:
 
     def _initializer(self, init):
         if self.weights is None:
-            return tensor_to_numpy(init, self.base_dir)
+            return self.widen(init.name, tensor_to_numpy(init, self.base_dir))
         array = self.weights.initializers.get(init.name)
         if array is None:
-            array = _read_only(tensor_to_numpy(init, self.base_dir))
+            array = _read_only(self.widen(init.name, tensor_to_numpy(init, self.base_dir)))
             self.weights.initializers[init.name] = array
         return array
+
+    def readers(self, name):
+        """The op types of the nodes that read value `name` (in any graph of the model), or
+        None when a graph output is `name`."""
+        if self._readers is None:
+            readers, outputs = {}, set()
+
+            def walk(graph):
+                outputs.update(o.name for o in graph.output)
+                for node in graph.node:
+                    for i in node.input:
+                        readers.setdefault(i, set()).add(node.op_type)
+                    for a in node.attribute:
+                        for g in [a.g] if a.type == a.GRAPH else list(a.graphs):
+                            walk(g)
+
+            walk(self.proto.graph)
+            self._readers = (readers, outputs)
+        readers, outputs = self._readers
+        return None if name in outputs else readers.get(name, set())
+
+    def widen(self, name, value):
+        """In "float32" mode a float16 value (array or operand) as float32, its name noted."""
+        if self.float16 != "float32" or value is None:
+            return value
+        if isinstance(value, np.ndarray):
+            if value.dtype != np.float16:
+                return value
+            self.widened.add(name)
+            return value.astype(np.float32)
+        if (
+            not isinstance(value, (list, tuple))
+            and self.builder.operand_data_type(value) == "float16"
+        ):
+            self.widened.add(name)
+            return self.builder.cast(value, "float32")
+        return value
 
     def run(self):
         self._prepare()
@@ -561,7 +612,8 @@ class Importer:
             scope[init.name] = self._initializer(init)
             self._invariant.add(init.name)
         for sparse in onnx_graph.sparse_initializer:
-            scope[sparse.values.name] = sparse_to_numpy(sparse, self.base_dir)
+            name = sparse.values.name
+            scope[name] = self.widen(name, sparse_to_numpy(sparse, self.base_dir))
         inputs, folded = [], {}
         for vi in onnx_graph.input:
             if vi.name in scope and vi.name not in self.constants:
@@ -579,7 +631,7 @@ class Importer:
                             )
                 elif info.shape is not None and value.ndim == 0 and len(info.shape) == 1:
                     value = value.reshape(1)  # a scalar given for a [1] input (silero's sr)
-                scope[vi.name] = value
+                scope[vi.name] = self.widen(vi.name, value)
                 folded[vi.name] = value
                 continue
             if info.elem_type not in ONNX_TO_WEBNN:
@@ -588,13 +640,19 @@ class Importer:
                 )
             info.webnn_dtype = ONNX_TO_WEBNN[info.elem_type]
             info.webnn_shape = self._resolve_shape(info)
+            if 0 in info.webnn_shape:
+                # No elements: its value is known (CastLike's shape-only `like`), a constant.
+                value = np.zeros(info.webnn_shape, info.numpy_dtype)
+                scope[vi.name] = self.widen(vi.name, value)
+                folded[vi.name] = value
+                continue
             try:
                 op = self.builder.input(info.graph_name, info.webnn_shape, info.webnn_dtype)
             except (ValueError, TypeError) as exc:
                 raise OnnxImportError(f"graph input '{vi.name}': {exc}") from exc
             self._leaves.add(id(op))
             self._keep.append(op)
-            scope[vi.name] = op
+            scope[vi.name] = self.widen(vi.name, op)
             inputs.append(info)
         self.run_nodes(onnx_graph.node, scope)
         if self.weights is not None and self.weights.entries() > known:
@@ -606,6 +664,8 @@ class Importer:
             if value is None:
                 raise OnnxImportError(f"graph output '{vi.name}' is not produced by any node")
             op = self.operand(value)
+            if info.elem_type == FLOAT16_TYPE and self.builder.operand_data_type(op) == "float32":
+                op = self.builder.cast(op, "float16")  # "float32" mode: rounded at the output
             if id(op) in self._leaves or id(op) in used:
                 op = self.builder.identity(op)
             used.add(id(op))
@@ -664,6 +724,8 @@ class Importer:
                         "initializer defines"
                     )
             outputs = self.convert_node(node, inputs, scope)
+            if self.float16 == "float32":
+                outputs = [self.widen(name, v) for name, v in zip(node.output, outputs)]
             for name, v in zip(node.output, outputs):
                 if name:
                     scope[name] = v
@@ -751,12 +813,16 @@ class Importer:
 
 
 def import_model(builder, model, *, free_dims=None, input_shapes=None, constants=None,
-                 base_dir=None, max_sizes=None, rename=None, weights=None):  # fmt: skip
+                 base_dir=None, max_sizes=None, rename=None, weights=None,
+                 float16="float32"):  # fmt: skip
     """Import an ONNX model (path, bytes or ModelProto) into `builder`; returns ImportedModel.
 
     See webnn.onnx.load for the arguments. `rename` maps an ONNX input/output name to the name
     used in the WebNN graph (convert() uses it to make names the .webnn format can hold).
     `weights`: a SharedWeights that imports of the same model for other shapes share.
+    `float16`: how float16 values are computed, "float32" (default: as ONNX Runtime's CPU
+    provider, rounded where the graph casts to float16 and at the outputs) or "float16"
+    (every operator's result rounded, ONNX's definition); docs/onnx.md, Numerics.
     """
     proto, directory = read_model(model, base_dir)
     importer = Importer(
@@ -769,6 +835,7 @@ def import_model(builder, model, *, free_dims=None, input_shapes=None, constants
         max_sizes=max_sizes,
         rename=rename,
         weights=weights,
+        float16=float16,
     )
     return importer.run()
 

@@ -429,6 +429,9 @@ class InferenceSession:
             part of the cache key).
         max_cached_graphs: how many shape signatures stay compiled (least recently used
             beyond that are dropped).
+        float16: ``"float32"`` (default) computes float16 values in float32, rounded where
+            the graph casts to float16 and at its outputs, as ORT's CPU provider does;
+            ``"float16"`` rounds every operator's result (ONNX's definition).
         **kwargs: ORT's ``disabled_optimizers`` / ``read_config_from_model`` are accepted and
             ignored; any other keyword is a TypeError.
     """
@@ -446,6 +449,7 @@ class InferenceSession:
         base_dir: str | os.PathLike | None = None,
         constant_inputs: Sequence[str] = (),
         max_cached_graphs: int = 16,
+        float16: str = "float32",
         **kwargs: Any,
     ):
         self._model, model_dir = _read_model(path_or_bytes)
@@ -470,6 +474,13 @@ class InferenceSession:
         self._max_cached = int(max_cached_graphs)
         self._free_dims = dict(free_dims) if free_dims else None
         self._max_sizes = dict(max_sizes) if max_sizes else None
+        from .importer import FLOAT16_MODES
+
+        if float16 not in FLOAT16_MODES:
+            raise ValueError(
+                f"InferenceSession: float16={float16!r}, expected one of {FLOAT16_MODES}"
+            )
+        self._float16 = float16
         unknown = sorted(set(kwargs) - _ORT_KEYWORDS)
         if unknown:
             raise TypeError(f"InferenceSession: unexpected keyword arguments {unknown}")
@@ -829,7 +840,7 @@ class InferenceSession:
         folded = set(self._folded) | {n for n, a in feed.items() if a.size == 0}
         input_shapes = {n: self._input_shape(n, a) for n, a in feed.items() if n not in folded}
         constants = {n: feed[n] for n in folded}
-        kwargs = {}
+        kwargs = {"float16": self._float16}
         if self._free_dims:
             kwargs["free_dims"] = self._free_dims
         if constants:

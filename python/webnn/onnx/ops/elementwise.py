@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ..types import FLOAT_TYPES, ONNX_TO_WEBNN
+from ..types import FLOAT16, FLOAT_TYPES, ONNX_TO_WEBNN
 from .registry import op, unary_ops
 from .util import to_dtype
 
@@ -287,7 +287,48 @@ def atanh(n):
 @op("Cast")
 def cast(n):
     to = n.attr("to")
+    if to == FLOAT16 and _float16_cast_dropped(n):
+        return n.b.identity(n.x(0))
     return _cast_to(n, n.x(0), to)
+
+
+def _float16_cast_dropped(n):
+    """In the importer's "float32" float16 mode, a cast of a float32 value to float16 that only
+    float operators read is not rounded: ONNX Runtime's CPU provider runs those operators in
+    float32 behind casts of its own and removes the cast pair (a float16 kernel that moves data,
+    a Transpose or Reshape, keeps the rounding, and so does a graph output)."""
+    importer = n.importer
+    if importer.float16 != "float32" or n.dtype(0) != "float32":
+        return False
+    readers = importer.readers(n.node.output[0])
+    if readers is None or any(r in FLOAT16_DATA_MOVEMENT for r in readers):
+        return False
+    importer.widened.add(n.node.output[0])
+    return True
+
+
+# Operators that ONNX Runtime's CPU provider runs on float16 data as it is (type-agnostic
+# kernels): a float16 value they read stays rounded.
+FLOAT16_DATA_MOVEMENT = frozenset(
+    [
+        "Reshape",
+        "Transpose",
+        "Squeeze",
+        "Unsqueeze",
+        "Flatten",
+        "Concat",
+        "Slice",
+        "Split",
+        "Gather",
+        "GatherElements",
+        "GatherND",
+        "Expand",
+        "Tile",
+        "Identity",
+        "DepthToSpace",
+        "SpaceToDepth",
+    ]
+)
 
 
 def _cast_to(n, x, to):
@@ -316,6 +357,11 @@ def cast_like(n):
     from ..types import NUMPY_TO_WEBNN
 
     target = n.np_dtype(1)
+    if n.node.input[1] in n.importer.widened:
+        # float16 held as float32 ("float32" mode): as Cast to float16 would
+        if _float16_cast_dropped(n):
+            return n.b.identity(n.x(0))
+        target = np.dtype(np.float16)
     if target == np.bool_:
         return n.b.not_equal(n.x(0), n.const(0, n.dtype(0)))
     if np.dtype(target) not in NUMPY_TO_WEBNN:
