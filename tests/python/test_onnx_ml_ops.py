@@ -117,51 +117,25 @@ def test_array_feature_extractor_and_feature_vectorizer():
     assert_matches_onnxruntime(model, {"x": X, "x2": x2})
 
 
-def test_tree_ensembles_fail_with_one_error_listing_each_operator():
-    tree = {
-        "nodes_featureids": [0, 0, 0],
-        "nodes_modes": ["BRANCH_LEQ", "LEAF", "LEAF"],
-        "nodes_nodeids": [0, 1, 2],
-        "nodes_treeids": [0, 0, 0],
-        "nodes_truenodeids": [1, 0, 0],
-        "nodes_falsenodeids": [2, 0, 0],
-        "nodes_values": [0.0, 0.0, 0.0],
+def test_unsupported_ml_operators_fail_with_one_error_listing_each_operator():
+    # (Tree ensembles convert since 2026-12-02: tests/python/test_onnx_tree_ensembles.py.)
+    svm = {
+        "coefficients": [1.0],
+        "support_vectors": [0.0, 0.0, 0.0, 0.0],
+        "n_supports": 1,
+        "rho": [0.0],
     }
     nodes = [
         helper.make_node("Scaler", ["x"], ["s"], domain="ai.onnx.ml", offset=[0.0], scale=[1.0]),
+        helper.make_node("SVMRegressor", ["s"], ["r1"], domain="ai.onnx.ml", **svm),
+        helper.make_node("SVMRegressor", ["s"], ["r2"], domain="ai.onnx.ml", **svm),
         helper.make_node(
-            "TreeEnsembleRegressor",
-            ["s"],
-            ["r1"],
-            domain="ai.onnx.ml",
-            target_ids=[0, 0],
-            target_nodeids=[1, 2],
-            target_treeids=[0, 0],
-            target_weights=[1.0, -1.0],
-            n_targets=1,
-            **tree,
-        ),
-        helper.make_node(
-            "TreeEnsembleRegressor",
-            ["s"],
-            ["r2"],
-            domain="ai.onnx.ml",
-            target_ids=[0, 0],
-            target_nodeids=[1, 2],
-            target_treeids=[0, 0],
-            target_weights=[2.0, -2.0],
-            n_targets=1,
-            **tree,
-        ),
-        helper.make_node(
-            "SVMRegressor",
+            "LabelEncoder",
             ["s"],
             ["r3"],
             domain="ai.onnx.ml",
-            coefficients=[1.0],
-            support_vectors=[0.0, 0.0, 0.0, 0.0],
-            n_supports=1,
-            rho=[0.0],
+            keys_floats=[0.0],
+            values_floats=[1.0],
         ),
         helper.make_node("Sum", ["r1", "r2", "r3"], ["y"]),
     ]
@@ -169,7 +143,7 @@ def test_tree_ensembles_fail_with_one_error_listing_each_operator():
     with pytest.raises(wo.OnnxImportError) as info:
         wo.load(webnn.ML().create_context(accelerated=False), model)
     text = str(info.value)
-    assert "ai.onnx.ml::TreeEnsembleRegressor (opset 3): 2 nodes" in text
-    assert "ai.onnx.ml::SVMRegressor (opset 3): 1 node" in text
+    assert "ai.onnx.ml::SVMRegressor (opset 3): 2 nodes" in text
+    assert "ai.onnx.ml::LabelEncoder (opset 3): 1 node" in text
     assert "Scaler" not in text
-    assert sorted(u[1] for u in info.value.unsupported) == ["SVMRegressor", "TreeEnsembleRegressor"]
+    assert sorted(u[1] for u in info.value.unsupported) == ["LabelEncoder", "SVMRegressor"]

@@ -23,6 +23,7 @@ from . import (  # noqa: F401  (imported for their registrations)
     roi,
     spectral,
     tensor,
+    trees,
     weight_only,
 )
 from .registry import TABLE, lookup

@@ -1,6 +1,7 @@
 """ai.onnx.ml operators that are arithmetic on float tensors (what skl2onnx emits for scalers,
-normalizers, imputers and linear models), with ONNX Runtime's semantics. Tree ensembles, SVMs,
-ZipMap, string and map operators have no converter: the unsupported-operator error lists them.
+normalizers, imputers and linear models), with ONNX Runtime's semantics (tree ensembles are in
+trees.py). SVMs, ZipMap, string and map operators have no converter: the unsupported-operator
+error lists them.
 """
 
 import numpy as np
