@@ -102,6 +102,12 @@ struct Node {
   // transpose nodes the graph had around it. Built graphs never have one.
   struct Permuted;
   std::shared_ptr<const Permuted> permuted = nullptr;
+  // Set by the cpu backend's graph/passes/depthwise_pointwise.cc (float32 NHWC 1x1 conv2d only):
+  // the depthwise conv2d node, with its fused element-wise steps, whose value is this node's
+  // input. The kernel computes that value band by band into a cache-resident buffer and feeds
+  // it to the 1x1 product right away; it is never stored in memory (the operand is no node's
+  // output). Built graphs never have one.
+  std::shared_ptr<const Node> depthwise_input = nullptr;
 
   std::vector<OperandId> inputs() const {
     std::vector<OperandId> ids;

@@ -78,6 +78,17 @@ Expected<std::unique_ptr<Plan>> build_plan(const Graph& graph, const Backend& ba
     WEBNN_ASSIGN_OR_RETURN(uint64_t bytes, storage_bytes(unpacked_type(d.data_type), v.count));
     sizes[id] = bytes == 0 ? 1 : bytes;
   }
+  // A fused depthwise stage's value (Node::depthwise_input) has no buffer, but the kernel reads
+  // its shape from the view.
+  for (const Node& node : graph.nodes) {
+    if (!node.depthwise_input) continue;
+    const OperandId id = node.depthwise_input->outputs[0];
+    if (used[id]) continue;
+    TensorView& v = plan->views[id];
+    v.data_type = plan->descs[id].data_type;
+    v.shape = static_sizes(plan->descs[id].shape);
+    WEBNN_ASSIGN_OR_RETURN(v.count, element_count(v.shape));
+  }
   const MemoryPlan mp = plan_memory(graph, plan->descs, sizes, backend.name());
   plan->unshared_bytes = mp.unshared_bytes;
   if (memory_plan) {

@@ -71,6 +71,7 @@ class Conv2dKernel final : public Kernel {
     if (p.padding) s.pad_top = (*p.padding)[0], s.pad_left = (*p.padding)[2];
     depthwise_ = s.groups == s.in_c && s.group_in == 1 && s.group_out == 1;
     filter_constant_ = cc.is_constant(p.filter);
+    if (node.depthwise_input && !init_depthwise_stage(node, cc)) return false;
     if (depthwise_) {
       weight_floats_ = static_cast<size_t>(std::max<int64_t>(1, s.in_c * s.taps()));
       if (!s.nhwc) {
@@ -189,7 +190,12 @@ class Conv2dKernel final : public Kernel {
     const float* x = ctx.in(p.input).as<float>();
     const float* bias = p.bias.present() ? ctx.in(p.bias).as<float>() : nullptr;
     float* y = ctx.out().as<float>();
-    if (depthwise_) {
+    if (dw_) {
+      const auto& dp = dw_node_->as<Conv2dParams>();
+      depthwise_pointwise(ctx.in(dp.input).as<float>(),
+                          dp.bias.present() ? ctx.in(dp.bias).as<float>() : nullptr, bias, y,
+                          ctx.pool());
+    } else if (depthwise_) {
       if (s_.nhwc) {
         depthwise_nhwc(x, bias, y, ctx.pool());
       } else {
@@ -477,6 +483,144 @@ class Conv2dKernel final : public Kernel {
     if (!s.nhwc) transpose_batch(simd_, out, s.batch, s.pixels(), s.out_c, y, pool);
   }
 
+  // Node::depthwise_input (graph/passes/depthwise_pointwise.cc): this 1x1 NHWC conv reads the
+  // value of a depthwise conv2d that no buffer holds; a kernel of its own computes it in bands.
+  // Its first fused step runs in the row kernel's stores when that kernel takes it (relu, the
+  // float32 hardSwish, as Kernel::take_activation would), the others on the band with the
+  // stand-alone unary kernel's function, as the unfused graph computes them.
+  bool init_depthwise_stage(const Node& node, const CompileContext& cc) {
+    const ConvShape& s = s_;
+    if (!s.nhwc || depthwise_ || s.groups != 1 || s.k_h != 1 || s.k_w != 1 || s.stride_h != 1 ||
+        s.stride_w != 1 || s.pad_top != 0 || s.pad_left != 0) {
+      return false;
+    }
+    const auto& pp = node.as<Conv2dParams>();
+    if (pp.padding && ((*pp.padding)[1] != 0 || (*pp.padding)[3] != 0)) return false;
+    dw_node_ = node.depthwise_input;
+    dw_ = std::make_unique<Conv2dKernel>(simd_);
+    if (!dw_->init(*dw_node_, cc, /*pack_constant_filter=*/true)) return false;
+    if (!dw_->depthwise_ || !dw_->s_.nhwc || !dw_->filter_constant_) return false;
+    const ConvShape& d = dw_->s_;
+    if (d.batch != s.batch || d.out_h != s.in_h || d.out_w != s.in_w || d.out_c != s.in_c) {
+      return false;
+    }
+    dw_steps_.clear();
+    for (size_t k = 0; k < dw_node_->epilogue.size(); ++k) {
+      UnaryArgs args;
+      if (!cpu_unary_args(dw_node_->epilogue[k].op, &args)) return false;
+      if (k == 0 && args.op == UnaryOpF::kRelu) {
+        dw_->activation_ = GemmActivation::kRelu;
+      } else if (k == 0 && args.webnn_hard_swish() && simd_.hard_swish_float32) {
+        dw_->activation_ = GemmActivation::kHardSwish;
+      } else {
+        dw_steps_.push_back(args);
+      }
+    }
+    // Bands of whole depthwise rows, ~64 KB: they stay in L2 (L1 for narrow maps) between the
+    // row kernel's stores and the GEMM's reads.
+    const int64_t row_floats = std::max<int64_t>(1, d.out_w * d.out_c);
+    band_rows_ = std::clamp<int64_t>(kBandFloats / row_floats, 1, std::max<int64_t>(1, d.out_h));
+    return true;
+  }
+
+  void depthwise_pointwise(const float* dx, const float* dbias, const float* bias, float* y,
+                           ThreadPool* pool) {
+    const ConvShape& d = dw_->s_;
+    const ConvShape& s = s_;
+    const int threads = pool ? pool->num_threads() : 1;
+    const int64_t row_floats = d.out_w * d.out_c;
+    if (bands_.size() < static_cast<size_t>(threads)) {
+      bands_.resize(threads);
+      band_scratch_.resize(threads);
+      band_jobs_.resize(threads);
+    }
+    for (int t = 0; t < threads; ++t) {
+      bands_[t].reserve(static_cast<size_t>(band_rows_ * row_floats + 16));
+      band_jobs_[t].resize(1);
+    }
+    DepthwiseRowArgs a;
+    a.in_h = d.in_h;
+    a.in_w = d.in_w;
+    a.channels = d.in_c;
+    a.w = dw_->weights();
+    a.bias = dbias;
+    a.k_h = d.k_h;
+    a.k_w = d.k_w;
+    a.stride_h = d.stride_h;
+    a.stride_w = d.stride_w;
+    a.dil_h = d.dil_h;
+    a.dil_w = d.dil_w;
+    a.pad_top = d.pad_top;
+    a.pad_left = d.pad_left;
+    a.out_w = d.out_w;
+    a.ow_begin = 0;
+    a.ow_end = d.out_w;
+    a.act = dw_->activation_;
+    struct SinkCtx {
+      const OutputSink* sink;
+      float* y;
+    } sc{sink_, y};
+    GemmEpilogue ep;
+    ep.act = activation_;
+    if (sink_) {
+      ep.post = [](const void* ctx, float* c, int64_t ldc, int64_t rows, int64_t cols) {
+        const auto& k = *static_cast<const SinkCtx*>(ctx);
+        if (cols == ldc) return k.sink->apply(k.y, c - k.y, rows * cols);
+        for (int64_t r = 0; r < rows; ++r) k.sink->apply(k.y, (c - k.y) + r * ldc, cols);
+      };
+      ep.post_ctx = &sc;
+    }
+    struct BandA {
+      const float* band;
+      int64_t m, k;
+      int mr;
+    };
+    const int64_t per_image = (d.out_h + band_rows_ - 1) / band_rows_;
+    auto task = [&](int64_t b, int thread) {
+      const int64_t n = b / per_image;
+      const int64_t r0 = (b % per_image) * band_rows_;
+      const int64_t r1 = std::min(d.out_h, r0 + band_rows_);
+      float* band = bands_[thread].data();
+      DepthwiseRowArgs r = a;
+      r.x = dx + n * d.in_h * d.in_w * d.in_c;
+      for (int64_t oh = r0; oh < r1; ++oh) {
+        r.oh = oh;
+        r.y = band + (oh - r0) * row_floats;
+        simd_.depthwise_nhwc_row(r);
+      }
+      const int64_t m = (r1 - r0) * d.out_w;
+      for (const UnaryArgs& st : dw_steps_) simd_.unary(st, band, band, m * d.out_c);
+      GemmJob& job = band_jobs_[thread][0];
+      job.m = m;
+      job.n = s.out_c;
+      job.taps = 1;
+      job.k_per_tap = s.in_c;
+      job.a_offset = 0;
+      job.zero = zero_.data();
+      job.b_packed = weights();
+      job.c = y + (n * s.pixels() + r0 * s.out_w) * s.out_c;
+      job.ldc = s.out_c;
+      job.col_bias = bias;
+      const BandA ba{band, m, s.in_c, tile_.mr};
+      GemmAFn a_fn{[](const void* ctx, int64_t, int64_t m0, const float** table) {
+                     const auto& c = *static_cast<const BandA*>(ctx);
+                     for (int i = 0; i < c.mr; ++i) {
+                       table[i] = c.band + std::min<int64_t>(m0 + i, c.m - 1) * c.k;
+                     }
+                     return static_cast<const float* const*>(table);
+                   },
+                   &ba};
+      run_gemm(simd_, band_jobs_[thread], ep, a_fn, GemmBFn{}, band_scratch_[thread], nullptr,
+               &tile_);
+    };
+    const int64_t tasks = s.batch * per_image;
+    if (pool) {
+      pool->parallel_for(tasks, task);
+    } else {
+      for (int64_t b = 0; b < tasks; ++b) task(b, 0);
+    }
+  }
+
   const float* weights() const { return shared_ ? shared_->data() : weights_.data(); }
 
   const SimdKernels& simd_;
@@ -506,6 +650,15 @@ class Conv2dKernel final : public Kernel {
   std::vector<GemmJob> jobs_;
   GemmScratch scratch_;
   GemmTile tile_{0, 0, nullptr};
+  // A fused depthwise stage (Node::depthwise_input).
+  static constexpr int64_t kBandFloats = 16 * 1024;
+  std::shared_ptr<const Node> dw_node_;
+  std::unique_ptr<Conv2dKernel> dw_;
+  std::vector<UnaryArgs> dw_steps_;
+  int64_t band_rows_ = 1;
+  std::vector<AlignedFloats> bands_;
+  std::vector<GemmScratch> band_scratch_;
+  std::vector<std::vector<GemmJob>> band_jobs_;
   // Planar depthwise.
   PaddedPlane plane_{WindowGeometry{}};
   std::vector<AlignedFloats> plane_scratch_;
@@ -517,6 +670,11 @@ std::unique_ptr<Kernel> make_conv2d_kernel(const Node& node, const CompileContex
                                            const SimdKernels& simd) {
   // The Winograd kernel keeps a direct kernel for its runs with infs or NaNs, which packs its
   // filter only if one comes; a node Winograd does not take gets a direct kernel packed now.
+  if (node.depthwise_input) {  // a 1x1 conv with its depthwise stage: no Winograd
+    auto k = std::make_unique<Conv2dKernel>(simd);
+    if (!k->init(node, cc, /*pack_constant_filter=*/true)) return nullptr;
+    return k;
+  }
   auto unpacked = std::make_unique<Conv2dKernel>(simd);
   if (!unpacked->init(node, cc, /*pack_constant_filter=*/false)) return nullptr;
   Conv2dKernel* direct = unpacked.get();

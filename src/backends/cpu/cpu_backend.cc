@@ -123,6 +123,12 @@ class CpuBackend final : public Backend {
     }
     // An integer conv2d / matmul (graph/passes/qdq_fusion.cc): only the int8 kernels compute it;
     // a float-output integer matmul (graph/passes/integer_matmul.cc) takes epilogues.
+    // A 1x1 conv2d computing its depthwise input (graph/passes/depthwise_pointwise.cc): only
+    // the cpu conv2d kernel does.
+    if (node.depthwise_input) {
+      return required_kernel(node, cc, make_fast_kernel,
+                             "depthwise input without a float32 conv2d kernel");
+    }
     if (node.quantized) {
       return required_kernel(node, cc, make_quantized_kernel,
                              "quantized form without an int8 kernel");

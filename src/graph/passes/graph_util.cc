@@ -7,6 +7,12 @@ namespace webnn {
 std::vector<OperandId> node_reads(const Graph& graph, const Node& node) {
   (void)graph;
   std::vector<OperandId> ids = node.inputs();
+  if (node.depthwise_input) {
+    // The depthwise value lives only inside the node: its operands are read instead.
+    const OperandId inner = node.depthwise_input->outputs[0];
+    ids.erase(std::remove(ids.begin(), ids.end(), inner), ids.end());
+    for (OperandId id : node_reads(graph, *node.depthwise_input)) ids.push_back(id);
+  }
   if (node.epilogue.empty()) return ids;
   const std::vector<OperandId> chain = chain_values(node);
   for (const Node::Step& step : node.epilogue) {

@@ -36,6 +36,8 @@ const std::vector<Pass>& all_passes() {
       {"epilogue_fusion", cpu_only, fuse_epilogues},
       // After fusion: an output transpose folds only into a matmul without an epilogue.
       {"matmul_transposes", cpu_only, fold_matmul_transposes},
+      // After epilogue fusion: the depthwise node moves with its fused activation.
+      {"depthwise_pointwise", cpu_only, fuse_depthwise_pointwise},
       {"dead_code", every_backend, remove_dead_code},
   };
   return passes;
