@@ -10,6 +10,9 @@ directions, batch sizes that fill and split the integer tiles, hidden sizes off 
 blocks, per-tensor and per-column scales, weight zero points, biases present or absent,
 initial states as inputs or absent (the first step then folds to constants and stays
 unfused), saturating (full-range) weights, and sequences that are not fused (too few steps).
+Reruns force the importer's u8s8 arithmetic both ways (WEBNN_ONNX_U8S8), so the kernel's
+pair-saturating route (AVX2, generic) and its refusal where pairs can saturate without a
+correction run on any machine.
 """
 
 import os
