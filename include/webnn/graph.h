@@ -172,6 +172,11 @@ struct Node::Quantized {
   // float(sum (x - input_zero_point) * w), no requantization (multiplier, output_zero_point
   // and table unused).
   bool float_output = false;
+  // Set by graph/passes/integer_matmul.cc with float_output: the sum is ONNX Runtime's u8s8
+  // one on x86 without VNNI (python/webnn/onnx/ops/ort_u8s8.py), sum over k pairs (2j, 2j + 1)
+  // of int16-saturated pair sums, of the raw uint8 x (input_zero_point 0) by the int8 weights:
+  // the graph's exact product plus the saturation correction the pass absorbed.
+  bool u8s8_saturating = false;
   // Set by graph/passes/fake_quantize.cc (quantizeLinear only): the node also runs the
   // dequantizeLinear that read its value with the same zero point, and writes that float32
   // result; multiplier holds that dequantize's scale (of the quantize scale's shape),

@@ -59,6 +59,56 @@ TEST(QGemm, TilesMatchExactIntegerSums) {
   }
 }
 
+// The pair-saturating u8s8 tiles against sum_j clamp(a[2j] b[2j] + a[2j+1] b[2j+1]) over
+// int16, computed here: every row count, 1-4 panels, odd k, and trial 0 at the extremes
+// (255 * 127 twice: saturates high; 255 * -128 twice: low).
+TEST(QGemm, SaturatingU8s8TilesMatchPairwiseClampedSums) {
+  std::mt19937 rng(11);
+  std::vector<QGemmU8Ukernel> kernels = {qgemm_u8s8_sat_ukernel_generic()};
+  if (qgemm_ukernel_for(QGemmIsa::kAvx2)) kernels.push_back(qgemm_u8s8_sat_ukernel_avx2());
+  ASSERT_NE(qgemm_u8s8_sat_ukernel(), nullptr);
+  for (size_t which = 0; which < kernels.size(); ++which) {
+    const QGemmU8Ukernel uk = kernels[which];
+    ASSERT_NE(uk, nullptr);
+    for (int trial = 0; trial < 40; ++trial) {
+      const int64_t k = 1 + rng() % 300, kq = qgemm_kq(k);
+      const int panels = 1 + static_cast<int>(rng() % kQGemmU8MaxPanels);
+      const int64_t n = panels * kQGemmNr;
+      const int mr = 1 + static_cast<int>(rng() % kQGemmMr);
+      std::uniform_int_distribution<int> av(0, 255), bv(-128, 127);
+      std::vector<uint8_t> a(static_cast<size_t>(mr * kq), 0);
+      std::vector<int8_t> b(static_cast<size_t>(k * n));
+      for (int r = 0; r < mr; ++r) {
+        for (int64_t i = 0; i < k; ++i) a[r * kq + i] = trial == 0 ? 255 : av(rng);
+      }
+      for (int64_t i = 0; i < k; ++i) {
+        for (int64_t j = 0; j < n; ++j) {
+          b[i * n + j] = static_cast<int8_t>(trial == 0 ? (j % 2 ? 127 : -128) : bv(rng));
+        }
+      }
+      const std::vector<int8_t> packed = qgemm_pack_b_s8(b.data(), k, n);
+      const int64_t panel_size = kq / 4 * kQGemmNr * 4;
+      std::vector<int32_t> c(static_cast<size_t>(kQGemmU8MaxPanels * kQGemmMr * kQGemmNr), -1);
+      uk(QGemmU8Tile{a.data(), kq, mr, packed.data(), kq / 4, c.data(), panels, panel_size});
+      for (int p = 0; p < panels; ++p) {
+        for (int r = 0; r < mr; ++r) {
+          for (int64_t jj = 0; jj < kQGemmNr; ++jj) {
+            const int64_t j = p * kQGemmNr + jj;
+            int64_t want = 0;
+            for (int64_t i = 0; i < k; i += 2) {
+              int64_t pair = int64_t{a[r * kq + i]} * b[i * n + j];
+              if (i + 1 < k) pair += int64_t{a[r * kq + i + 1]} * b[(i + 1) * n + j];
+              want += std::clamp<int64_t>(pair, -32768, 32767);
+            }
+            ASSERT_EQ(c[(p * kQGemmMr + r) * kQGemmNr + jj], want)
+                << "kernel " << which << " k " << k << " panel " << p << " row " << r;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(QGemm, RowsRequantizeLikeQuantizeLinear) {
   std::mt19937 rng(11);
   for (QGemmIsa isa : usable_isas()) {

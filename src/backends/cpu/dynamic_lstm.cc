@@ -9,7 +9,10 @@
 //
 // On AVX-512 VNNI, R within int8 is packed as int8 and multiplies the raw uint8 q (vpdpbusd,
 // exact), zp * colsum(R) subtracted after: the same integers at twice the products per
-// instruction and half the weight bytes.
+// instruction and half the weight bytes. Without VNNI the same packing runs on ORT's own
+// pair-saturating arithmetic (vpmaddubsw on AVX2) where that equals the graph's product (the
+// correction slots are exactly R's saturating pairs, or no pair can saturate): half the bytes
+// of int16 R per step, and no slot loop.
 //
 // R is packed with its columns regrouped by blocks of kQGemmNr hidden units, the four gates of
 // a block in consecutive panels, so a task (a range of blocks of units) computes its gate
@@ -63,9 +66,14 @@ class Direction {
     }
     kp_ = qgemm_kp(f.hidden);
     kq_ = qgemm_kq(f.hidden);
-    uk8_ = qgemm_u8s8_ukernel();
-    for (int16_t v : b) {
-      if (v < -128 || v > 127) uk8_ = nullptr;
+    bool fits8 = true;
+    for (int16_t v : b) fits8 = fits8 && v >= -128 && v <= 127;
+    uk8_ = fits8 ? qgemm_u8s8_ukernel() : nullptr;
+    if (fits8 && !uk8_ && slots_are_saturation(f)) {
+      // Without VNNI: ORT's own arithmetic (vpmaddubsw), which is the exact product plus the
+      // slots' correction, on half the weight bytes of the int16 tiles.
+      uk8_ = qgemm_u8s8_sat_ukernel();
+      saturating_ = true;
     }
     if (uk8_) {
       // uint8 q times int8 r, then zp * colsum(r) subtracted: the same exact integers.
@@ -124,6 +132,37 @@ class Direction {
   }
 
  private:
+  // Whether the slots are exactly ORT's saturating pairs of R (python/webnn/onnx/ops/
+  // ort_u8s8.py): each slot with a weight is a pair (2j, 2j + 1) of R's column, listed once
+  // with R's weights, and every pair that can saturate is listed. Then sum_j sat16(pair j),
+  // the pair-saturating tile's integer, equals the exact product plus the slots' correction
+  // (a pair that cannot saturate adds nothing to either). Without slots: no pair of R can
+  // saturate, so that tile is exact. R holds the weights minus their zero point; a nonzero
+  // zero point makes the slot weights (raw weights) differ, and the check fails.
+  static bool slots_are_saturation(const DynamicLstmForm& f) {
+    const int64_t hs = f.hidden, n = 4 * hs, pairs = (hs + 1) / 2;
+    auto r = [&](int64_t i, int64_t col) { return i < hs ? int32_t{f.r[i * n + col]} : 0; };
+    std::vector<uint8_t> listed(static_cast<size_t>(pairs));
+    for (int64_t col = 0; col < n; ++col) {
+      std::fill(listed.begin(), listed.end(), 0);
+      for (int64_t sl = 0; sl < f.slots; ++sl) {
+        const int64_t at = sl * n + col;
+        const int32_t w0 = f.w0[at], w1 = f.w1[at], i0 = f.idx0[at], i1 = f.idx1[at];
+        if (w0 == 0 && w1 == 0) continue;  // padding: adds clamp(0) - 0
+        if (i0 < 0 || i0 >= hs || i0 % 2 != 0 || listed[i0 / 2]) return false;
+        if (w0 != r(i0, col) || w1 != r(i0 + 1, col)) return false;
+        if (w1 != 0 && i1 != i0 + 1) return false;
+        listed[i0 / 2] = 1;
+      }
+      for (int64_t j = 0; j < pairs; ++j) {
+        if (!listed[j] && qgemm_u8s8_pair_saturates(r(2 * j, col), r(2 * j + 1, col))) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
   // quantized_recurrent.py _dynamic_uint8 on h_, in the graph's float32 operations: q_ the
   // uint8 values, a_ the int16 rows q - zp, col_scale_ the product's scale per column. False
   // when h holds a NaN.
@@ -202,7 +241,7 @@ class Direction {
             } else {
               for (int64_t j = 0; j < kUnits; ++j) sum[j] = acc[j];
             }
-            for (int64_t sl = 0; sl < f.slots; ++sl) {
+            for (int64_t sl = 0; sl < (saturating_ ? 0 : f.slots); ++sl) {
               const int32_t* i0 = f.idx0.data() + sl * n + col0;
               const int32_t* i1 = f.idx1.data() + sl * n + col0;
               const int32_t* w0 = f.w0.data() + sl * n + col0;
@@ -256,6 +295,8 @@ class Direction {
   // The u8s8 VNNI route (qgemm.h QGemmU8Tile), when R fits int8: R packed as int8, its column
   // sums (for the zero point), A the raw uint8 rows.
   QGemmU8Ukernel uk8_ = nullptr;
+  // uk8_ is the pair-saturating tile (no VNNI), whose sums already hold the slots' correction.
+  bool saturating_ = false;
   std::vector<int8_t> packed8_;
   std::vector<int32_t> colsum_;
   std::vector<uint8_t> a8_;

@@ -501,6 +501,12 @@ class QMatmulKernel final : public Kernel {
       w_shift_ = lo >= -128 && hi <= 127 ? 0 : lo + 128;
       // |sums| stay in int32: 255 * 255 * k for the shifted route.
       if (hi - lo > 255 || (w_shift_ != 0 && k_ > 16384)) uk8_ = nullptr;
+      if (q.u8s8_saturating) {
+        // ORT's pair-saturating sum (integer_matmul.cc checked raw uint8 x, int8 weights):
+        // only those tiles compute it, on every ISA.
+        if (x_signed_ || x_zp_ != 0 || w_shift_ != 0) return false;
+        uk8_ = qgemm_u8s8_sat_ukernel();
+      }
       if (uk8_) {
         std::vector<int8_t> b8(b16.size());
         for (size_t i = 0; i < b16.size(); ++i) b8[i] = static_cast<int8_t>(b16[i] - w_shift_);
@@ -603,7 +609,9 @@ class QMatmulKernel final : public Kernel {
   }
 
   int64_t m_ = 0, k_ = 0, n_ = 0;
-  QGemmU8Ukernel uk8_ = nullptr;  // float_output on the u8s8 tiles (VNNI), else null
+  // float_output on the u8s8 tiles (VNNI; or the pair-saturating ones for u8s8_saturating),
+  // else null
+  QGemmU8Ukernel uk8_ = nullptr;
   std::vector<int8_t> packed8_;
   std::vector<int32_t> offset_;   // (x_zp [+ 128 for int8 x]) * colsum(w) per column
   int32_t w_shift_ = 0;           // the int8 weights are w - w_shift_

@@ -282,6 +282,40 @@ void qgemm_generic_tile(const QGemmTile& t) {
 
 QGemmUkernel qgemm_ukernel_generic() { return qgemm_generic_tile; }
 
+// The pair-saturating u8s8 product in plain int32 arithmetic (qgemm.h).
+namespace {
+void qgemm_u8s8_sat_generic_tile(const QGemmU8Tile& t) {
+  for (int p = 0; p < t.panels; ++p) {
+    const int8_t* panel = t.b + p * t.panel_stride;
+    for (int r = 0; r < t.mr; ++r) {
+      int32_t acc[kQGemmNr] = {};
+      const uint8_t* a = t.a + r * t.lda;
+      for (int64_t q = 0; q < t.quads; ++q) {
+        const int8_t* b = panel + q * kQGemmNr * 4;
+        for (int j = 0; j < kQGemmNr; ++j) {
+          for (int h = 0; h < 4; h += 2) {
+            const int32_t pair =
+                int32_t{a[4 * q + h]} * b[4 * j + h] + int32_t{a[4 * q + h + 1]} * b[4 * j + h + 1];
+            acc[j] += std::clamp<int32_t>(pair, -32768, 32767);
+          }
+        }
+      }
+      int32_t* c = t.c + (p * kQGemmMr + r) * kQGemmNr;
+      for (int j = 0; j < kQGemmNr; ++j) c[j] = acc[j];
+    }
+  }
+}
+}  // namespace
+
+QGemmU8Ukernel qgemm_u8s8_sat_ukernel_generic() { return qgemm_u8s8_sat_generic_tile; }
+
+QGemmU8Ukernel qgemm_u8s8_sat_ukernel() {
+  static const QGemmU8Ukernel uk = best_isa() != QGemmIsa::kGeneric && qgemm_u8s8_sat_ukernel_avx2()
+                                       ? qgemm_u8s8_sat_ukernel_avx2()
+                                       : qgemm_u8s8_sat_ukernel_generic();
+  return uk;
+}
+
 namespace {
 void qdw_row_generic_impl(int32_t* acc, const int16_t* const* rows, const int32_t* w, int64_t taps,
                           int64_t n) {

@@ -69,6 +69,22 @@ QGemmU8Ukernel qgemm_u8s8_ukernel_avx512_vnni();  // null when not built
 // too), else null.
 QGemmU8Ukernel qgemm_u8s8_ukernel();
 inline int64_t qgemm_kq(int64_t k) { return (k + 3) & ~int64_t{3}; }
+// The same tiles with ONNX Runtime's u8s8 arithmetic on x86 without VNNI (python/webnn/onnx/
+// ops/ort_u8s8.py): c = sum over pairs j of sat16(a[2j] * b[2j] + a[2j+1] * b[2j+1]), each
+// pair of adjacent k (within a quad of the packing) clamped to int16 before the exact int32
+// sum. That is vpmaddubsw then vpmaddwd by ones; where no pair of B can leave int16 (same-sign
+// pairs with |b0 + b1| <= 128) it is also the exact product. Generic: the same in scalar int32.
+QGemmU8Ukernel qgemm_u8s8_sat_ukernel_generic();
+QGemmU8Ukernel qgemm_u8s8_sat_ukernel_avx2();  // null when not built
+// AVX2 when the int16 micro-kernel in use is AVX2 or better (WEBNN_CPU_ISA caps it), else
+// the generic one.
+QGemmU8Ukernel qgemm_u8s8_sat_ukernel();
+// Whether the int8 pair (b0, b1) can saturate in int16 for some uint8 (a0, a1).
+inline bool qgemm_u8s8_pair_saturates(int32_t b0, int32_t b1) {
+  const int32_t pos = (b0 > 0 ? b0 : 0) + (b1 > 0 ? b1 : 0);
+  const int32_t neg = (b0 < 0 ? b0 : 0) + (b1 < 0 ? b1 : 0);
+  return 255 * pos > 32767 || 255 * neg < -32768;
+}
 // Packs int8 B (k x n row-major, element (i, j) = b[i * n + j]) for the u8s8 tiles.
 std::vector<int8_t> qgemm_pack_b_s8(const int8_t* b, int64_t k, int64_t n);
 

@@ -10,12 +10,21 @@
 // of float32, twice the products per instruction) and stores float(sum); element-wise steps
 // after it fuse as after any matmul.
 //
+// Where the importer added ONNX Runtime's u8s8 saturation correction to such a product
+// (ort_u8s8.py: add(product, correction(cast(x), w)), its tables exactly w's pairs that can
+// saturate, x uint8, w raw int8), the correction's nodes are dropped and the matmul marked
+// u8s8_saturating: its int32 sum is then ORT's own pair-saturating one (vpmaddubsw on AVX2),
+// which is the exact product plus the correction. The float values match: the graph forms
+// (float(A) - B) + C, the kernel float(A + C) - B, with A + C an int32 below 2^24 in magnitude
+// (|sat(p)| <= |p|) and A, B, C exact floats; one rounding of the same real sum each.
+//
 // Why the result equals the float graph's: every term x * w is an integer, and the pass only
 // rewrites when, for every column, max|x| * sum|w| < 2^24 (max|x| is 255 for uint8, 128 for
 // int8), so every partial sum the float32 GEMM forms, in any order, is an integer below 2^24
 // and therefore exact: the float matmul yields exactly the int32 sum, and float(sum) is that
 // same float (a zero sum is +0 on both: the float GEMM's accumulators start at +0). Matmuls
 // outside the bound, or of any other form, are left to the float kernels.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -81,6 +90,170 @@ bool rewrite(Graph& g, Node& mm) {
   return true;
 }
 
+// The nodes reading each operand (epilogues included).
+std::vector<std::vector<int>> readers(const Graph& g) {
+  std::vector<std::vector<int>> out(g.operands.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    for (OperandId id : node_reads(g, g.nodes[i])) out[id].push_back(static_cast<int>(i));
+  }
+  return out;
+}
+
+// The producer of `id` when it is a plain single-output node of kind k.
+const Node* plain(const Graph& g, OperandId id, OpKind k) {
+  if (id < 0 || g.operands[id].producer < 0) return nullptr;
+  const Node& n = g.nodes[g.operands[id].producer];
+  if (n.kind != k || !n.epilogue.empty() || n.quantized || n.outputs.size() != 1) return nullptr;
+  return &n;
+}
+
+std::vector<float> float_values(const Graph& g, OperandId id) {
+  if (!is_constant(g, id) || g.desc(id).data_type != DataType::kFloat32) return {};
+  const ConstantData& c = *g.operands[id].constant;
+  std::vector<float> v(c.size() / sizeof(float));
+  std::memcpy(v.data(), c.data(), v.size() * sizeof(float));
+  return v;
+}
+
+std::vector<int64_t> index_values(const Graph& g, OperandId id) {
+  const DataType t = g.desc(id).data_type;
+  if (!is_constant(g, id) || (t != DataType::kInt32 && t != DataType::kInt64)) return {};
+  const ConstantData& c = *g.operands[id].constant;
+  std::vector<int64_t> v;
+  if (t == DataType::kInt32) {
+    std::vector<int32_t> w(c.size() / 4);
+    std::memcpy(w.data(), c.data(), w.size() * 4);
+    v.assign(w.begin(), w.end());
+  } else {
+    v.resize(c.size() / 8);
+    std::memcpy(v.data(), c.data(), v.size() * 8);
+  }
+  return v;
+}
+
+// Whether `fix` is ort_u8s8.py's correction(raw, w) for raw = cast(x) (x the matmul's uint8
+// input) and the (k x n) weights w: the pairs' products gathered from raw along its last axis
+// ([..., slots, n]), clamped to int16, minus themselves, summed over the slots (or reshaped
+// for one slot), with tables listing each of w's pairs (2j, 2j + 1) that can saturate exactly
+// once with its weights (the same rule as cpu/dynamic_lstm.cc slots_are_saturation).
+bool is_saturation_correction(const Graph& g, OperandId fix, OperandId x, const float* w, int64_t k,
+                              int64_t n) {
+  const size_t rank = g.desc(x).shape.size();
+  OperandId d = -1;
+  if (const Node* rs = plain(g, fix, OpKind::kReshape)) {
+    d = rs->as<NewShapeParams>().input.id;
+  } else if (const Node* sum = plain(g, fix, OpKind::kReduceSum)) {
+    const auto& p = sum->as<ReduceParams>();
+    if (p.keep_dimensions || !p.axes || *p.axes != IntList{static_cast<int64_t>(rank - 1)}) {
+      return false;
+    }
+    d = p.input.id;
+  } else {
+    return false;
+  }
+  const Node* sub = plain(g, d, OpKind::kSub);
+  if (!sub) return false;
+  const OperandId pv = sub->as<BinaryParams>().b.id;
+  const Node* cl = plain(g, sub->as<BinaryParams>().a.id, OpKind::kClamp);
+  if (!cl || cl->as<ClampParams>().input.id != pv) return false;
+  const auto& cp = cl->as<ClampParams>();
+  if (!cp.min_value || !cp.max_value || cp.min_value->as_double() != -32768.0 ||
+      cp.max_value->as_double() != 32767.0) {
+    return false;
+  }
+  const Node* add = plain(g, pv, OpKind::kAdd);
+  const OperandDesc& pd = g.desc(pv);
+  if (!add || pd.shape.size() != rank + 1 || pd.shape[rank].value != n) return false;
+  const int64_t slots = pd.shape[rank - 1].value;
+  std::vector<int64_t> idx[2];
+  std::vector<float> wt[2];
+  const OperandId terms[2] = {add->as<BinaryParams>().a.id, add->as<BinaryParams>().b.id};
+  for (int i = 0; i < 2; ++i) {
+    const Node* mul = plain(g, terms[i], OpKind::kMul);
+    if (!mul) return false;
+    wt[i] = float_values(g, mul->as<BinaryParams>().b.id);
+    if (static_cast<int64_t>(wt[i].size()) != slots * n) return false;
+    const OperandDesc& wd = g.desc(mul->as<BinaryParams>().b.id);
+    if (wd.shape.size() < 2 || wd.shape[wd.shape.size() - 1].value != n) return false;
+    const Node* rs = plain(g, mul->as<BinaryParams>().a.id, OpKind::kReshape);
+    if (!rs) return false;
+    const Node* ga = plain(g, rs->as<NewShapeParams>().input.id, OpKind::kGather);
+    if (!ga) return false;
+    const auto& gp = ga->as<GatherParams>();
+    if (cast_source(g, gp.input.id) != x || gp.axis != static_cast<int64_t>(rank - 1)) {
+      return false;
+    }
+    idx[i] = index_values(g, gp.indices.id);
+    if (static_cast<int64_t>(idx[i].size()) != slots * n) return false;
+  }
+  auto weight = [&](int64_t i, int64_t col) { return i < k ? w[i * n + col] : 0.0f; };
+  const int64_t pairs = (k + 1) / 2;
+  std::vector<uint8_t> listed(static_cast<size_t>(pairs));
+  for (int64_t col = 0; col < n; ++col) {
+    std::fill(listed.begin(), listed.end(), 0);
+    for (int64_t sl = 0; sl < slots; ++sl) {
+      const int64_t at = sl * n + col;
+      const float w0 = wt[0][at], w1 = wt[1][at];
+      const int64_t i0 = idx[0][at], i1 = idx[1][at];
+      if (w0 == 0.0f && w1 == 0.0f) continue;  // padding: adds clamp(0) - 0
+      if (i0 < 0 || i0 >= k || i0 % 2 != 0 || listed[i0 / 2]) return false;
+      if (w0 != weight(i0, col) || w1 != weight(i0 + 1, col)) return false;
+      if (w1 != 0.0f && i1 != i0 + 1) return false;
+      listed[i0 / 2] = 1;
+    }
+    for (int64_t j = 0; j < pairs; ++j) {
+      const int32_t b0 = static_cast<int32_t>(weight(2 * j, col));
+      const int32_t b1 = static_cast<int32_t>(weight(2 * j + 1, col));
+      const int32_t pos = std::max(b0, 0) + std::max(b1, 0);
+      const int32_t neg = std::min(b0, 0) + std::min(b1, 0);
+      if (!listed[j] && (255 * pos > 32767 || 255 * neg < -32768)) return false;
+    }
+  }
+  return true;
+}
+
+// After rewrite(): where the matmul's value reaches add(., correction) alone (through the
+// zero point's sub, if any), that add's readers read its other operand and the matmul computes
+// the saturating sum.
+void absorb_correction(Graph& g, Node& mm) {
+  const auto& p = mm.as<BinaryParams>();
+  const OperandId x = p.a.id;
+  if (g.desc(x).data_type != DataType::kUint8) return;
+  const OperandDesc& bd = g.desc(p.b.id);
+  const int64_t k = bd.shape[0].value, n = bd.shape[1].value;
+  const std::vector<float> w = float_values(g, p.b.id);
+  for (float v : w) {
+    if (v < -128.0f || v > 127.0f) return;
+  }
+  const std::vector<std::vector<int>> rd = readers(g);
+  const std::vector<int> uses = use_counts(g);
+  OperandId value = mm.outputs[0];
+  auto sole_reader = [&](OperandId id) -> Node* {
+    if (uses[id] != 1 || rd[id].size() != 1) return nullptr;
+    Node& r = g.nodes[rd[id][0]];
+    return r.epilogue.empty() && !r.quantized && r.outputs.size() == 1 ? &r : nullptr;
+  };
+  Node* next = sole_reader(value);
+  if (next && next->kind == OpKind::kSub && next->as<BinaryParams>().a.id == value &&
+      next->as<BinaryParams>().b.id != value) {
+    value = next->outputs[0];
+    next = sole_reader(value);
+  }
+  if (!next || next->kind != OpKind::kAdd) return;
+  const auto& ap = next->as<BinaryParams>();
+  const OperandId fix = ap.a.id == value ? ap.b.id : ap.a.id;
+  if ((ap.a.id != value && ap.b.id != value) || fix == value) return;
+  if (g.desc(fix).shape != g.desc(value).shape ||
+      g.desc(value).shape != g.desc(next->outputs[0]).shape) {
+    return;
+  }
+  if (!is_saturation_correction(g, fix, x, w.data(), k, n)) return;
+  auto form = std::make_shared<Node::Quantized>(*mm.quantized);
+  form->u8s8_saturating = true;
+  mm.quantized = std::move(form);
+  replace_uses(g, next->outputs[0], value);  // the correction's nodes are dead now
+}
+
 }  // namespace
 
 Expected<int64_t> fuse_integer_matmuls(Graph& graph) {
@@ -92,7 +265,10 @@ Expected<int64_t> fuse_integer_matmuls(Graph& graph) {
   int64_t rewritten = 0;
   for (Node& node : graph.nodes) {
     if (node.kind != OpKind::kMatmul || node.quantized || !node.epilogue.empty()) continue;
-    if (rewrite(graph, node)) ++rewritten;
+    if (rewrite(graph, node)) {
+      absorb_correction(graph, node);
+      ++rewritten;
+    }
   }
   return rewritten;
 }

@@ -1,0 +1,166 @@
+"""The integer_matmul pass absorbing ONNX Runtime's u8s8 saturation correction
+(graph/passes/integer_matmul.cc, python/webnn/onnx/ops/ort_u8s8.py): where the importer adds
+the correction to a uint8 x int8 MatMulInteger / DynamicQuantizeMatMul product whose weights
+are raw int8, the correction's nodes go and the cpu kernel computes ORT's pair-saturating sum
+itself (cpu/qgemm.h, the pair-saturating tiles). The result must be the same bits as without
+the pass (the correction as separate nodes) and, for MatMulInteger's int32, the same integers
+as the reference backend. Cases: full-range weights (many saturating pairs per column, a
+reduceSum), one risky pair per column (a reshape), weights that never saturate (no correction),
+a weight zero point (raw weights differ from the product's: not absorbed), rank-3 inputs, odd
+K, zero points as inputs or constants. The reruns force the importer's arithmetic either way on
+the AVX2 and generic kernels and with 3 threads.
+"""
+
+import os
+
+import numpy as np
+import pytest
+import rerun
+
+pytest.importorskip("onnx")
+import webnn
+import webnn.onnx as wo
+from onnx import TensorProto, helper, numpy_helper
+from webnn.onnx.ops import ort_u8s8
+
+WITHOUT = (
+    "canonicalization,qdq_fusion,constant_folding,dynamic_quant_lstm,qdq_tables,"
+    "batch_norm_folding,layout_assignment,fake_quantize,epilogue_fusion"
+)
+
+
+def _load(data, backend="cpu", passes="all"):
+    old = os.environ.get("WEBNN_PASSES")
+    os.environ["WEBNN_PASSES"] = passes
+    try:
+        context = webnn.ML().create_context(accelerated=False, backend=backend)
+        return context, wo.load(context, data)
+    finally:
+        if old is None:
+            os.environ.pop("WEBNN_PASSES", None)
+        else:
+            os.environ["WEBNN_PASSES"] = old
+
+
+def _run(data, feeds, backend="cpu", passes="all"):
+    context, graph = _load(data, backend, passes)
+    return context.compute(graph, feeds), graph.compile_stats
+
+
+def _weights(rng, kind, k, n):
+    if kind == "full":
+        return rng.integers(-128, 128, (k, n)).astype(np.int8)
+    b = rng.integers(-60, 61, (k, n)).astype(np.int8)  # no pair of these can saturate
+    if kind == "one_pair":
+        for col in range(n):
+            j = 2 * ((5 * col) % (k // 2))
+            b[j : j + 2, col] = (127, 100) if col % 2 else (-128, -90)
+    return b
+
+
+def _matmul_integer(b, shape, za_input, zb):
+    inits = [numpy_helper.from_array(b, "B")]
+    inputs = [helper.make_tensor_value_info("A", TensorProto.UINT8, shape)]
+    if za_input:
+        inputs.append(helper.make_tensor_value_info("za", TensorProto.UINT8, []))
+    else:
+        inits.append(numpy_helper.from_array(np.array(131, np.uint8), "za"))
+    names = ["A", "B", "za"]
+    if zb:
+        inits.append(numpy_helper.from_array(np.array(zb, np.int8), "zb"))
+        names.append("zb")
+    graph = helper.make_graph(
+        [helper.make_node("MatMulInteger", names, ["Y"])],
+        "g",
+        inputs,
+        [helper.make_tensor_value_info("Y", TensorProto.INT32, None)],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+def _corrections(stats):
+    return stats["ops_after"].get("clamp", 0) + stats["ops_after"].get("gather", 0)
+
+
+CASES = [
+    # weights, A shape, zero point of A as an input, weight zero point
+    ("full", [48, 64], True, 0),
+    ("full", [2, 24, 63], False, 0),
+    ("one_pair", [40, 40], True, 0),
+    ("never", [33, 50], False, 0),
+    ("full", [48, 32], False, -5),
+]
+
+
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_matmul_integer_same_bits_with_and_without_the_pass(case):
+    kind, shape, za_input, zb = CASES[case]
+    rng = np.random.default_rng(case)
+    b = _weights(rng, kind, shape[-1], 37)
+    data = _matmul_integer(b, shape, za_input, zb)
+    a = rng.integers(0, 256, shape).astype(np.uint8)
+    a.reshape(-1, shape[-1])[0] = 255  # every risky pair saturates in that row
+    feeds = {"A": a}
+    if za_input:
+        feeds["za"] = np.array(131, np.uint8)
+    ours, stats = _run(data, feeds)
+    unfused, stats0 = _run(data, feeds, passes=WITHOUT)
+    assert stats["passes"].get("integer_matmul", 0) == 1, stats["passes"]
+    assert stats0["passes"].get("integer_matmul", 0) == 0
+    np.testing.assert_array_equal(ours["Y"], unfused["Y"])
+    want, _ = _run(data, feeds, backend="reference")
+    np.testing.assert_array_equal(ours["Y"], want["Y"])
+    corrected = ort_u8s8.saturating_machine() and kind != "never"
+    assert (_corrections(stats0) > 0) == corrected, stats0["ops_after"]
+    # Absorbed unless the weights carry a zero point (their raw values are not the product's).
+    assert (_corrections(stats) > 0) == (corrected and zb != 0), stats["ops_after"]
+
+
+def test_dynamic_quantize_matmul_same_bits_with_and_without_the_pass():
+    rng = np.random.default_rng(7)
+    b = _weights(rng, "full", 96, 40)
+    node = helper.make_node(
+        "DynamicQuantizeMatMul", ["A", "B", "bs", "", "bias"], ["Y"], domain="com.microsoft"
+    )
+    inits = [
+        numpy_helper.from_array(b, "B"),
+        numpy_helper.from_array(np.array([0.01], np.float32), "bs"),
+        numpy_helper.from_array(rng.standard_normal(40).astype(np.float32), "bias"),
+    ]
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("A", TensorProto.FLOAT, [2, 20, 96])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+        inits,
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    )
+    model.ir_version = 8
+    data = model.SerializeToString()
+    feeds = {"A": rng.standard_normal((2, 20, 96)).astype(np.float32)}
+    ours, stats = _run(data, feeds)
+    unfused, stats0 = _run(data, feeds, passes=WITHOUT)
+    assert stats["passes"].get("integer_matmul", 0) == 1, stats["passes"]
+    np.testing.assert_array_equal(ours["Y"].view(np.uint32), unfused["Y"].view(np.uint32))
+    assert _corrections(stats) == 0, stats["ops_after"]
+    assert (_corrections(stats0) > 0) == ort_u8s8.saturating_machine()
+
+
+@pytest.mark.skipif(rerun.nested(), reason="nested")
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"WEBNN_ONNX_U8S8": "saturate", "WEBNN_CPU_ISA": "avx2"},
+        {"WEBNN_ONNX_U8S8": "saturate", "WEBNN_CPU_ISA": "generic", "WEBNN_NUM_THREADS": "3"},
+        {"WEBNN_ONNX_U8S8": "saturate", "WEBNN_NUM_THREADS": "1"},
+        {"WEBNN_ONNX_U8S8": "exact"},
+    ],
+    ids=lambda e: ",".join(f"{k}={v}" for k, v in e.items()),
+)
+def test_both_u8s8_arithmetics(env):
+    rerun.assert_file_passes(__file__, env)
