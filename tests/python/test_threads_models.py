@@ -190,8 +190,12 @@ def test_save_and_load_graph_while_other_threads_dispatch(backend, tmp_path):
 
 
 def test_saves_to_one_path_race_into_a_whole_pair_or_a_pairing_error(tmp_path):
-    # Two threads save different graphs to one path while two load it: a load gets one of the
-    # two saved functions whole, or the pairing error (graph of one save, weights of another).
+    # Two threads save different graphs to one path at the same moment, round after round,
+    # while a third loads it: a load during the saves gets one of the two saved functions
+    # whole, or the pairing error (graph of one save, weights of the other); once a round's
+    # saves are done the pair on disk is whole. Before, the renames of the two saves could
+    # interleave (a save renames its sidecar, fsyncs, then renames its graph) and leave the
+    # graph of one with the sidecar of the other, refused by every later load.
     ctx = webnn.ML().create_context(accelerated=False, backend="cpu")
     x = np.random.default_rng(0).standard_normal((1, 3, 8, 8)).astype(np.float32)
     expected = {}
@@ -201,27 +205,49 @@ def test_saves_to_one_path_race_into_a_whole_pair_or_a_pairing_error(tmp_path):
     path = tmp_path / "g.webnn"
     b, outs, _ = mlp(ctx, 1)
     b.save(outs, path)
-    seen, refused = set(), []
+    rounds = 12
+    start, done = threading.Barrier(3, timeout=LIMIT), threading.Barrier(3, timeout=LIMIT)
+    stop = threading.Event()
+    seen, refused, after = set(), [], []
 
     def saver(i):
-        for _ in range(15):
-            b, outs, _ = mlp(ctx, 1 + i)
+        b, outs, _ = mlp(ctx, 1 + i)
+        for _ in range(rounds):
+            try:
+                start.wait()
+            except threading.BrokenBarrierError:
+                return  # the main thread failed (its error is the one reported) or ended
             b.save(outs, path)
+            try:
+                done.wait()
+            except threading.BrokenBarrierError:
+                return
+
+    def load():
+        graph = ctx.load_graph(path)
+        got = dispatch_once(ctx, graph, x).tobytes()
+        assert got in expected, "a loaded graph computed neither saved function"
+        return expected[got]
 
     def loader(i):
-        for _ in range(15):
+        while not stop.is_set():
             try:
-                graph = ctx.load_graph(path)
+                seen.add(load())
             except (OSError, ValueError) as exc:
                 assert "weights" in str(exc), exc
                 refused.append(exc)
-                continue
-            got = dispatch_once(ctx, graph, x).tobytes()
-            assert got in expected, "a loaded graph computed neither saved function"
-            seen.add(expected[got])
 
-    jobs = [saver, saver, loader, loader]
-    hammer(4, lambda i: jobs[i](i % 2))
-    assert seen  # at least one load got a whole pair
-    final = dispatch_once(ctx, ctx.load_graph(path), x).tobytes()
-    assert final in expected
+    def main(i):
+        try:
+            for _ in range(rounds):
+                start.wait()
+                done.wait()
+                after.append(load())  # between rounds: no save runs, the pair must be whole
+        finally:  # a failure here must not leave the others waiting
+            stop.set()
+            start.abort()
+            done.abort()
+
+    jobs = [saver, saver, main, loader]
+    hammer(4, lambda i: jobs[i](i))
+    assert len(after) == rounds and set(after) <= {1, 2}
