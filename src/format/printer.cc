@@ -1,4 +1,6 @@
 // The canonical writer (format.md §6, api.md §9.7): Graph -> `.webnn` text + SafeTensors.
+#include <functional>
+#include <mutex>
 #include <set>
 
 #include "format/document.h"
@@ -242,6 +244,12 @@ Status save_graph(const Graph& graph, const std::string& path, const GraphFileIn
     p.text = format::format_weights_record(record) + p.text;
   }
   WEBNN_RETURN_IF_ERROR(text_file->write(p.text.data(), p.text.size()));
+  // Two saves to one path from two threads could interleave their renames (graph of one,
+  // sidecar of the other) and leave a pair that load_graph refuses for good: the renames of
+  // one save happen together with respect to the others of this process (locks striped by
+  // the path as written; another process still needs the pairing check).
+  static std::mutex commit_locks[16];
+  std::lock_guard<std::mutex> lock(commit_locks[std::hash<std::string>{}(path) % 16]);
   if (sidecar) WEBNN_RETURN_IF_ERROR(sidecar->commit());
   return text_file->commit();
 }

@@ -112,12 +112,22 @@ InferResult infer_pool2d(const InferContext& ctx) {
     if (sizes.size() != 2) {
       return ctx.error("output_sizes must have 2 entries (got ", sizes.size(), ")");
     }
-    bool is_floor = sizes[0] >= 1 && sizes[1] >= 1 && sizes[0] == oh.floor && sizes[1] == ow.floor;
-    bool is_ceil = sizes[0] >= 1 && sizes[1] >= 1 && sizes[0] == oh.ceil && sizes[1] == ow.ceil;
+    if (sizes[0] < 1 || sizes[1] < 1) {
+      // Checked first: a rounding that gives no valid size is 0 in PoolSize, and listing it
+      // below made "[0,2] must equal the floor-rounded [0,2]".
+      return ctx.error("output_sizes entries must be at least 1 (got ", shape_to_string(sizes),
+                       ")");
+    }
+    bool is_floor = sizes[0] == oh.floor && sizes[1] == ow.floor;
+    bool is_ceil = sizes[0] == oh.ceil && sizes[1] == ow.ceil;
     if (!is_floor && !is_ceil) {
+      auto rounded = [](int64_t h, int64_t w) {  // "none" for an axis without a valid size
+        auto one = [](int64_t v) { return v < 1 ? std::string("none") : std::to_string(v); };
+        return "[" + one(h) + "," + one(w) + "]";
+      };
       return ctx.error("output_sizes ", shape_to_string(sizes), " must equal the floor-rounded ",
-                       shape_to_string(IntList{oh.floor, ow.floor}), " or the ceil-rounded ",
-                       shape_to_string(IntList{oh.ceil, ow.ceil}), " output sizes");
+                       rounded(oh.floor, ow.floor), " or the ceil-rounded ",
+                       rounded(oh.ceil, ow.ceil), " output sizes");
     }
     out_h = sizes[0];
     out_w = sizes[1];

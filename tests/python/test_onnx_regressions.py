@@ -401,3 +401,34 @@ def test_dropout_training_mode_is_refused_not_the_identity():
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     want = session.run(None, {"x": x, "t": np.array(False)})[0]
     np.testing.assert_array_equal(context.compute(graph, {"x": x})["y"], want)
+
+
+@pytest.mark.parametrize(
+    "op,attrs,shape",
+    [
+        ("MaxPool", {}, [1, 2, 1, 6]),  # the PP-OCR classifier on a 32-pixel-high line
+        ("MaxPool", {}, [1, 1, 3, 3]),  # kernel 4 over 3 rows and columns
+        ("AveragePool", {}, [1, 2, 1, 6]),
+        ("MaxPool", {"pads": [0, 1, 0, 0]}, [1, 1, 1, 5]),  # the window reaches a pad too
+        ("LpPool", {"p": 2}, [1, 1, 1, 4]),
+    ],
+)
+def test_pool_window_longer_than_the_input_gives_one_output_like_onnxruntime(op, attrs, shape):
+    """A pooling window longer than the (padded) input by less than a stride: ONNX Runtime's
+    integer arithmetic truncates (span / stride) toward zero and gives one output over the
+    elements that exist, the importer's floor gave zero and the builder refused the node (with
+    a message saying [0,n] must equal the floor-rounded [0,n]). Found by
+    test_threads_models.py feeding the PP-OCR classifier a 32-pixel-high line."""
+    kernel = [2, 2] if shape[2] == 1 else [4, 4]
+    node = helper.make_node(op, ["x"], ["y"], kernel_shape=kernel, strides=[2, 2], **attrs)
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    x = np.random.default_rng(2).standard_normal(shape).astype(np.float32)
+    ours, theirs = _run_both(model, {"x": x})
+    assert ours["y"].shape == theirs["y"].shape and theirs["y"].size > 0
+    np.testing.assert_allclose(ours["y"], theirs["y"], rtol=1e-6, atol=1e-6)

@@ -603,3 +603,22 @@ def test_resample2d_python_type_errors():
         b.resample2d(x, sizes=4)
     with pytest.raises(OverflowError):
         b.resample2d(x, axes=[-1, 2])
+
+
+def test_pool_output_sizes_messages_never_list_an_invalid_rounding_as_a_size():
+    # A window taller than the input: only the ceil rounding gives a size. The message said
+    # "output_sizes [0,2] must equal the floor-rounded [0,2]" (0 marked "no valid size").
+    b = _builder()
+    x = b.input("x", [1, 1, 1, 4], "float32")
+    with pytest.raises(
+        ValueError, match=r"output_sizes entries must be at least 1 \(got \[0,2\]\)"
+    ):
+        b.max_pool2d(x, window_dimensions=[2, 2], strides=[2, 2], output_sizes=[0, 2])
+    with pytest.raises(
+        ValueError,
+        match=r"output_sizes \[2,2\] must equal the floor-rounded \[none,2\] or the ceil-rounded "
+        r"\[1,2\] output sizes",
+    ):
+        b.max_pool2d(x, window_dimensions=[2, 2], strides=[2, 2], output_sizes=[2, 2])
+    y = b.max_pool2d(x, window_dimensions=[2, 2], strides=[2, 2], output_sizes=[1, 2])
+    assert b.operand_shape(y) == [1, 1, 1, 2]

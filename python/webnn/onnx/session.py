@@ -39,8 +39,9 @@ axes, not on convolution spatial axes): one graph, hence one packing of the weig
 every size up to the bound.
 
 ``run`` is thread-safe: the cache is guarded by a lock, an import happens once per signature
-even when several threads ask for it at the same time, and each call dispatches on its own
-tensors, so dispatches of one session may run concurrently.
+even when several threads ask for it at the same time, imports of different signatures run
+one at a time (so the model's weights are read once, not once per racing signature), and
+each call dispatches on its own tensors, so dispatches of one session may run concurrently.
 """
 
 from __future__ import annotations
@@ -539,6 +540,10 @@ class InferenceSession:
         from .importer import SharedWeights
 
         self._weights = SharedWeights()
+        # Imports of different signatures take turns: racing ones each read and folded the
+        # weights again (SharedWeights is filled by the first import that finishes), a model's
+        # worth of memory per racing thread. Runs of compiled signatures do not wait on it.
+        self._import_lock = threading.Lock()
 
         # A model whose inputs are all fixed is imported now, so that an unsupported model
         # fails at construction, as it does with ORT.
@@ -847,9 +852,14 @@ class InferenceSession:
             kwargs["constants"] = constants
         if self._base_dir is not None:
             kwargs["base_dir"] = self._base_dir
-        graph = webnn_onnx.load(
-            self._context, self._model, input_shapes=input_shapes, weights=self._weights, **kwargs
-        )
+        with self._import_lock:
+            graph = webnn_onnx.load(
+                self._context,
+                self._model,
+                input_shapes=input_shapes,
+                weights=self._weights,
+                **kwargs,
+            )
         with self._lock:
             self.import_count += 1
         return _Compiled(self._context, graph, [n for n in self._input_dims if n not in folded])

@@ -264,7 +264,11 @@ def _pool_out_size(size, k, s, d, b, e, ceil_mode):
         if (out - 1) * s >= size + b:
             out -= 1
     else:
-        out = span // s + 1
+        # Truncated toward zero, as ONNX Runtime's integer arithmetic does: a window longer
+        # than the padded input by less than a stride still gives one output, over the
+        # elements that exist (a 1-row feature map pooled 2x2 in the PP-OCR classifier fed a
+        # 32-pixel-high line); floor would give none, which WebNN cannot build.
+        out = (span // s if span >= 0 else -(-span // s)) + 1
     return out
 
 
