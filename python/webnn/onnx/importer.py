@@ -14,6 +14,7 @@ import numpy as np
 
 from . import folding
 from .errors import OnnxImportError
+from .host_cuts import is_host_cut, plan_cut
 from .model_io import read_model, sparse_to_numpy, tensor_to_numpy
 from .ops import TABLE, lookup
 from .types import FLOAT16 as FLOAT16_TYPE
@@ -61,6 +62,9 @@ class ImportedModel:
     opsets: dict  # domain ('' for the standard one) -> version
     folded_inputs: dict  # ONNX input name -> the numpy value it was fixed to (constants=)
     dynamic_dims: dict  # dynamic dimension name -> maxSize
+    # With host_cuts=True: where the import stopped at a node that runs on the host (then
+    # `outputs` are the values the rest of the model reads, not the ONNX graph outputs).
+    host_cut: object = None
 
     def build(self):
         return self.builder.build(self.operands)
@@ -318,7 +322,8 @@ class Scope(dict):
 
 class Importer:
     def __init__(self, builder, proto, base_dir, *, free_dims, input_shapes, constants,
-                 max_sizes, rename, weights=None, float16="float32"):  # fmt: skip
+                 max_sizes, rename, weights=None, float16="float32",
+                 host_cuts=False):  # fmt: skip
         if float16 not in FLOAT16_MODES:
             raise OnnxImportError(f"float16={float16!r}: one of {', '.join(FLOAT16_MODES)}")
         self.builder = builder
@@ -349,6 +354,9 @@ class Importer:
         self._keep = []
         self.dynamic_dims = {}
         self.dynamic_origin = {}  # dynamic dim name -> (graph input, axis) it comes from
+        # Stop at the first value-dependent-size node reading run-time values (host_cuts.py).
+        self.host_cuts = host_cuts
+        self.cut = None
 
     # -- constants --------------------------------------------------------------------------
     def webnn_numpy(self, dtype):
@@ -658,7 +666,12 @@ class Importer:
         if self.weights is not None and self.weights.entries() > known:
             self.weights.loads += 1  # this import read weights (the first one of a session)
         outputs, operands, used = [], {}, set()
-        for vi in onnx_graph.output:
+        output_infos = list(onnx_graph.output)
+        if self.cut is not None:  # the values the rest of the model reads, types as computed
+            from onnx import ValueInfoProto
+
+            output_infos = [ValueInfoProto(name=n) for n in self.cut.exported]
+        for vi in output_infos:
             info = self._input_info(vi, output=True)
             value = scope.lookup(vi.name)
             if value is None:
@@ -692,6 +705,7 @@ class Importer:
             opsets=dict(self.opsets),
             folded_inputs=folded,
             dynamic_dims=dict(self.dynamic_dims),
+            host_cut=self.cut,
         )
 
     def _metadata(self):
@@ -708,8 +722,9 @@ class Importer:
         )
 
     def run_nodes(self, nodes, scope):
-        top = self.weights is not None and scope is getattr(self, "_top_scope", None)
-        for node in nodes:
+        at_top = scope is getattr(self, "_top_scope", None)
+        top = self.weights is not None and at_top
+        for index, node in enumerate(nodes):
             if top and self._reuse_folded(node, scope):
                 continue
             inputs = [scope.lookup(name) if name else None for name in node.input]
@@ -723,6 +738,9 @@ class Importer:
                         f"{where.describe()}: reads '{name}', which no earlier node, input or "
                         "initializer defines"
                     )
+            if at_top and self.host_cuts and is_host_cut(node, inputs):
+                self.cut = plan_cut(index, nodes, scope, self.proto.graph.output)
+                return
             outputs = self.convert_node(node, inputs, scope)
             if self.float16 == "float32":
                 outputs = [self.widen(name, v) for name, v in zip(node.output, outputs)]
@@ -814,7 +832,7 @@ class Importer:
 
 def import_model(builder, model, *, free_dims=None, input_shapes=None, constants=None,
                  base_dir=None, max_sizes=None, rename=None, weights=None,
-                 float16="float32"):  # fmt: skip
+                 float16="float32", host_cuts=False):  # fmt: skip
     """Import an ONNX model (path, bytes or ModelProto) into `builder`; returns ImportedModel.
 
     See webnn.onnx.load for the arguments. `rename` maps an ONNX input/output name to the name
@@ -823,6 +841,8 @@ def import_model(builder, model, *, free_dims=None, input_shapes=None, constants
     `float16`: how float16 values are computed, "float32" (default: as ONNX Runtime's CPU
     provider, rounded where the graph casts to float16 and at the outputs) or "float16"
     (every operator's result rounded, ONNX's definition); docs/onnx.md, Numerics.
+    `host_cuts`: stop at the first NonZero / NonMaxSuppression / ... reading run-time values
+    instead of failing (ImportedModel.host_cut says where; InferenceSession runs the rest).
     """
     proto, directory = read_model(model, base_dir)
     importer = Importer(
@@ -836,6 +856,7 @@ def import_model(builder, model, *, free_dims=None, input_shapes=None, constants
         rename=rename,
         weights=weights,
         float16=float16,
+        host_cuts=host_cuts,
     )
     return importer.run()
 

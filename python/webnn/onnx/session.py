@@ -853,16 +853,35 @@ class InferenceSession:
         if self._base_dir is not None:
             kwargs["base_dir"] = self._base_dir
         with self._import_lock:
-            graph = webnn_onnx.load(
-                self._context,
+            # host_cuts: a NonMaxSuppression / NonZero / ... on run-time values ends the graph;
+            # the host runs it and an inner session the rest (host_segments.py).
+            imported = webnn_onnx.import_model(
+                self._context.create_graph_builder(),
                 self._model,
                 input_shapes=input_shapes,
                 weights=self._weights,
+                host_cuts=True,
                 **kwargs,
             )
+            graph = imported.build()
         with self._lock:
             self.import_count += 1
-        return _Compiled(self._context, graph, [n for n in self._input_dims if n not in folded])
+        compiled = _Compiled(self._context, graph, [n for n in self._input_dims if n not in folded])
+        if imported.host_cut is None:
+            return compiled
+        from .host_segments import SegmentedModel
+
+        return SegmentedModel(compiled, imported.host_cut, self._weights.prepared or self._model,
+                              self._inner_session)  # fmt: skip
+
+    def _inner_session(self, model: onnx.ModelProto) -> InferenceSession:
+        """A session for the part of the model after a host node, on the same context."""
+        return InferenceSession(
+            model,
+            context=self._context,
+            max_cached_graphs=self._max_cached,
+            float16=self._float16,
+        )
 
 
 def _dtype_name(dtype: np.dtype) -> str:

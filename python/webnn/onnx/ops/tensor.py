@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from ..host_cuts import HOST_OPS
 from ..model_io import sparse_to_numpy, tensor_to_numpy
 from .registry import op
 from .util import MAX_MADE_ELEMENTS, norm_axes, norm_axis, prod
@@ -307,7 +308,10 @@ def eye_like(n):
 
 def _fold_only(reason):
     def convert(n):
-        n.fail(f"needs inputs known at import: {reason}")
+        where = ""
+        if n.node.op_type in HOST_OPS:  # a session cuts the graph there instead (host_cuts.py)
+            where = " (webnn.onnx.InferenceSession runs it on the host between graphs)"
+        n.fail(f"needs inputs known at import: {reason}{where}")
 
     return convert
 

@@ -1,0 +1,111 @@
+"""Operators whose output size depends on input values, computed on the host between graphs.
+
+A WebNN graph has static shapes, so `NonZero`, `Unique`, `Compress`, `NonMaxSuppression` and
+`Range` can only be converted when their inputs are known at import. An InferenceSession runs
+a model in which one of them reads run-time values (a detector's NonMaxSuppression after its
+score head) as segments: the importer stops at the first such node (in the graph's node order,
+which ONNX requires to be topological), the graph built so far returns every value the rest of
+the model reads, the node runs on the host with onnx's reference implementation of it, and the
+rest of the model becomes a model of its own whose inputs are those values — imported by an
+inner session, so it is compiled per shape of its inputs and may be cut again further on.
+
+`webnn.onnx.load` and `convert` make one graph and never cut: there such a node is an import
+error naming it, as before.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+# Standard-domain operators a session may run on the host (their converters fold them only).
+HOST_OPS = frozenset({"NonZero", "Unique", "Compress", "NonMaxSuppression", "Range"})
+
+
+def is_host_cut(node, inputs):
+    """Whether `node` must run on the host: a HOST_OPS node reading a run-time value."""
+    if node.domain not in ("", "ai.onnx") or node.op_type not in HOST_OPS:
+        return False
+    return any(v is not None and not isinstance(v, np.ndarray) for v in inputs)
+
+
+def names_read(node):
+    """Every value name `node` reads, including the outer-scope names its subgraphs read."""
+    names = [n for n in node.input if n]
+    for attr in node.attribute:
+        graphs = [attr.g] if attr.type == attr.GRAPH else list(attr.graphs)
+        for graph in graphs:
+            defined = {vi.name for vi in graph.input} | {t.name for t in graph.initializer}
+            for inner in graph.node:
+                names += [n for n in names_read(inner) if n not in defined]
+                defined.update(o for o in inner.output if o)
+            names += [vi.name for vi in graph.output if vi.name not in defined]
+    return names
+
+
+@dataclass
+class HostCut:
+    """Where an import stopped: the host node, the nodes after it, and the values they read.
+
+    `exported` are the names the graph built so far returns (run-time values), `constants` the
+    values the rest reads that were known at import (initializers, folded shapes), by name.
+    """
+
+    index: int
+    node: object
+    remaining: list
+    exported: list = field(default_factory=list)
+    constants: dict = field(default_factory=dict)
+
+
+def plan_cut(index, nodes, scope, graph_outputs):
+    """The HostCut for an import stopped at nodes[index], given the scope at that point."""
+    remaining = list(nodes[index:])
+    wanted = []
+    for node in remaining:
+        wanted += names_read(node)
+    wanted += [vi.name for vi in graph_outputs]
+    cut = HostCut(index=index, node=nodes[index], remaining=remaining)
+    seen = set()
+    for name in wanted:
+        if name in seen:
+            continue
+        seen.add(name)
+        value = scope.lookup(name)
+        if value is None:
+            continue  # computed by the remaining nodes (or by the host node itself)
+        if isinstance(value, np.ndarray):
+            cut.constants[name] = value
+        else:
+            cut.exported.append(name)
+    return cut
+
+
+def run_host_node(node, opsets, values):
+    """The node's outputs (name -> array), computed by onnx's reference implementation."""
+    import onnx
+    from onnx import helper
+    from onnx.reference import ReferenceEvaluator
+
+    from .errors import OnnxImportError
+
+    inputs, feeds = [], {}
+    for i, name in enumerate(node.input):
+        if not name:
+            continue
+        arr = np.asarray(values[name])
+        feeds[name] = arr
+        elem = helper.np_dtype_to_tensor_dtype(arr.dtype)
+        inputs.append(helper.make_tensor_value_info(name, elem, list(arr.shape)))
+    outputs = [helper.make_tensor_value_info(o, onnx.TensorProto.UNDEFINED, None)
+               for o in node.output if o]  # fmt: skip
+    graph = helper.make_graph([node], "host_node", inputs, outputs)
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets.items()]
+    )
+    try:
+        results = ReferenceEvaluator(model).run(None, feeds)
+    except Exception as exc:  # the reference raises whatever numpy raises on bad values
+        raise OnnxImportError(
+            f"node {node.name or node.output[0]!r} ({node.op_type}, run on the host): {exc}"
+        ) from exc
+    return {o: np.asarray(r) for o, r in zip([o for o in node.output if o], results)}
