@@ -7,10 +7,11 @@ See docs/onnx.md for the arguments, the supported operators and the numerics.
 """
 
 from .convert import convert, load
-from .errors import OnnxImportError
+from .errors import Float64Warning, OnnxImportError
 from .importer import ImportedModel, ModelMetadata, TensorInfo, import_model, supported_operators
 
 __all__ = [
+    "Float64Warning",
     "ImportedModel",
     "ModelMetadata",
     "OnnxImportError",

@@ -18,7 +18,7 @@ WEIGHTS_RECORD_PREFIX = "# webnn-weights:"
 
 
 def load(context, model, *, free_dims=None, input_shapes=None, constants=None, base_dir=None,
-         max_sizes=None, weights=None, float16="float32"):  # fmt: skip
+         max_sizes=None, weights=None, float16="float32", float64="float32"):  # fmt: skip
     """Import an ONNX model and build it: an MLGraph whose inputs and outputs keep the ONNX names.
 
     model: a path, bytes or onnx.ModelProto. free_dims: {"batch": 1} fixes named symbolic
@@ -30,7 +30,9 @@ def load(context, model, *, free_dims=None, input_shapes=None, constants=None, b
     (what InferenceSession does), so that its weights are read and folded once; float16:
     "float32" computes float16 values in float32, rounded where the graph casts to float16
     and at its outputs (ONNX Runtime's CPU provider), "float16" rounds every operator's result
-    (ONNX's definition).
+    (ONNX's definition); float64: "float32" holds and computes double tensors as float32
+    (inputs and outputs of the graph are float32; a webnn.onnx.Float64Warning says so),
+    "error" refuses a model with double tensors.
     Raises webnn.onnx.OnnxImportError (a ValueError) when the model cannot be imported.
     """
     builder = context.create_graph_builder()
@@ -44,6 +46,7 @@ def load(context, model, *, free_dims=None, input_shapes=None, constants=None, b
         max_sizes=max_sizes,
         weights=weights,
         float16=float16,
+        float64=float64,
     )
     return imported.build()
 
@@ -76,7 +79,7 @@ class _Renamer:
 
 
 def convert(model, path, *, free_dims=None, input_shapes=None, constants=None, base_dir=None,
-            max_sizes=None, context=None, float16="float32"):  # fmt: skip
+            max_sizes=None, context=None, float16="float32", float64="float32"):  # fmt: skip
     """Import an ONNX model and write it as a .webnn graph file plus its weights.
 
     Input and output names the .webnn format cannot hold (e.g. 'onnx::Shape_422', '463') are
@@ -100,6 +103,7 @@ def convert(model, path, *, free_dims=None, input_shapes=None, constants=None, b
         max_sizes=max_sizes,
         rename=renamer,
         float16=float16,
+        float64=float64,
     )
     path = Path(path)
     builder.save(imported.operands, path)

@@ -1,4 +1,4 @@
-"""The one exception class of the ONNX importer."""
+"""The exception class of the ONNX importer, and its warning about float64."""
 
 # C0 controls but the newline (messages list unsupported operators one per line), DEL and
 # C1 controls: names and locations come from the model file, and a terminal escape in one
@@ -24,3 +24,14 @@ class OnnxImportError(ValueError):
         super().__init__(escape_control(message))
         self.unsupported = tuple(unsupported)
         self.needs_constant = None  # set when a run-time value had to be known at import
+
+
+class Float64Warning(UserWarning):
+    """A model's ``double`` (float64) tensors are computed in float32.
+
+    WebNN has no float64 type: with ``float64="float32"`` (the default of ``load``,
+    ``convert``, ``import_model`` and ``InferenceSession``) double inputs, weights, casts and
+    outputs are held and computed as float32 (about 7 significant digits instead of 16), and
+    the importer warns once per import with this class. ``float64="error"`` refuses such a
+    model with an ``OnnxImportError`` naming the first double tensor instead.
+    """

@@ -7,21 +7,26 @@ value per node output; a node whose inputs are all numpy arrays is evaluated wit
 instead (folding.py), so shape sub-graphs (Shape -> Gather -> Concat -> Reshape) disappear.
 """
 
+import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import folding
-from .errors import OnnxImportError
+from .errors import Float64Warning, OnnxImportError
 from .host_cuts import is_host_cut, plan_cut
 from .model_io import read_model, sparse_to_numpy, tensor_to_numpy
 from .ops import TABLE, lookup
+from .types import DOUBLE as DOUBLE_TYPE
 from .types import FLOAT16 as FLOAT16_TYPE
 from .types import NUMPY_TO_WEBNN, ONNX_TO_NUMPY, ONNX_TO_WEBNN, onnx_type_name
 
 # Import(float16=...): how float16 values are computed (Importer.__init__ says what each does).
 FLOAT16_MODES = ("float32", "float16")
+# Import(float64=...): "float32" holds double values as float32 (Float64Warning), "error"
+# refuses them; WebNN has no float64 type either way.
+FLOAT64_MODES = ("float32", "error")
 
 
 @dataclass
@@ -112,6 +117,7 @@ class SharedWeights:
         self.folded = {}  # node output name -> read-only array (weight-only values)
         self.loads = 0  # imports that read or folded weights themselves (one per session)
         self.widened = set()  # names of float16 values held as float32 (Importer.widen)
+        self.narrowed = {}  # names of double values held as float32, first seen first (narrow)
 
     def entries(self):
         return len(self.initializers) + len(self.folded)
@@ -323,9 +329,14 @@ class Scope(dict):
 class Importer:
     def __init__(self, builder, proto, base_dir, *, free_dims, input_shapes, constants,
                  max_sizes, rename, weights=None, float16="float32",
-                 host_cuts=False):  # fmt: skip
+                 float64="float32", host_cuts=False):  # fmt: skip
         if float16 not in FLOAT16_MODES:
             raise OnnxImportError(f"float16={float16!r}: one of {', '.join(FLOAT16_MODES)}")
+        if float64 not in FLOAT64_MODES:
+            raise OnnxImportError(f"float64={float64!r}: one of {', '.join(FLOAT64_MODES)}")
+        self.float64 = float64
+        # names of double values held as float32 (Importer.narrow)
+        self.narrowed = weights.narrowed if weights is not None else {}
         self.builder = builder
         # "float32": float16 values are computed in float32 and rounded to float16 where the
         # graph casts to float16 and at its outputs, as ONNX Runtime's CPU provider does;
@@ -377,6 +388,8 @@ class Importer:
         array = value
         if array.dtype == np.bool_:
             array = array.astype(np.uint8)
+        if array.dtype == np.float64:  # a double constant made by a converter
+            array = self.narrow(ctx.node.output[0] if ctx is not None else "a constant", array)
         if array.dtype not in NUMPY_TO_WEBNN:
             msg = f"a {array.dtype} tensor is needed at run time; WebNN has no {array.dtype} type"
             if ctx is not None:
@@ -557,12 +570,50 @@ class Importer:
 
     def _initializer(self, init):
         if self.weights is None:
-            return self.widen(init.name, tensor_to_numpy(init, self.base_dir))
+            return self.held(init.name, tensor_to_numpy(init, self.base_dir))
         array = self.weights.initializers.get(init.name)
         if array is None:
-            array = _read_only(self.widen(init.name, tensor_to_numpy(init, self.base_dir)))
+            array = _read_only(self.held(init.name, tensor_to_numpy(init, self.base_dir)))
             self.weights.initializers[init.name] = array
         return array
+
+    def held(self, name, value):
+        """A value as the graph holds it: double as float32, float16 as float32 in
+        "float32" mode."""
+        return self.widen(name, self.narrow(name, value))
+
+    def double_refused(self, what):
+        """The float64="error" refusal of `what` (a description naming the tensor)."""
+        return OnnxImportError(
+            f"{what} is a double (float64) tensor; WebNN has no float64 type. float64="
+            "'float32' (the default) computes it in float32 (with a Float64Warning)"
+        )
+
+    def narrow(self, name, value):
+        """A double array as float32, its name noted (float64="error": refused)."""
+        if not isinstance(value, np.ndarray) or value.dtype != np.float64:
+            return value
+        self.note_double(name, f"value '{name}'")
+        return value.astype(np.float32)
+
+    def note_double(self, name, what):
+        """`name` is a double value held as float32 (operands are never double: a cast to
+        double makes float32, elementwise.py); float64="error" refuses it, naming `what`."""
+        if self.float64 == "error":
+            raise self.double_refused(what)
+        self.narrowed[name] = None
+
+    def _refuse_declared_doubles(self):
+        """float64="error": the first graph input, initializer or output declared double."""
+        graph = self.proto.graph
+        for kind, items in (("graph input", graph.input), ("initializer", graph.initializer),
+                            ("graph output", graph.output)):  # fmt: skip
+            for item in items:
+                elem = item.data_type if kind == "initializer" else (
+                    item.type.tensor_type.elem_type if item.type.HasField("tensor_type") else 0
+                )  # fmt: skip
+                if elem == DOUBLE_TYPE:
+                    raise self.double_refused(f"{kind} '{item.name}'")
 
     def readers(self, name):
         """The op types of the nodes that read value `name` (in any graph of the model), or
@@ -607,6 +658,8 @@ class Importer:
         if not onnx_graph.output:  # also what zero bytes (or a cut-off file) parse as
             raise OnnxImportError("the model's graph declares no outputs: nothing to compute")
         self.check_supported()
+        if self.float64 == "error":
+            self._refuse_declared_doubles()
         for name in self.input_shapes:
             if name not in {vi.name for vi in onnx_graph.input}:
                 raise OnnxImportError(f"input_shapes names '{name}', which is not a graph input")
@@ -621,7 +674,7 @@ class Importer:
             self._invariant.add(init.name)
         for sparse in onnx_graph.sparse_initializer:
             name = sparse.values.name
-            scope[name] = self.widen(name, sparse_to_numpy(sparse, self.base_dir))
+            scope[name] = self.held(name, sparse_to_numpy(sparse, self.base_dir))
         inputs, folded = [], {}
         for vi in onnx_graph.input:
             if vi.name in scope and vi.name not in self.constants:
@@ -639,19 +692,23 @@ class Importer:
                             )
                 elif info.shape is not None and value.ndim == 0 and len(info.shape) == 1:
                     value = value.reshape(1)  # a scalar given for a [1] input (silero's sr)
-                scope[vi.name] = self.widen(vi.name, value)
+                scope[vi.name] = self.held(vi.name, value)
                 folded[vi.name] = value
                 continue
-            if info.elem_type not in ONNX_TO_WEBNN:
+            if info.elem_type == DOUBLE_TYPE:  # held as float32 (refused above in "error")
+                self.narrowed[vi.name] = None
+                info.webnn_dtype = "float32"
+            elif info.elem_type not in ONNX_TO_WEBNN:
                 raise OnnxImportError(
                     f"graph input '{vi.name}' has type {info.onnx_type}, which WebNN cannot hold"
                 )
-            info.webnn_dtype = ONNX_TO_WEBNN[info.elem_type]
+            else:
+                info.webnn_dtype = ONNX_TO_WEBNN[info.elem_type]
             info.webnn_shape = self._resolve_shape(info)
             if 0 in info.webnn_shape:
                 # No elements: its value is known (CastLike's shape-only `like`), a constant.
                 value = np.zeros(info.webnn_shape, info.numpy_dtype)
-                scope[vi.name] = self.widen(vi.name, value)
+                scope[vi.name] = self.held(vi.name, value)
                 folded[vi.name] = value
                 continue
             try:
@@ -679,6 +736,8 @@ class Importer:
             op = self.operand(value)
             if info.elem_type == FLOAT16_TYPE and self.builder.operand_data_type(op) == "float32":
                 op = self.builder.cast(op, "float16")  # "float32" mode: rounded at the output
+            if info.elem_type == DOUBLE_TYPE:
+                self.narrowed[vi.name] = None  # a float32 operand, returned as float64 by a session
             if id(op) in self._leaves or id(op) in used:
                 op = self.builder.identity(op)
             used.add(id(op))
@@ -696,6 +755,16 @@ class Importer:
                 info.numpy_dtype = WEBNN_TO_NUMPY.get(info.webnn_dtype)
             operands[info.graph_name] = op
             outputs.append(info)
+        if self.narrowed:
+            first = next(iter(self.narrowed))
+            warnings.warn(
+                Float64Warning(
+                    f"the model has double (float64) tensors (the first: '{first}'); WebNN has "
+                    "no float64, so they are computed in float32 (about 7 significant digits). "
+                    "float64='error' refuses such models instead"
+                ),
+                stacklevel=4,
+            )
         return ImportedModel(
             builder=self.builder,
             inputs=inputs,
@@ -742,6 +811,7 @@ class Importer:
                 self.cut = plan_cut(index, nodes, scope, self.proto.graph.output)
                 return
             outputs = self.convert_node(node, inputs, scope)
+            outputs = [self.narrow(name, v) for name, v in zip(node.output, outputs)]
             if self.float16 == "float32":
                 outputs = [self.widen(name, v) for name, v in zip(node.output, outputs)]
             for name, v in zip(node.output, outputs):
@@ -832,7 +902,7 @@ class Importer:
 
 def import_model(builder, model, *, free_dims=None, input_shapes=None, constants=None,
                  base_dir=None, max_sizes=None, rename=None, weights=None,
-                 float16="float32", host_cuts=False):  # fmt: skip
+                 float16="float32", float64="float32", host_cuts=False):  # fmt: skip
     """Import an ONNX model (path, bytes or ModelProto) into `builder`; returns ImportedModel.
 
     See webnn.onnx.load for the arguments. `rename` maps an ONNX input/output name to the name
@@ -841,6 +911,8 @@ def import_model(builder, model, *, free_dims=None, input_shapes=None, constants
     `float16`: how float16 values are computed, "float32" (default: as ONNX Runtime's CPU
     provider, rounded where the graph casts to float16 and at the outputs) or "float16"
     (every operator's result rounded, ONNX's definition); docs/onnx.md, Numerics.
+    `float64`: "float32" (default) holds and computes double tensors as float32, warning with
+    Float64Warning; "error" refuses them (OnnxImportError naming the first).
     `host_cuts`: stop at the first NonZero / NonMaxSuppression / ... reading run-time values
     instead of failing (ImportedModel.host_cut says where; InferenceSession runs the rest).
     """
@@ -856,6 +928,7 @@ def import_model(builder, model, *, free_dims=None, input_shapes=None, constants
         rename=rename,
         weights=weights,
         float16=float16,
+        float64=float64,
         host_cuts=host_cuts,
     )
     return importer.run()

@@ -433,6 +433,10 @@ class InferenceSession:
         float16: ``"float32"`` (default) computes float16 values in float32, rounded where
             the graph casts to float16 and at its outputs, as ORT's CPU provider does;
             ``"float16"`` rounds every operator's result (ONNX's definition).
+        float64: ``"float32"`` (default) computes double tensors in float32 (WebNN has no
+            float64; a ``webnn.onnx.Float64Warning`` says so): double inputs take float64
+            feeds, as in ORT, and double outputs are returned as float64 arrays;
+            ``"error"`` refuses a model with double tensors (``OnnxImportError``).
         **kwargs: ORT's ``disabled_optimizers`` / ``read_config_from_model`` are accepted and
             ignored; any other keyword is a TypeError.
     """
@@ -451,6 +455,7 @@ class InferenceSession:
         constant_inputs: Sequence[str] = (),
         max_cached_graphs: int = 16,
         float16: str = "float32",
+        float64: str = "float32",
         **kwargs: Any,
     ):
         self._model, model_dir = _read_model(path_or_bytes)
@@ -482,6 +487,13 @@ class InferenceSession:
                 f"InferenceSession: float16={float16!r}, expected one of {FLOAT16_MODES}"
             )
         self._float16 = float16
+        from .importer import FLOAT64_MODES
+
+        if float64 not in FLOAT64_MODES:
+            raise ValueError(
+                f"InferenceSession: float64={float64!r}, expected one of {FLOAT64_MODES}"
+            )
+        self._float64 = float64
         unknown = sorted(set(kwargs) - _ORT_KEYWORDS)
         if unknown:
             raise TypeError(f"InferenceSession: unexpected keyword arguments {unknown}")
@@ -502,6 +514,10 @@ class InferenceSession:
         self._inputs = [_node_arg(vi) for vi in self._input_infos]
         self._outputs = None  # completed lazily (shape inference costs time on big models)
         self._input_dtypes = {vi.name: _numpy_dtype(vi) for vi in self._input_infos}
+        # double inputs: fed float64 (ORT's rule), held by the graph as float32
+        self._narrowed_inputs = frozenset(
+            n for n, d in self._input_dtypes.items() if d == np.dtype(np.float64)
+        )
         self._input_dims = {vi.name: _dims(vi) for vi in self._input_infos}
         self._fast_checks = None  # _feed_fast_path's per-input checks, made on first use
         if self._free_dims:  # fixed sizes: _check_feed then holds feeds to them
@@ -667,6 +683,8 @@ class InferenceSession:
         feed = self._check_feed(input_feed)
         compiled = self._compiled_for(self._signature(feed), feed)
         graph_feed = {n: feed[n] for n in compiled.input_desc}
+        for n in self._narrowed_inputs.intersection(graph_feed):
+            graph_feed[n] = graph_feed[n].astype(np.float32)
         results = compiled.run(graph_feed)
         out = []
         for n in names:
@@ -845,7 +863,7 @@ class InferenceSession:
         folded = set(self._folded) | {n for n, a in feed.items() if a.size == 0}
         input_shapes = {n: self._input_shape(n, a) for n, a in feed.items() if n not in folded}
         constants = {n: feed[n] for n in folded}
-        kwargs = {"float16": self._float16}
+        kwargs = {"float16": self._float16, "float64": self._float64}
         if self._free_dims:
             kwargs["free_dims"] = self._free_dims
         if constants:
@@ -881,6 +899,7 @@ class InferenceSession:
             context=self._context,
             max_cached_graphs=self._max_cached,
             float16=self._float16,
+            float64=self._float64,
         )
 
 

@@ -23,6 +23,7 @@ from . import (  # noqa: F401  (imported for their registrations)
     roi,
     spectral,
     tensor,
+    topk,
     trees,
     weight_only,
 )

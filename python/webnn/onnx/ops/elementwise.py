@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ..types import FLOAT16, FLOAT_TYPES, ONNX_TO_WEBNN
+from ..types import DOUBLE, FLOAT16, FLOAT_TYPES, ONNX_TO_WEBNN
 from .registry import op, unary_ops
 from .util import to_dtype
 
@@ -334,6 +334,9 @@ FLOAT16_DATA_MOVEMENT = frozenset(
 def _cast_to(n, x, to):
     from ..types import BOOL, onnx_type_name
 
+    if to == DOUBLE:  # WebNN has no float64: held as float32 (Importer.note_double)
+        n.importer.note_double(n.node.output[0], f"{n.describe()}: its cast to double")
+        return _convert(n, x, n.b.operand_data_type(x), "float32")
     if to not in ONNX_TO_WEBNN:
         n.fail(f"cast to {onnx_type_name(to)}: WebNN has no such data type")
     src = n.b.operand_data_type(x)

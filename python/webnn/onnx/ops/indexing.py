@@ -3,6 +3,7 @@
 import numpy as np
 
 from .registry import op
+from .scatter_reduce import scatter_elements_reduce, scatter_nd_reduce
 from .util import check_made, norm_axis, prod
 
 
@@ -169,8 +170,10 @@ def scatter_elements(n):
     red = n.attr("reduction", "none")
     shape = n.shape(0)
     axis = norm_axis(n, int(n.attr("axis", 0)), len(shape))
+    if red != "none" and not n.is_const(1):
+        return scatter_elements_reduce(n, axis, red)  # one-hot comparison (scatter_reduce.py)
     if red != "none":
-        idx = n.c(1, what="indices (a scatter with a reduction needs them at import)")
+        idx = n.c(1)
         idx = np.where(idx < 0, idx + shape[axis], idx).astype(np.int64)
         grid = np.indices(idx.shape).reshape(idx.ndim, -1).T.copy()
         grid[:, axis] = idx.reshape(-1)
@@ -183,8 +186,10 @@ def scatter_elements(n):
 def scatter_nd(n):
     red = n.attr("reduction", "none")
     shape = n.static_shape(0)
+    if red != "none" and not n.is_const(1):
+        return scatter_nd_reduce(n, red)  # one-hot comparison (scatter_reduce.py)
     if red != "none":
-        idx = n.c(1, what="indices (a scatter with a reduction needs them at import)")
+        idx = n.c(1)
         k = idx.shape[-1]
         dims = np.array(shape[:k], dtype=np.int64)
         nd = np.where(idx < 0, idx + dims, idx).reshape(-1, k).astype(np.int64)

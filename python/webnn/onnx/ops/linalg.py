@@ -107,10 +107,8 @@ def einsum(n):
     operands = []
     for i, t in enumerate(terms):
         x = n.x(i)
-        if len(set(t)) != len(t):
-            n.fail(
-                f"einsum '{equation}': repeated index in one operand (diagonals) is not supported"
-            )
+        while len(set(t)) != len(t):
+            x, t = _einsum_diagonal(n, x, t)
         # sum out indices that appear nowhere else
         others = "".join(terms[j] for j in range(count) if j != i) + out
         lone = [k for k, ch in enumerate(t) if ch not in others]
@@ -167,7 +165,23 @@ def _contract(n, a, ta, b, tb, rest, sizes):
     b3 = bl.reshape(b2, bb + [k, nn])
     y = bl.matmul(a3, b3)
     y = bl.reshape(y, bsz + [size(c, a, ta) for c in left] + [size(c, b, tb) for c in right])
-    return a, ta, b, tb, "".join(batch + left + right)
+    return y, ta, b, tb, "".join(batch + left + right)
 
 
-del np
+def _einsum_diagonal(n, x, t):
+    """The diagonal of the first index repeated in term t ('...ii' -> '...i'): its two axes
+    moved last, flattened, and every (d + 1)-th element gathered (exact, and NaN-safe where a
+    0/1 mask product would turn inf into NaN)."""
+    bl = n.b
+    ch = next(c for c in t if t.count(c) > 1)
+    p = t.index(ch)
+    q = t.index(ch, p + 1)
+    shape = n.b.operand_shape(x)
+    d = shape[p]
+    if not isinstance(d, int) or shape[q] != d:
+        n.fail(f"einsum diagonal '{ch}' over axes of sizes {shape[p]} and {shape[q]}")
+    rest = [k for k in range(len(t)) if k not in (p, q)]
+    x = bl.transpose(x, rest + [p, q])
+    x = bl.reshape(x, [shape[k] for k in rest] + [d * d])
+    x = bl.gather(x, n.importer.operand(np.arange(d, dtype=np.int32) * (d + 1)), len(rest))
+    return x, "".join(t[k] for k in rest) + ch

@@ -1,0 +1,183 @@
+"""ScatterElements / ScatterND with a reduction (add, mul, max, min) and indices computed at
+run time. WebNN's scatters only replace, so the reduction is written as a comparison of the
+indices with every output position (a one-hot mask) and a reduction over the updates.
+
+Both operators are brought to one form: out [R, P, S] (R independent rows, P positions per
+row, S elements per position), key [R, N] (the position each of N updates goes to, already
+wrapped; -1 where no update exists) and upd [R, N, S]. ScatterElements along axis a has
+R = the other axes, P = the axis' size, N = the indices' size along it, S = 1; ScatterND has
+R = 1, P = the cells its k-tuples address, N = the tuples, S = the elements per cell.
+
+ONNX applies updates one after the other in index order. Integer sums and products wrap the
+same in any order and max/min do not depend on it, so those reduce the masked updates at
+once. A float sum or product does depend on the order when indices repeat: with at most
+MAX_ORDERED_UPDATES updates per row they are applied one per round, in index order, as
+ONNX Runtime does (bit-identical); with more, they are reduced at once and a position that
+receives several updates may differ from ONNX Runtime by rounding. Index values out of range
+(undefined in ONNX) update nothing.
+"""
+
+import numpy as np
+
+from ..types import FLOAT_TYPES, WEBNN_TO_NUMPY
+from .util import prod
+
+# One-hot work the decomposition may take: masked updates [R, N, P, S] reduced at once, or
+# rounds of [R, P, S] (N of them). Beyond it the import is refused, naming the sizes.
+MAX_ONE_HOT_ELEMENTS = 1 << 24
+MAX_ORDERED_UPDATES = 64
+MAX_ORDERED_ELEMENTS = 1 << 26
+
+_REDUCE = {"add": "reduce_sum", "mul": "reduce_product", "max": "reduce_max", "min": "reduce_min"}
+_COMBINE = {"add": "add", "mul": "mul", "max": "max", "min": "min"}
+# reduce_sum / reduce_product take these types (ops.md 3.5); max/min take any
+_ARITHMETIC_TYPES = ("float32", "float16", "int32", "uint32", "int64", "uint64")
+
+
+def _identity(reduction, dtype):
+    """The value that leaves `reduction` unchanged, in WebNN type `dtype`."""
+    if reduction == "add":
+        return 0
+    if reduction == "mul":
+        return 1
+    if dtype in FLOAT_TYPES:
+        return -np.inf if reduction == "max" else np.inf
+    info = np.iinfo(WEBNN_TO_NUMPY[dtype])
+    return int(info.min) if reduction == "max" else int(info.max)
+
+
+def reduce_into(n, out, key, upd, reduction):
+    """out [R, P, S] with upd [R, N, S] reduced into the positions key [R, N] names."""
+    bl = n.b
+    rows, positions, size = bl.operand_shape(out)
+    count = bl.operand_shape(key)[1]
+    dtype = bl.operand_data_type(out)
+    if reduction not in _REDUCE:
+        n.fail(f"reduction '{reduction}' is not supported")
+    if reduction in ("add", "mul") and dtype not in _ARITHMETIC_TYPES:
+        n.fail(f"reduction '{reduction}' of {dtype} data with indices known only at run time "
+               f"(WebNN's {_REDUCE[reduction]} takes {', '.join(_ARITHMETIC_TYPES)})")  # fmt: skip
+    key_dtype = bl.operand_data_type(key)
+    work = rows * count * positions * size
+    ordered = dtype in FLOAT_TYPES and reduction in ("add", "mul")
+    if ordered and count <= MAX_ORDERED_UPDATES and work <= MAX_ORDERED_ELEMENTS:
+        return _rounds(n, out, key, upd, reduction, key_dtype)
+    if work > MAX_ONE_HOT_ELEMENTS:
+        n.fail(
+            f"a scatter with reduction '{reduction}' and indices known only at run time compares "
+            f"every index with every output position: {count} updates x {positions} positions "
+            f"x {rows} rows x {size} elements = {work} elements, above the bound of "
+            f"{MAX_ONE_HOT_ELEMENTS} (indices known at import have no such bound)"
+        )
+    where = n.importer.operand(np.arange(positions, dtype=WEBNN_TO_NUMPY[key_dtype]))
+    hit = bl.equal(bl.reshape(key, [rows, count, 1]), bl.reshape(where, [1, 1, positions]))
+    hit = bl.reshape(hit, [rows, count, positions, 1])
+    masked = bl.where(
+        hit, bl.reshape(upd, [rows, count, 1, size]), n.const(_identity(reduction, dtype), dtype)
+    )
+    reduced = getattr(bl, _REDUCE[reduction])(masked, [1], False)
+    touched = bl.reduce_max(hit, [1], False)  # [R, P, 1]: the position receives an update
+    return bl.where(touched, getattr(bl, _COMBINE[reduction])(out, reduced), out)
+
+
+def _rounds(n, out, key, upd, reduction, key_dtype):
+    """One update per row and round, in index order (ONNX's order, bit-identical to ORT)."""
+    bl = n.b
+    rows, positions, size = bl.operand_shape(out)
+    count = bl.operand_shape(key)[1]
+    where = n.importer.operand(
+        np.arange(positions, dtype=WEBNN_TO_NUMPY[key_dtype]).reshape(1, positions)
+    )
+    combine = getattr(bl, _COMBINE[reduction])
+    for i in range(count):
+        hit = bl.equal(bl.slice(key, [0, i], [rows, 1]), where)  # [R, P]
+        hit = bl.reshape(hit, [rows, positions, 1])
+        update = bl.slice(upd, [0, i, 0], [rows, 1, size])  # [R, 1, S]
+        out = bl.where(hit, combine(out, update), out)
+    return out
+
+
+def _wrapped(n, index, dims):
+    """index (an operand) with negative entries counted from the end of `dims` (broadcast)."""
+    bl = n.b
+    dtype = bl.operand_data_type(index)
+    if dtype.startswith("u"):
+        return index
+    dims = n.importer.operand(np.asarray(dims, dtype=WEBNN_TO_NUMPY[dtype]))
+    return bl.where(bl.lesser(index, n.const(0, dtype)), bl.add(index, dims), index)
+
+
+def _pad_to(n, x, shape, value):
+    """x padded at the end of each axis to `shape` with `value`."""
+    have = n.b.operand_shape(x)
+    if list(have) == list(shape):
+        return x
+    ends = [int(s) - int(h) for s, h in zip(shape, have)]
+    return n.b.pad(x, [0] * len(ends), ends, mode="constant", value=value)
+
+
+def scatter_elements_reduce(n, axis, reduction):
+    """ScatterElements(data, indices, updates) with a reduction, indices at run time."""
+    bl = n.b
+    shape = n.static_shape(0)
+    ishape = n.static_shape(1)
+    rank = len(shape)
+    if len(ishape) != rank or n.static_shape(2) != ishape:
+        n.fail(f"indices {ishape} and updates {n.shape(2)} must have data's rank {rank} and "
+               "equal shapes")  # fmt: skip
+    others = [k for k in range(rank) if k != axis]
+    if any(ishape[k] > shape[k] for k in others):
+        n.fail(f"indices of shape {ishape} exceed data's shape {shape} off axis {axis}")
+    perm = others + [axis]
+    key = _wrapped(n, n.x(1), shape[axis])
+    key = bl.transpose(key, perm) if perm != list(range(rank)) else key
+    upd = bl.transpose(n.x(2), perm) if perm != list(range(rank)) else n.x(2)
+    lead = [shape[k] for k in others]
+    key = _pad_to(n, key, lead + [ishape[axis]], -1)  # padded rows receive nothing
+    upd = _pad_to(n, upd, lead + [ishape[axis]], 0)
+    data = bl.transpose(n.x(0), perm) if perm != list(range(rank)) else n.x(0)
+    rows = prod(lead)
+    out = reduce_into(
+        n,
+        bl.reshape(data, [rows, shape[axis], 1]),
+        bl.reshape(key, [rows, ishape[axis]]),
+        bl.reshape(upd, [rows, ishape[axis], 1]),
+        reduction,
+    )
+    out = bl.reshape(out, lead + [shape[axis]])
+    if perm == list(range(rank)):
+        return out
+    return bl.transpose(out, [perm.index(k) for k in range(rank)])
+
+
+def scatter_nd_reduce(n, reduction):
+    """ScatterND(data, indices, updates) with a reduction, indices at run time."""
+    bl = n.b
+    shape = n.static_shape(0)
+    ishape = n.static_shape(1)
+    k = ishape[-1]
+    if k > len(shape):
+        n.fail(f"indices address {k} axes of data of rank {len(shape)}")
+    count = prod(ishape[:-1])
+    cells = prod(shape[:k])
+    size = prod(shape[k:])
+    index = bl.reshape(n.x(1), [count, k])
+    index = _wrapped(n, index, np.asarray(shape[:k]).reshape(1, k))
+    dtype = bl.operand_data_type(index)
+    strides = [prod(shape[j + 1 : k]) for j in range(k)]
+    stride = n.importer.operand(np.asarray(strides, dtype=WEBNN_TO_NUMPY[dtype]).reshape(1, k))
+    # an out-of-range coordinate makes the whole tuple miss instead of aliasing another cell
+    dims = n.importer.operand(np.asarray(shape[:k], dtype=WEBNN_TO_NUMPY[dtype]).reshape(1, k))
+    inside = bl.logical_and(bl.greater_or_equal(index, n.const(0, dtype)), bl.lesser(index, dims))
+    inside = bl.reduce_min(inside, [1], False)
+    linear = bl.reduce_sum(bl.mul(index, stride), [1], False)
+    linear = bl.where(inside, linear, n.const(-1, dtype) if not dtype.startswith("u") else
+                      n.const(cells, dtype))  # fmt: skip
+    out = reduce_into(
+        n,
+        bl.reshape(n.x(0), [1, cells, size]),
+        bl.reshape(linear, [1, count]),
+        bl.reshape(n.x(2), [1, count, size]),
+        reduction,
+    )
+    return bl.reshape(out, shape)

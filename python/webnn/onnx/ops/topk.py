@@ -1,0 +1,124 @@
+"""TopK (WebNN has no top-k or sort) in one of two exact forms.
+
+* Ranks: every element's place in the order is the count of the elements that come before
+  it, from a comparison of each element with every other along the axis (ties: the lower
+  index first, as ONNX specifies; NaN above everything, as ONNX Runtime orders it). The
+  ranks are a permutation: a scatter of the positions by rank gives the sorted order, whose
+  first K are the result. It costs rows x n x n comparisons (n = the axis' size), bounded by
+  MAX_RANK_ELEMENTS; used when the axis is short (n <= 4 K), the input small (SMALL
+  comparisons) or K beyond the arg-max rounds.
+* Arg-max rounds: K rounds of arg_max / arg_min, each masking the element it selected; for
+  K <= MAX_ROUNDS over long axes (a YOLO head's thousands of boxes). Where the rounds reach
+  elements whose value is the mask (-inf for largest, +inf for smallest, the integer
+  extremes) they may repeat an index, and with largest=0 NaN comes first instead of last
+  (docs/onnx.md).
+"""
+
+import numpy as np
+
+from .registry import op
+from .util import check_made, norm_axis, prod
+
+MAX_ROUNDS = 256
+MAX_RANK_ELEMENTS = 1 << 24
+SMALL = 1 << 16  # comparisons so few that the exact rank form costs nothing
+
+
+@op("TopK")
+def top_k(n):
+    shape = n.static_shape(0)
+    rank = len(shape)
+    axis = norm_axis(n, int(n.attr("axis", -1)), rank)
+    k = int(n.c(1, what="K").reshape(-1)[0]) if n.opset >= 10 else int(n.attr("k"))
+    size = shape[axis]
+    if k > size:
+        n.fail(f"K={k} is larger than the axis size {size}")
+    if k < 1:
+        n.fail(f"K={k}: the outputs would be empty (WebNN operands cannot have a 0-sized axis)")
+    largest = bool(n.attr("largest", 1))
+    check_made(n, "the positions along the axis", [size])
+    pairs = prod(shape) * size
+    if pairs <= MAX_RANK_ELEMENTS and (k > MAX_ROUNDS or size <= 4 * k or pairs <= SMALL):
+        return _by_ranks(n, axis, k, largest)
+    if k <= MAX_ROUNDS:
+        return _by_rounds(n, axis, k, largest)
+    n.fail(
+        f"K={k} over an axis of {size}: more than {MAX_ROUNDS} arg-max rounds, and the sort's "
+        f"comparison of every element with every other ({pairs} elements for input shape "
+        f"{shape}) is above the bound of {MAX_RANK_ELEMENTS}"
+    )
+
+
+def _by_ranks(n, axis, k, largest):
+    bl = n.b
+    shape = n.static_shape(0)
+    rank = len(shape)
+    size = shape[axis]
+    perm = [d for d in range(rank) if d != axis] + [axis]
+    moved = perm != list(range(rank))
+    x = bl.transpose(n.x(0), perm) if moved else n.x(0)
+    lead = [shape[d] for d in perm[:-1]]
+    mine = bl.reshape(x, lead + [size, 1])  # element i
+    other = bl.reshape(x, lead + [1, size])  # element j
+    before = bl.greater if largest else bl.lesser
+    comes_first = before(other, mine)
+    same = bl.equal(other, mine)
+    if np.issubdtype(n.np_dtype(0), np.floating):
+        # NaN orders above every number (ONNX Runtime's order): first when largest, else last
+        nan_i, nan_j = bl.is_nan(mine), bl.is_nan(other)
+        above = bl.logical_and(nan_j, bl.logical_not(nan_i))
+        if not largest:
+            above = bl.logical_and(nan_i, bl.logical_not(nan_j))
+        comes_first = bl.logical_or(comes_first, above)
+        same = bl.logical_or(same, bl.logical_and(nan_i, nan_j))
+    positions = np.arange(size, dtype=np.int32)
+    earlier = bl.lesser(  # j < i, computed in the graph (no n x n constant)
+        n.importer.operand(positions.reshape(1, size)),
+        n.importer.operand(positions.reshape(size, 1)),
+    )
+    ahead = bl.logical_or(comes_first, bl.logical_and(same, earlier))  # j before i
+    place = bl.reduce_sum(bl.cast(ahead, "int32"), [rank], False)  # [..., n]: i's rank
+    order = bl.scatter_elements(
+        bl.expand(n.const(0, "int32"), lead + [size]),
+        place,
+        bl.expand(n.importer.operand(positions), lead + [size]),
+        rank - 1,
+    )
+    if k < size:
+        order = bl.slice(order, [0] * rank, lead + [k])
+    values = bl.gather_elements(x, order, rank - 1)
+    indices = bl.cast(order, "int64")
+    if moved:
+        back = [perm.index(d) for d in range(rank)]
+        values, indices = bl.transpose(values, back), bl.transpose(indices, back)
+    return [values, indices]
+
+
+def _by_rounds(n, axis, k, largest):
+    """K rounds of arg_max/arg_min, each masking the element it selected; ties pick the
+    lower index first, as ONNX specifies."""
+    bl = n.b
+    shape = n.static_shape(0)
+    rank = len(shape)
+    npd = n.np_dtype(0)
+    if np.issubdtype(npd, np.floating):
+        fill = -np.inf if largest else np.inf
+    else:
+        info = np.iinfo(npd)
+        fill = info.min if largest else info.max
+    x = n.x(0)
+    cur = x
+    iota_shape = [1] * rank
+    iota_shape[axis] = shape[axis]
+    iota = n.importer.operand(np.arange(shape[axis], dtype=np.int64).reshape(iota_shape))
+    fill_op = n.importer.operand(np.array(fill, dtype=npd))
+    values, indices = [], []
+    for r in range(k):
+        idx = (bl.arg_max if largest else bl.arg_min)(cur, axis, True, "int64")
+        values.append(bl.gather_elements(x, idx, axis))
+        indices.append(idx)
+        if r + 1 < k:
+            cur = bl.where(bl.equal(iota, idx), fill_op, cur)
+    if k == 1:
+        return [bl.identity(values[0]), bl.identity(indices[0])]
+    return [bl.concat(values, axis), bl.concat(indices, axis)]

@@ -1,0 +1,104 @@
+"""TopK against ONNX Runtime on both backends (webnn/onnx/ops/topk.py): the rank form (short
+axes, K beyond the arg-max rounds) with ties, NaN and infinities, the arg-max rounds on long
+axes, and the limits refused with a clear error."""
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+import webnn
+import webnn.onnx as wo
+from onnx import TensorProto, helper
+from webnn.onnx.ops import topk
+
+RNG = np.random.default_rng(10)
+ELEM = {"float32": TensorProto.FLOAT, "int32": TensorProto.INT32, "int64": TensorProto.INT64}
+
+
+def _model(shape, k, dtype="float32", opset=17, **attrs):
+    inputs = [helper.make_tensor_value_info("x", ELEM[dtype], shape)]
+    inits = []
+    if opset >= 10:
+        node = helper.make_node("TopK", ["x", "k"], ["values", "indices"], **attrs)
+        inits = [onnx.numpy_helper.from_array(np.array([k], np.int64), "k")]
+    else:
+        node = helper.make_node("TopK", ["x"], ["values", "indices"], k=k, **attrs)
+    graph = helper.make_graph(
+        [node],
+        "g",
+        inputs,
+        [
+            helper.make_tensor_value_info("values", ELEM[dtype], None),
+            helper.make_tensor_value_info("indices", TensorProto.INT64, None),
+        ],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+def _compare(data, x, backend):
+    want = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    ctx = webnn.ML().create_context(accelerated=False, backend=backend)
+    got = ctx.compute(wo.load(ctx, data), {"x": x})
+    np.testing.assert_array_equal(got["indices"], want[1])
+    np.testing.assert_array_equal(got["values"], want[0])
+
+
+def _with_specials(shape, dtype):
+    """Few distinct values (many ties); floats also NaN, +inf and -inf."""
+    x = RNG.integers(-3, 4, shape).astype(dtype)
+    if dtype == "float32":
+        flat = x.reshape(-1)
+        spots = RNG.choice(flat.size, size=min(6, flat.size), replace=False)
+        flat[spots] = [np.nan, np.inf, -np.inf, np.nan, -np.inf, np.inf][: len(spots)]
+    else:
+        info = np.iinfo(dtype)
+        x.reshape(-1)[:2] = [info.min, info.max]
+    return x
+
+
+@pytest.mark.parametrize("backend", ["cpu", "reference"])
+@pytest.mark.parametrize("dtype", sorted(ELEM))
+@pytest.mark.parametrize("largest", [1, 0])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_rank_form_with_ties_nan_and_infinities(axis, largest, dtype, backend):
+    shape = [7, 9, 5]
+    k = max(1, shape[axis] // 2)  # axis <= 4 K: the rank form
+    x = _with_specials(shape, dtype)
+    _compare(_model(shape, k, dtype, axis=axis, largest=largest), x, backend)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "reference"])
+@pytest.mark.parametrize("largest", [1, 0])
+def test_k_beyond_the_arg_max_rounds(largest, backend):
+    k = topk.MAX_ROUNDS + 44
+    shape = [3, 700]
+    x = RNG.integers(-50, 50, shape).astype(np.float32)  # ties
+    _compare(_model(shape, k, largest=largest), x, backend)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "reference"])
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+def test_arg_max_rounds_on_a_long_axis(dtype, backend):
+    shape = [2, 5000]  # a detector's boxes: 5000 > 4 K, so K rounds
+    x = RNG.permutation(np.arange(10000)).reshape(shape).astype(dtype)
+    x[0, :30] = 7  # ties on the first row
+    _compare(_model(shape, 12, dtype, axis=1), x, backend)
+
+
+def test_opset_1_k_attribute():
+    x = RNG.standard_normal([4, 6]).astype(np.float32)
+    _compare(_model([4, 6], 3, opset=1), x, "cpu")
+
+
+def test_limits_are_refused_clearly():
+    ctx = webnn.ML().create_context(accelerated=False, backend="cpu")
+    with pytest.raises(wo.OnnxImportError, match=r"K=1000 over an axis of 4096.*above the bound"):
+        wo.load(ctx, _model([4, 4096], 1000))
+    with pytest.raises(wo.OnnxImportError, match=r"K=7 is larger than the axis size 6"):
+        wo.load(ctx, _model([2, 6], 7))
+    with pytest.raises(wo.OnnxImportError, match=r"K=0: the outputs would be empty"):
+        wo.load(ctx, _model([2, 6], 0))
