@@ -7,6 +7,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from .errors import OnnxImportError
 from .importer import import_model
 
 _FILE_NAME = re.compile(r"^[A-Za-z_/$][A-Za-z0-9_./]*$")
@@ -31,8 +32,40 @@ def load(context, model, *, free_dims=None, input_shapes=None, constants=None, b
     "float32" computes float16 values in float32, rounded where the graph casts to float16
     and at its outputs (ONNX Runtime's CPU provider), "float16" rounds every operator's result
     (ONNX's definition).
-    Raises webnn.onnx.OnnxImportError (a ValueError) when the model cannot be imported.
+    Raises webnn.onnx.OnnxImportError (a ValueError) when the model cannot be imported, and
+    for a model with outputs WebNN cannot hold (string labels, ZipMap's maps: run those with
+    webnn.onnx.InferenceSession, which finishes them on the host).
     """
+    graph, host = load_with_host_outputs(
+        context,
+        model,
+        free_dims=free_dims,
+        input_shapes=input_shapes,
+        constants=constants,
+        base_dir=base_dir,
+        max_sizes=max_sizes,
+        weights=weights,
+        float16=float16,
+    )
+    _refuse_host_outputs(host)
+    return graph
+
+
+def _refuse_host_outputs(host):
+    if host:
+        listed = ", ".join(f"'{name}' ({h.kind}, from {h.where})" for name, h in host.items())
+        raise OnnxImportError(
+            f"outputs {listed} are not tensors WebNN can hold; webnn.onnx.InferenceSession "
+            "runs this model (it computes the numbers in the graph and makes the strings or "
+            "maps on the host)"
+        )
+
+
+def load_with_host_outputs(context, model, *, free_dims=None, input_shapes=None,
+                           constants=None, base_dir=None, max_sizes=None, weights=None,
+                           float16="float32"):  # fmt: skip
+    """load() for InferenceSession: (MLGraph, {output name: HostOutput}); the graph's output
+    of a host output is the number it is made from (a class index, a score matrix)."""
     builder = context.create_graph_builder()
     imported = import_model(
         builder,
@@ -45,7 +78,7 @@ def load(context, model, *, free_dims=None, input_shapes=None, constants=None, b
         weights=weights,
         float16=float16,
     )
-    return imported.build()
+    return imported.build(), imported.host_outputs
 
 
 def file_name_for(name):
@@ -101,6 +134,7 @@ def convert(model, path, *, free_dims=None, input_shapes=None, constants=None, b
         rename=renamer,
         float16=float16,
     )
+    _refuse_host_outputs(imported.host_outputs)
     path = Path(path)
     builder.save(imported.operands, path)
     if renamer.mapping:

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import folding
 from .errors import OnnxImportError
+from .host_outputs import HostOutput
 from .model_io import read_model, sparse_to_numpy, tensor_to_numpy
 from .ops import TABLE, lookup
 from .types import FLOAT16 as FLOAT16_TYPE
@@ -61,6 +62,8 @@ class ImportedModel:
     opsets: dict  # domain ('' for the standard one) -> version
     folded_inputs: dict  # ONNX input name -> the numpy value it was fixed to (constants=)
     dynamic_dims: dict  # dynamic dimension name -> maxSize
+    # graph output name -> HostOutput (host_outputs.py): strings / maps finished on the host
+    host_outputs: dict = field(default_factory=dict)
 
     def build(self):
         return self.builder.build(self.operands)
@@ -362,6 +365,12 @@ class Importer:
         if isinstance(value, np.generic):  # a numpy scalar from arithmetic on 0-d arrays
             value = np.asarray(value)
         if not isinstance(value, np.ndarray):
+            if isinstance(value, HostOutput):
+                msg = (f"reads a {value.kind} (from {value.where}), which WebNN cannot hold: "
+                       "such values are made on the host and can only be graph outputs")  # fmt: skip
+                if ctx is not None:
+                    ctx.fail(msg)
+                raise OnnxImportError(msg)
             return value
         hit = self._const_cache.get(id(value))
         if hit is not None and hit[0] is value:
@@ -657,12 +666,15 @@ class Importer:
         self.run_nodes(onnx_graph.node, scope)
         if self.weights is not None and self.weights.entries() > known:
             self.weights.loads += 1  # this import read weights (the first one of a session)
-        outputs, operands, used = [], {}, set()
+        outputs, operands, used, host = [], {}, set(), {}
         for vi in onnx_graph.output:
             info = self._input_info(vi, output=True)
             value = scope.lookup(vi.name)
             if value is None:
                 raise OnnxImportError(f"graph output '{vi.name}' is not produced by any node")
+            if isinstance(value, HostOutput):  # the graph computes its numbers
+                host[info.graph_name] = value
+                value = value.operand
             op = self.operand(value)
             if info.elem_type == FLOAT16_TYPE and self.builder.operand_data_type(op) == "float32":
                 op = self.builder.cast(op, "float16")  # "float32" mode: rounded at the output
@@ -692,6 +704,7 @@ class Importer:
             opsets=dict(self.opsets),
             folded_inputs=folded,
             dynamic_dims=dict(self.dynamic_dims),
+            host_outputs=host,
         )
 
     def _metadata(self):

@@ -353,9 +353,10 @@ class _Compiled:
 
     _MAX_SHAPES = 8  # tensor sets kept for this many distinct shapes of a dynamic graph
 
-    def __init__(self, context, graph, input_names):
+    def __init__(self, context, graph, input_names, host_outputs=None):
         self.context = context
         self.graph = graph
+        self.host_outputs = host_outputs or {}  # name -> HostOutput (strings, maps)
         described = graph.input_descriptors
         # An input no output depends on may be left out of the graph: it is then not fed.
         self.input_desc = {n: described[n] for n in input_names if n in described}
@@ -395,6 +396,8 @@ class _Compiled:
             ctx.write_tensor(t, feed[name])
         ctx.dispatch(self.graph, ins, outs)
         result = {name: ctx.read_tensor(t) for name, t in outs.items()}
+        for name, host in self.host_outputs.items():
+            result[name] = host.finish(result[name])
         with self._lock:
             self._free.setdefault(shapes, []).append(tensors)
             self._free.move_to_end(shapes)
@@ -840,7 +843,7 @@ class InferenceSession:
         return slot.compiled
 
     def _import(self, feed: dict) -> _Compiled:
-        from webnn import onnx as webnn_onnx  # the package defines load before importing us
+        from .convert import load_with_host_outputs
 
         folded = set(self._folded) | {n for n, a in feed.items() if a.size == 0}
         input_shapes = {n: self._input_shape(n, a) for n, a in feed.items() if n not in folded}
@@ -853,7 +856,7 @@ class InferenceSession:
         if self._base_dir is not None:
             kwargs["base_dir"] = self._base_dir
         with self._import_lock:
-            graph = webnn_onnx.load(
+            graph, host = load_with_host_outputs(
                 self._context,
                 self._model,
                 input_shapes=input_shapes,
@@ -862,7 +865,8 @@ class InferenceSession:
             )
         with self._lock:
             self.import_count += 1
-        return _Compiled(self._context, graph, [n for n in self._input_dims if n not in folded])
+        inputs = [n for n in self._input_dims if n not in folded]
+        return _Compiled(self._context, graph, inputs, host)
 
 
 def _dtype_name(dtype: np.dtype) -> str:

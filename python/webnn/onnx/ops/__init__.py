@@ -22,6 +22,7 @@ from . import (  # noqa: F401  (imported for their registrations)
     resize,
     roi,
     spectral,
+    svm,
     tensor,
     trees,
     weight_only,
