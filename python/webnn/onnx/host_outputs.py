@@ -66,3 +66,18 @@ class ZipMap(HostOutput):
     def finish(self, array):
         rows = np.asarray(array, np.float32)
         return [dict(zip(self.labels, (float(v) for v in row))) for row in rows]
+
+
+def pass_through(node, inputs):
+    """The outputs of a node that only forwards a host value (Identity; Cast to string of a
+    string tensor, which skl2onnx writes after string-label classifiers), or None."""
+    value = inputs[0] if inputs else None
+    if not isinstance(value, HostOutput) or node.domain not in ("", "ai.onnx"):
+        return None
+    if node.op_type == "Identity":
+        return [value]
+    if node.op_type == "Cast" and value.kind == "string tensor":
+        to = next((a.i for a in node.attribute if a.name == "to"), None)
+        if to == 8:  # TensorProto.STRING
+            return [value]
+    return None

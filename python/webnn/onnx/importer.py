@@ -14,7 +14,7 @@ import numpy as np
 
 from . import folding
 from .errors import OnnxImportError
-from .host_outputs import HostOutput
+from .host_outputs import HostOutput, pass_through
 from .model_io import read_model, sparse_to_numpy, tensor_to_numpy
 from .ops import TABLE, lookup
 from .types import FLOAT16 as FLOAT16_TYPE
@@ -587,7 +587,7 @@ class Importer:
 
     def widen(self, name, value):
         """In "float32" mode a float16 value (array or operand) as float32, its name noted."""
-        if self.float16 != "float32" or value is None:
+        if self.float16 != "float32" or value is None or isinstance(value, HostOutput):
             return value
         if isinstance(value, np.ndarray):
             if value.dtype != np.float16:
@@ -668,13 +668,15 @@ class Importer:
             self.weights.loads += 1  # this import read weights (the first one of a session)
         outputs, operands, used, host = [], {}, set(), {}
         for vi in onnx_graph.output:
-            info = self._input_info(vi, output=True)
             value = scope.lookup(vi.name)
-            if value is None:
-                raise OnnxImportError(f"graph output '{vi.name}' is not produced by any node")
-            if isinstance(value, HostOutput):  # the graph computes its numbers
+            if isinstance(value, HostOutput):  # the graph computes its numbers (a map too)
+                info = TensorInfo(vi.name, self.rename(vi.name), "tensor(unknown)", 0, None)
                 host[info.graph_name] = value
                 value = value.operand
+            else:
+                info = self._input_info(vi, output=True)
+            if value is None:
+                raise OnnxImportError(f"graph output '{vi.name}' is not produced by any node")
             op = self.operand(value)
             if info.elem_type == FLOAT16_TYPE and self.builder.operand_data_type(op) == "float32":
                 op = self.builder.cast(op, "float16")  # "float32" mode: rounded at the output
@@ -782,6 +784,12 @@ class Importer:
         ctx = NodeContext(self, node, inputs, opset)
         ctx.scope = scope
         entry = lookup(domain, node.op_type)
+        forwarded = pass_through(node, inputs)
+        if forwarded is not None:
+            return forwarded
+        for v in inputs:
+            if isinstance(v, HostOutput):
+                self.operand(v, ctx)  # the error: WebNN cannot hold it
         present = [v for v in inputs if v is not None]
         if (
             entry.foldable

@@ -12,6 +12,7 @@ from . import (  # noqa: F401  (imported for their registrations)
     loss,
     microsoft,
     ml,
+    ml_encoders,
     ms_decoder,
     ms_fused,
     nn,

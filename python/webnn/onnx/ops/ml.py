@@ -1,7 +1,7 @@
 """ai.onnx.ml operators that are arithmetic on float tensors (what skl2onnx emits for scalers,
 normalizers, imputers and linear models), with ONNX Runtime's semantics (tree ensembles are in
-trees.py). SVMs, ZipMap, string and map operators have no converter: the unsupported-operator
-error lists them.
+trees.py, SVMs in svm.py, encoders and ZipMap in ml_encoders.py). Map operators have no
+converter: the unsupported-operator error lists them.
 """
 
 import numpy as np
@@ -133,12 +133,10 @@ def linear_classifier(n):
     """Outputs the label (argmax, or for one coefficient row of two classes score > 0) and the
     scores, as ONNX Runtime computes them: with two classes and one coefficient row the scores
     are [1 - s, s] (s the raw score, or its logistic for LOGISTIC)."""
+    from .ml_scores import class_labels, label_output
+
     b = n.b
-    labels = n.attr("classlabels_ints", None)
-    if labels is None:
-        if n.attr("classlabels_strings", None) is not None:
-            n.fail("string class labels (WebNN has no string type)")
-        n.fail("no classlabels_ints")
+    labels, is_string = class_labels(n)
     classes = len(labels)
     coefficients = n.attr("coefficients", [])
     features = n.static_shape(0)[-1]
@@ -151,13 +149,12 @@ def linear_classifier(n):
     # multi_class (1 in skl2onnx's multinomial LogisticRegression) changes nothing in ONNX
     # Runtime's kernel (measured: equal labels and scores for every post_transform).
     raw = _linear(n, rows)
-    table = n.const(np.asarray(labels, np.int64), "int64")
     if rows == 1 and classes == 2:
         s = b.sigmoid(raw) if post == "LOGISTIC" else raw
         scores = b.concat([b.sub(n.const(1.0, "float32"), s), s], 1)
         index = b.cast(b.greater(raw, n.const(0.0, "float32")), "int32")
-        label = b.gather(table, b.reshape(index, [n.static_shape(0)[0] if n.rank(0) == 2 else 1]))
-        return [label, scores]
+        index = b.reshape(index, [n.static_shape(0)[0] if n.rank(0) == 2 else 1])
+        return [label_output(n, index, labels, is_string), scores]
     if rows != classes:
         n.fail(f"{rows} coefficient rows for {classes} classes")
     if post == "LOGISTIC":
@@ -167,7 +164,7 @@ def linear_classifier(n):
     else:
         scores = raw
     index = b.arg_max(raw, 1, keep_dimensions=False, output_data_type="int32")
-    return [b.gather(table, index), scores]
+    return [label_output(n, index, labels, is_string), scores]
 
 
 @op("ArrayFeatureExtractor", domain=ML)

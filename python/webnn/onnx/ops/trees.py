@@ -12,6 +12,7 @@ Trees are padded to the largest one; a padded split has no leaf that uses it.
 import numpy as np
 
 from .ml import ML, _float_input
+from .ml_scores import class_labels, label_output
 from .registry import op
 
 MODES = {"BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ"}
@@ -222,11 +223,7 @@ def tree_ensemble_classifier(n):
     classes: scores are the summed weights plus base_values, the label the first largest; two
     classes: ORT's binary rules (below)."""
     b = n.b
-    labels = n.attr("classlabels_int64s", None)
-    if labels is None:
-        if n.attr("classlabels_strings", None) is not None:
-            n.fail("string class labels (WebNN has no string type)")
-        n.fail("no classlabels_int64s")
+    labels, is_string = class_labels(n, "classlabels_int64s")
     classes = len(labels)
     forest = _Forest(n, "class", classes)
     x, features = _rows(n)
@@ -234,21 +231,21 @@ def tree_ensemble_classifier(n):
     y, _ = _aggregate(n, forest, values, scored, "SUM")
     base = [float(v) for v in n.attr("base_values", [])]
     post = n.attr("post_transform", "NONE")
-    table = n.const(np.asarray(labels, np.int64), "int64")
     if classes > 2:
         if base:
             if len(base) != classes:
                 n.fail(f"{len(base)} base_values for {classes} classes")
             y = b.add(y, n.const(np.asarray(base, np.float32), "float32"))
         index = b.arg_max(y, 1, keep_dimensions=False, output_data_type="int32")
-        return [b.gather(table, index), _post(n, y, post)]
+        return [label_output(n, index, labels, is_string), _post(n, y, post)]
     if classes != 2:
         n.fail(f"{classes} class label(s)")
     rows = n.b.operand_shape(y)[0]
     if forest.used == [0, 1] and not base and post == "NONE":
         # Both classes weighed (no base values): the second label where its score is > 0.
         positive = b.greater(b.slice(y, [0, 1], [rows, 1]), n.const(0.0, "float32"))
-        return [b.gather(table, b.reshape(b.cast(positive, "int32"), [rows])), y]
+        index = b.reshape(b.cast(positive, "int32"), [rows])
+        return [label_output(n, index, labels, is_string), y]
     if len(forest.used) != 1 or len(base) > 1:
         n.fail(
             "a two-class ensemble is supported where the trees weigh both classes (without "
@@ -265,7 +262,7 @@ def tree_ensemble_classifier(n):
     all_positive = min(weights, default=0.0) >= 0
     cut = 0.5 if all_positive else 0.0
     positive = b.greater(score, n.const(np.float32(cut), "float32"))
-    label = b.gather(table, b.reshape(b.cast(positive, "int32"), [rows]))
+    label = label_output(n, b.reshape(b.cast(positive, "int32"), [rows]), labels, is_string)
     if post == "LOGISTIC" and not all_positive:
         p = b.sigmoid(score)
         return [label, b.concat([b.sub(n.const(1.0, "float32"), p), p], 1)]
