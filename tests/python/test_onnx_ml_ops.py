@@ -139,3 +139,34 @@ def test_unsupported_ml_operators_fail_with_one_error_listing_each_operator():
     assert "ai.onnx.ml::CastMap (opset 3): 1 node" in text
     assert "Scaler" not in text
     assert sorted(u[1] for u in info.value.unsupported) == ["CastMap", "DictVectorizer"]
+
+
+@pytest.mark.parametrize("post", ["NONE", "LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO", "PROBIT"])
+@pytest.mark.parametrize("targets", [1, 3])
+def test_linear_regressor_post_transforms(post, targets):
+    # ORT transforms one target only with PROBIT (its approximate inverse error function);
+    # scores kept inside (0, 1) where PROBIT is defined.
+    attrs = {
+        "coefficients": (RNG.uniform(-0.1, 0.1, 4 * targets)).tolist(),
+        "intercepts": RNG.uniform(0.3, 0.7, targets).tolist(),
+        "targets": targets,
+        "post_transform": post,
+    }
+    model = _ml(attrs, "LinearRegressor", {"x": X}, {"y": TensorProto.FLOAT})
+    assert_matches_onnxruntime(model, {"x": X}, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("post", ["SOFTMAX_ZERO", "PROBIT"])
+def test_linear_classifier_softmax_zero_and_probit(post):
+    # A zero score row element: SOFTMAX_ZERO leaves it out of the sum (ORT's rule).
+    coefficients = RNG.uniform(-0.1, 0.1, 12)
+    coefficients[4:8] = 0.0
+    attrs = {
+        "coefficients": coefficients.tolist(),
+        "intercepts": [0.4, 0.0, 0.6],
+        "classlabels_ints": [1, 2, 3],
+        "post_transform": post,
+    }
+    model = _ml(attrs, "LinearClassifier", {"x": X}, {"label": TensorProto.INT64,
+                                                      "scores": TensorProto.FLOAT})  # fmt: skip
+    assert_matches_onnxruntime(model, {"x": X}, rtol=1e-4, atol=1e-5)

@@ -122,10 +122,17 @@ def _linear(n, count):
 
 @op("LinearRegressor", domain=ML)
 def linear_regressor(n):
+    from .ml_scores import TRANSFORMS, post_transform, probit
+
     post = n.attr("post_transform", "NONE")
-    if post != "NONE":
-        n.fail(f"post_transform '{post}' (only NONE: WebNN has no inverse error function)")
-    return _linear(n, int(n.attr("targets", 1)))
+    if post not in TRANSFORMS:
+        n.fail(f"post_transform '{post}' (one of {', '.join(TRANSFORMS)})")
+    targets = int(n.attr("targets", 1))
+    y = _linear(n, targets)
+    if targets == 1:
+        # ORT transforms a single target only with PROBIT (measured, 1.32).
+        return probit(n, y) if post == "PROBIT" else y
+    return post_transform(n, y, post)
 
 
 @op("LinearClassifier", domain=ML)
@@ -133,7 +140,7 @@ def linear_classifier(n):
     """Outputs the label (argmax, or for one coefficient row of two classes score > 0) and the
     scores, as ONNX Runtime computes them: with two classes and one coefficient row the scores
     are [1 - s, s] (s the raw score, or its logistic for LOGISTIC)."""
-    from .ml_scores import class_labels, label_output
+    from .ml_scores import class_labels, label_output, post_transform
 
     b = n.b
     labels, is_string = class_labels(n)
@@ -144,12 +151,14 @@ def linear_classifier(n):
         n.fail(f"{len(coefficients)} coefficients do not fit {features} features")
     rows = len(coefficients) // features
     post = n.attr("post_transform", "NONE")
-    if post not in ("NONE", "LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO"):
-        n.fail(f"post_transform '{post}' (WebNN has no inverse error function for PROBIT)")
+    if post not in ("NONE", "LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO", "PROBIT"):
+        n.fail(f"post_transform '{post}'")
     # multi_class (1 in skl2onnx's multinomial LogisticRegression) changes nothing in ONNX
     # Runtime's kernel (measured: equal labels and scores for every post_transform).
     raw = _linear(n, rows)
     if rows == 1 and classes == 2:
+        if post == "PROBIT":
+            n.fail("post_transform 'PROBIT' with one coefficient row for two classes")
         s = b.sigmoid(raw) if post == "LOGISTIC" else raw
         scores = b.concat([b.sub(n.const(1.0, "float32"), s), s], 1)
         index = b.cast(b.greater(raw, n.const(0.0, "float32")), "int32")
@@ -157,12 +166,7 @@ def linear_classifier(n):
         return [label_output(n, index, labels, is_string), scores]
     if rows != classes:
         n.fail(f"{rows} coefficient rows for {classes} classes")
-    if post == "LOGISTIC":
-        scores = b.sigmoid(raw)
-    elif post in ("SOFTMAX", "SOFTMAX_ZERO"):
-        scores = b.softmax(raw, 1)
-    else:
-        scores = raw
+    scores = post_transform(n, raw, post)
     index = b.arg_max(raw, 1, keep_dimensions=False, output_data_type="int32")
     return [label_output(n, index, labels, is_string), scores]
 

@@ -234,17 +234,6 @@ def _aggregate(n, forest, values, scored, aggregate):
     return b.where(b.cast(any_score, "uint8"), best, n.const(0.0, "float32")), any_score
 
 
-def _post(n, y, post, axis=1):
-    b = n.b
-    if post == "NONE":
-        return y
-    if post == "LOGISTIC":
-        return b.sigmoid(y)
-    if post == "SOFTMAX":
-        return b.softmax(y, axis)
-    n.fail(f"post_transform '{post}' (NONE, LOGISTIC and SOFTMAX are supported)")
-
-
 def _rows(n):
     shape = n.static_shape(0)
     x = _float_input(n)
@@ -310,7 +299,7 @@ def tree_ensemble_classifier(n):
                 n.fail(f"{len(base)} base_values for {classes} classes")
             y = b.add(y, n.const(np.asarray(base, np.float32), "float32"))
         index = b.arg_max(y, 1, keep_dimensions=False, output_data_type="int32")
-        return [label_output(n, index, labels, is_string), _post(n, y, post)]
+        return [label_output(n, index, labels, is_string), post_transform(n, y, post)]
     if classes != 2:
         n.fail(f"{classes} class label(s)")
     rows = n.b.operand_shape(y)[0]
