@@ -1,7 +1,7 @@
 """ai.onnx.ml operators that skl2onnx emits for preprocessing and linear models (Scaler,
 Normalizer, Binarizer, Imputer, LinearRegressor, LinearClassifier, ArrayFeatureExtractor,
-FeatureVectorizer), compared with ONNX Runtime on both backends; tree ensembles and the other
-ml operators fail with the one unsupported-operator error."""
+FeatureVectorizer), compared with ONNX Runtime on both backends; the map operators fail with
+the one unsupported-operator error."""
 
 import numpy as np
 import pytest
@@ -118,32 +118,55 @@ def test_array_feature_extractor_and_feature_vectorizer():
 
 
 def test_unsupported_ml_operators_fail_with_one_error_listing_each_operator():
-    # (Tree ensembles convert since 2026-12-02: tests/python/test_onnx_tree_ensembles.py.)
-    svm = {
-        "coefficients": [1.0],
-        "support_vectors": [0.0, 0.0, 0.0, 0.0],
-        "n_supports": 1,
-        "rho": [0.0],
-    }
+    # (Tree ensembles convert since 2026-12-02: tests/python/test_onnx_tree_ensembles.py; SVMs
+    # since 2026-12-03: test_onnx_svm.py. Map inputs have no WebNN form.)
     nodes = [
         helper.make_node("Scaler", ["x"], ["s"], domain="ai.onnx.ml", offset=[0.0], scale=[1.0]),
-        helper.make_node("SVMRegressor", ["s"], ["r1"], domain="ai.onnx.ml", **svm),
-        helper.make_node("SVMRegressor", ["s"], ["r2"], domain="ai.onnx.ml", **svm),
         helper.make_node(
-            "LabelEncoder",
-            ["s"],
-            ["r3"],
-            domain="ai.onnx.ml",
-            keys_floats=[0.0],
-            values_floats=[1.0],
+            "DictVectorizer", ["s"], ["r1"], domain="ai.onnx.ml", int64_vocabulary=[1, 2]
         ),
+        helper.make_node(
+            "DictVectorizer", ["s"], ["r2"], domain="ai.onnx.ml", int64_vocabulary=[1, 2]
+        ),
+        helper.make_node("CastMap", ["s"], ["r3"], domain="ai.onnx.ml"),
         helper.make_node("Sum", ["r1", "r2", "r3"], ["y"]),
     ]
     model = graph_model(nodes, {"x": X}, {"y": TensorProto.FLOAT}, None, ML_OPSETS)
     with pytest.raises(wo.OnnxImportError) as info:
         wo.load(webnn.ML().create_context(accelerated=False), model)
     text = str(info.value)
-    assert "ai.onnx.ml::SVMRegressor (opset 3): 2 nodes" in text
-    assert "ai.onnx.ml::LabelEncoder (opset 3): 1 node" in text
+    assert "ai.onnx.ml::DictVectorizer (opset 3): 2 nodes" in text
+    assert "ai.onnx.ml::CastMap (opset 3): 1 node" in text
     assert "Scaler" not in text
-    assert sorted(u[1] for u in info.value.unsupported) == ["LabelEncoder", "SVMRegressor"]
+    assert sorted(u[1] for u in info.value.unsupported) == ["CastMap", "DictVectorizer"]
+
+
+@pytest.mark.parametrize("post", ["NONE", "LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO", "PROBIT"])
+@pytest.mark.parametrize("targets", [1, 3])
+def test_linear_regressor_post_transforms(post, targets):
+    # ORT transforms one target only with PROBIT (its approximate inverse error function);
+    # scores kept inside (0, 1) where PROBIT is defined.
+    attrs = {
+        "coefficients": (RNG.uniform(-0.1, 0.1, 4 * targets)).tolist(),
+        "intercepts": RNG.uniform(0.3, 0.7, targets).tolist(),
+        "targets": targets,
+        "post_transform": post,
+    }
+    model = _ml(attrs, "LinearRegressor", {"x": X}, {"y": TensorProto.FLOAT})
+    assert_matches_onnxruntime(model, {"x": X}, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("post", ["SOFTMAX_ZERO", "PROBIT"])
+def test_linear_classifier_softmax_zero_and_probit(post):
+    # A zero score row element: SOFTMAX_ZERO leaves it out of the sum (ORT's rule).
+    coefficients = RNG.uniform(-0.1, 0.1, 12)
+    coefficients[4:8] = 0.0
+    attrs = {
+        "coefficients": coefficients.tolist(),
+        "intercepts": [0.4, 0.0, 0.6],
+        "classlabels_ints": [1, 2, 3],
+        "post_transform": post,
+    }
+    model = _ml(attrs, "LinearClassifier", {"x": X}, {"label": TensorProto.INT64,
+                                                      "scores": TensorProto.FLOAT})  # fmt: skip
+    assert_matches_onnxruntime(model, {"x": X}, rtol=1e-4, atol=1e-5)

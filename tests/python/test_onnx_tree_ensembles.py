@@ -101,7 +101,7 @@ def test_tree_ensemble_regressor_matches_onnxruntime(aggregate, mode):
     _compare(_model("TreeEnsembleRegressor", attrs, [y]), x)
 
 
-@pytest.mark.parametrize("post", ["NONE", "SOFTMAX", "LOGISTIC"])
+@pytest.mark.parametrize("post", ["NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO"])
 def test_tree_ensemble_classifier_multiclass_matches_onnxruntime(post):
     rng = np.random.default_rng(11)
     nodes, weights = _random_trees(rng, 5, 3, 4)

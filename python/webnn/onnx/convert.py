@@ -7,6 +7,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from .errors import OnnxImportError
 from .importer import import_model
 
 _FILE_NAME = re.compile(r"^[A-Za-z_/$][A-Za-z0-9_./]*$")
@@ -33,7 +34,9 @@ def load(context, model, *, free_dims=None, input_shapes=None, constants=None, b
     (ONNX's definition); float64: "float32" holds and computes double tensors as float32
     (inputs and outputs of the graph are float32; a webnn.onnx.Float64Warning says so),
     "error" refuses a model with double tensors.
-    Raises webnn.onnx.OnnxImportError (a ValueError) when the model cannot be imported.
+    Raises webnn.onnx.OnnxImportError (a ValueError) when the model cannot be imported, and
+    for a model with outputs WebNN cannot hold (string labels, ZipMap's maps: run those with
+    webnn.onnx.InferenceSession, which finishes them on the host).
     """
     builder = context.create_graph_builder()
     imported = import_model(
@@ -48,7 +51,18 @@ def load(context, model, *, free_dims=None, input_shapes=None, constants=None, b
         float16=float16,
         float64=float64,
     )
+    _refuse_host_outputs(imported.host_outputs)
     return imported.build()
+
+
+def _refuse_host_outputs(host):
+    if host:
+        listed = ", ".join(f"'{name}' ({h.kind}, from {h.where})" for name, h in host.items())
+        raise OnnxImportError(
+            f"outputs {listed} are not tensors WebNN can hold; webnn.onnx.InferenceSession "
+            "runs this model (it computes the numbers in the graph and makes the strings or "
+            "maps on the host)"
+        )
 
 
 def file_name_for(name):
@@ -105,6 +119,7 @@ def convert(model, path, *, free_dims=None, input_shapes=None, constants=None, b
         float16=float16,
         float64=float64,
     )
+    _refuse_host_outputs(imported.host_outputs)
     path = Path(path)
     builder.save(imported.operands, path)
     if renamer.mapping:

@@ -16,6 +16,7 @@ import numpy as np
 from . import folding
 from .errors import Float64Warning, OnnxImportError
 from .host_cuts import is_host_cut, plan_cut
+from .host_outputs import HostOutput, pass_through
 from .model_io import read_model, sparse_to_numpy, tensor_to_numpy
 from .ops import TABLE, lookup
 from .types import DOUBLE as DOUBLE_TYPE
@@ -70,6 +71,8 @@ class ImportedModel:
     # With host_cuts=True: where the import stopped at a node that runs on the host (then
     # `outputs` are the values the rest of the model reads, not the ONNX graph outputs).
     host_cut: object = None
+    # graph output name -> HostOutput (host_outputs.py): strings / maps finished on the host
+    host_outputs: dict = field(default_factory=dict)
 
     def build(self):
         return self.builder.build(self.operands)
@@ -381,6 +384,12 @@ class Importer:
         if isinstance(value, np.generic):  # a numpy scalar from arithmetic on 0-d arrays
             value = np.asarray(value)
         if not isinstance(value, np.ndarray):
+            if isinstance(value, HostOutput):
+                msg = (f"reads a {value.kind} (from {value.where}), which WebNN cannot hold: "
+                       "such values are made on the host and can only be graph outputs")  # fmt: skip
+                if ctx is not None:
+                    ctx.fail(msg)
+                raise OnnxImportError(msg)
             return value
         hit = self._const_cache.get(id(value))
         if hit is not None and hit[0] is value:
@@ -637,7 +646,7 @@ class Importer:
 
     def widen(self, name, value):
         """In "float32" mode a float16 value (array or operand) as float32, its name noted."""
-        if self.float16 != "float32" or value is None:
+        if self.float16 != "float32" or value is None or isinstance(value, HostOutput):
             return value
         if isinstance(value, np.ndarray):
             if value.dtype != np.float16:
@@ -722,15 +731,20 @@ class Importer:
         self.run_nodes(onnx_graph.node, scope)
         if self.weights is not None and self.weights.entries() > known:
             self.weights.loads += 1  # this import read weights (the first one of a session)
-        outputs, operands, used = [], {}, set()
+        outputs, operands, used, host = [], {}, set(), {}
         output_infos = list(onnx_graph.output)
         if self.cut is not None:  # the values the rest of the model reads, types as computed
             from onnx import ValueInfoProto
 
             output_infos = [ValueInfoProto(name=n) for n in self.cut.exported]
         for vi in output_infos:
-            info = self._input_info(vi, output=True)
             value = scope.lookup(vi.name)
+            if isinstance(value, HostOutput):  # the graph computes its numbers (a map too)
+                info = TensorInfo(vi.name, self.rename(vi.name), "tensor(unknown)", 0, None)
+                host[info.graph_name] = value
+                value = value.operand
+            else:
+                info = self._input_info(vi, output=True)
             if value is None:
                 raise OnnxImportError(f"graph output '{vi.name}' is not produced by any node")
             op = self.operand(value)
@@ -775,6 +789,7 @@ class Importer:
             folded_inputs=folded,
             dynamic_dims=dict(self.dynamic_dims),
             host_cut=self.cut,
+            host_outputs=host,
         )
 
     def _metadata(self):
@@ -857,6 +872,12 @@ class Importer:
         ctx = NodeContext(self, node, inputs, opset)
         ctx.scope = scope
         entry = lookup(domain, node.op_type)
+        forwarded = pass_through(node, inputs)
+        if forwarded is not None:
+            return forwarded
+        for v in inputs:
+            if isinstance(v, HostOutput):
+                self.operand(v, ctx)  # the error: WebNN cannot hold it
         present = [v for v in inputs if v is not None]
         if (
             entry.foldable

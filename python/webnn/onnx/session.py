@@ -353,9 +353,10 @@ class _Compiled:
 
     _MAX_SHAPES = 8  # tensor sets kept for this many distinct shapes of a dynamic graph
 
-    def __init__(self, context, graph, input_names):
+    def __init__(self, context, graph, input_names, host_outputs=None):
         self.context = context
         self.graph = graph
+        self.host_outputs = host_outputs or {}  # name -> HostOutput (strings, maps)
         described = graph.input_descriptors
         # An input no output depends on may be left out of the graph: it is then not fed.
         self.input_desc = {n: described[n] for n in input_names if n in described}
@@ -395,6 +396,8 @@ class _Compiled:
             ctx.write_tensor(t, feed[name])
         ctx.dispatch(self.graph, ins, outs)
         result = {name: ctx.read_tensor(t) for name, t in outs.items()}
+        for name, host in self.host_outputs.items():
+            result[name] = host.finish(result[name])
         with self._lock:
             self._free.setdefault(shapes, []).append(tensors)
             self._free.move_to_end(shapes)
@@ -884,7 +887,8 @@ class InferenceSession:
             graph = imported.build()
         with self._lock:
             self.import_count += 1
-        compiled = _Compiled(self._context, graph, [n for n in self._input_dims if n not in folded])
+        inputs = [n for n in self._input_dims if n not in folded]
+        compiled = _Compiled(self._context, graph, inputs, imported.host_outputs)
         if imported.host_cut is None:
             return compiled
         from .host_segments import SegmentedModel

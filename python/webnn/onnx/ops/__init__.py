@@ -12,6 +12,7 @@ from . import (  # noqa: F401  (imported for their registrations)
     loss,
     microsoft,
     ml,
+    ml_encoders,
     ms_decoder,
     ms_fused,
     nn,
@@ -22,8 +23,10 @@ from . import (  # noqa: F401  (imported for their registrations)
     resize,
     roi,
     spectral,
+    svm,
     tensor,
     topk,
+    tree_v5,
     trees,
     weight_only,
 )

@@ -1,7 +1,7 @@
 """ai.onnx.ml operators that are arithmetic on float tensors (what skl2onnx emits for scalers,
 normalizers, imputers and linear models), with ONNX Runtime's semantics (tree ensembles are in
-trees.py). SVMs, ZipMap, string and map operators have no converter: the unsupported-operator
-error lists them.
+trees.py, SVMs in svm.py, encoders and ZipMap in ml_encoders.py). Map operators have no
+converter: the unsupported-operator error lists them.
 """
 
 import numpy as np
@@ -122,10 +122,17 @@ def _linear(n, count):
 
 @op("LinearRegressor", domain=ML)
 def linear_regressor(n):
+    from .ml_scores import TRANSFORMS, post_transform, probit
+
     post = n.attr("post_transform", "NONE")
-    if post != "NONE":
-        n.fail(f"post_transform '{post}' (only NONE: WebNN has no inverse error function)")
-    return _linear(n, int(n.attr("targets", 1)))
+    if post not in TRANSFORMS:
+        n.fail(f"post_transform '{post}' (one of {', '.join(TRANSFORMS)})")
+    targets = int(n.attr("targets", 1))
+    y = _linear(n, targets)
+    if targets == 1:
+        # ORT transforms a single target only with PROBIT (measured, 1.32).
+        return probit(n, y) if post == "PROBIT" else y
+    return post_transform(n, y, post)
 
 
 @op("LinearClassifier", domain=ML)
@@ -133,12 +140,10 @@ def linear_classifier(n):
     """Outputs the label (argmax, or for one coefficient row of two classes score > 0) and the
     scores, as ONNX Runtime computes them: with two classes and one coefficient row the scores
     are [1 - s, s] (s the raw score, or its logistic for LOGISTIC)."""
+    from .ml_scores import class_labels, label_output, post_transform
+
     b = n.b
-    labels = n.attr("classlabels_ints", None)
-    if labels is None:
-        if n.attr("classlabels_strings", None) is not None:
-            n.fail("string class labels (WebNN has no string type)")
-        n.fail("no classlabels_ints")
+    labels, is_string = class_labels(n)
     classes = len(labels)
     coefficients = n.attr("coefficients", [])
     features = n.static_shape(0)[-1]
@@ -146,28 +151,24 @@ def linear_classifier(n):
         n.fail(f"{len(coefficients)} coefficients do not fit {features} features")
     rows = len(coefficients) // features
     post = n.attr("post_transform", "NONE")
-    if post not in ("NONE", "LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO"):
-        n.fail(f"post_transform '{post}' (WebNN has no inverse error function for PROBIT)")
+    if post not in ("NONE", "LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO", "PROBIT"):
+        n.fail(f"post_transform '{post}'")
     # multi_class (1 in skl2onnx's multinomial LogisticRegression) changes nothing in ONNX
     # Runtime's kernel (measured: equal labels and scores for every post_transform).
     raw = _linear(n, rows)
-    table = n.const(np.asarray(labels, np.int64), "int64")
     if rows == 1 and classes == 2:
+        if post == "PROBIT":
+            n.fail("post_transform 'PROBIT' with one coefficient row for two classes")
         s = b.sigmoid(raw) if post == "LOGISTIC" else raw
         scores = b.concat([b.sub(n.const(1.0, "float32"), s), s], 1)
         index = b.cast(b.greater(raw, n.const(0.0, "float32")), "int32")
-        label = b.gather(table, b.reshape(index, [n.static_shape(0)[0] if n.rank(0) == 2 else 1]))
-        return [label, scores]
+        index = b.reshape(index, [n.static_shape(0)[0] if n.rank(0) == 2 else 1])
+        return [label_output(n, index, labels, is_string), scores]
     if rows != classes:
         n.fail(f"{rows} coefficient rows for {classes} classes")
-    if post == "LOGISTIC":
-        scores = b.sigmoid(raw)
-    elif post in ("SOFTMAX", "SOFTMAX_ZERO"):
-        scores = b.softmax(raw, 1)
-    else:
-        scores = raw
+    scores = post_transform(n, raw, post)
     index = b.arg_max(raw, 1, keep_dimensions=False, output_data_type="int32")
-    return [b.gather(table, index), scores]
+    return [label_output(n, index, labels, is_string), scores]
 
 
 @op("ArrayFeatureExtractor", domain=ML)

@@ -12,11 +12,45 @@ Trees are padded to the largest one; a padded split has no leaf that uses it.
 import numpy as np
 
 from .ml import ML, _float_input
+from .ml_scores import TRANSFORMS, class_labels, label_output, post_transform, probit
 from .registry import op
 
 MODES = {"BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ"}
 # Elements of the per-tree tables ([trees, splits, leaves] + [trees, leaves, targets]).
 MAX_TABLE_ELEMENTS = 1 << 26
+
+
+def _values_attr(n, a, name):
+    """A float list attribute or its `name`_as_tensor form: (list of float, True when the
+    tensor is double)."""
+    tensor = a(f"{name}_as_tensor", None)
+    if tensor is None:
+        return [float(v) for v in a(name, [])], False
+    if isinstance(tensor, np.ndarray):  # already converted (tree_v5.py)
+        return tensor.astype(np.float64).tolist(), tensor.dtype == np.float64
+    from onnx import numpy_helper
+
+    array = numpy_helper.to_array(tensor).reshape(-1)
+    if array.dtype not in (np.float32, np.float64):
+        n.fail(f"'{name}_as_tensor' of type {array.dtype} (float or double)")
+    return array.astype(np.float64).tolist(), array.dtype == np.float64
+
+
+def float32_threshold(t, mode, double):
+    """The float32 threshold that makes the float32 comparison of a float32 x give what the
+    comparison with the double threshold t gives (what ORT computes for double input, exact
+    for every float32-representable x): <= and > compare with t rounded down, < and >= with
+    t rounded up; == and != with a t that no float32 equals compare with NaN (never equal)."""
+    if not double:
+        return float(np.float32(t))
+    near = np.float32(t)
+    if float(near) == t or np.isnan(t):
+        return float(near)
+    if mode in ("BRANCH_EQ", "BRANCH_NEQ"):
+        return float("nan")
+    down = near if float(near) < t else np.nextafter(near, np.float32(-np.inf))
+    up = near if float(near) > t else np.nextafter(near, np.float32(np.inf))
+    return float(down if mode in ("BRANCH_LEQ", "BRANCH_GT") else up)
 
 
 def _compare(b, mode, x, t):
@@ -33,15 +67,14 @@ def _compare(b, mode, x, t):
 class _Forest:
     """The node table of the attributes, as per-tree padded arrays."""
 
-    def __init__(self, n, prefix, outputs):
-        a = n.attr
-        for name in ("nodes_values_as_tensor", f"{prefix}_weights_as_tensor"):
-            if a(name) is not None:
-                n.fail(f"'{name}' (double thresholds or weights) is not supported")
+    def __init__(self, n, prefix, outputs, attrs=None):
+        # attrs: the v3 attributes by name (default the node's; TreeEnsemble v5 converts its
+        # own to these, tree_v5.py). *_as_tensor forms replace the float lists.
+        a = attrs.get if attrs is not None else n.attr
+        values, double = _values_attr(n, a, "nodes_values")
         tree_ids = list(a("nodes_treeids", []))
         node_ids = list(a("nodes_nodeids", []))
         features = list(a("nodes_featureids", []))
-        values = list(a("nodes_values", []))
         modes = list(a("nodes_modes", []))
         true_ids = list(a("nodes_truenodeids", []))
         false_ids = list(a("nodes_falsenodeids", []))
@@ -53,7 +86,8 @@ class _Forest:
         nodes = {}
         for i in range(count):
             mode = modes[i]
-            if mode != "LEAF" and mode not in MODES:
+            member = mode == "BRANCH_MEMBER" and attrs is not None  # (v5 only)
+            if mode != "LEAF" and mode not in MODES and not member:
                 n.fail(f"node mode '{mode}'")
             nodes[(tree_ids[i], node_ids[i])] = i
         self.trees = sorted({t for t in tree_ids})
@@ -61,7 +95,7 @@ class _Forest:
         t_ids = list(a(f"{prefix}_treeids", []))
         n_ids = list(a(f"{prefix}_nodeids", []))
         k_ids = list(a(f"{prefix}_ids", []))
-        w = list(a(f"{prefix}_weights", []))
+        w, _ = _values_attr(n, a, f"{prefix}_weights")
         if not (len(t_ids) == len(n_ids) == len(k_ids) == len(w)):
             n.fail(f"the {prefix}_* attributes are of different lengths")
         for t, node, k, value in zip(t_ids, n_ids, k_ids, w):
@@ -94,7 +128,12 @@ class _Forest:
                     leaves.append((path, weights.get((t, node), [])))
                     continue
                 index[node] = len(splits)
-                splits.append((int(features[i]), float(values[i]), modes[i], bool(missing[i])))
+                if modes[i] == "BRANCH_MEMBER":  # the set of values (its index in values)
+                    members = attrs["member_sets"][int(values[i])]
+                    threshold = tuple(float32_threshold(v, "BRANCH_EQ", double) for v in members)
+                else:
+                    threshold = float32_threshold(values[i], modes[i], double)
+                splits.append((int(features[i]), threshold, modes[i], bool(missing[i])))
                 s = index[node]
                 stack.append((false_ids[i], path + [(s, False)]))
                 stack.append((true_ids[i], path + [(s, True)]))
@@ -121,10 +160,17 @@ class _Forest:
         need = np.full([T, 1, L], -1.0, np.float32)  # a padded leaf is never reached
         weight = np.zeros([T, L, K], np.float32)
         has = np.zeros([T, L, K], np.float32)
+        member_feature, member_value, member_split = [], [], []  # one per (split, member)
         for t, (splits, leaves) in enumerate(zip(self.splits, self.leaves)):
             for s, (f, v, mode, miss) in enumerate(splits):
                 if not 0 <= f < features:
                     n.fail(f"a split on feature {f} of {features}")
+                if mode == "BRANCH_MEMBER":
+                    for value in v:
+                        member_feature.append(f)
+                        member_value.append(value)
+                        member_split.append(t * S + s)
+                    v = 0.0
                 feature[t, s], threshold[t, s], modes[t, s], track[t, s] = f, v, mode, miss
             for leaf, (steps, values) in enumerate(leaves):
                 for s, goes_true in steps:
@@ -133,12 +179,16 @@ class _Forest:
                 for k, value in values:
                     weight[t, leaf, k] += np.float32(value)
                     has[t, leaf, k] = 1.0
-        batch = n.static_shape(0)[0]
+        batch = b.operand_shape(x)[0]
         picked = b.gather(x, n.const(feature.reshape(-1), "int32"), axis=1)  # [batch, T*S]
         thresholds = n.const(threshold.reshape(-1), "float32")
         flat_modes = modes.reshape(-1)
         cond = None
         for mode in sorted(set(flat_modes)):
+            if mode == "BRANCH_MEMBER":
+                c = self._membership(n, x, member_feature, member_value, member_split, T * S)
+                cond = c if cond is None else b.logical_or(cond, c)
+                continue
             c = _compare(b, mode, picked, thresholds)
             if len(set(flat_modes)) > 1:
                 c = b.logical_and(c, n.const((flat_modes == mode).astype(np.uint8), "uint8"))
@@ -154,6 +204,17 @@ class _Forest:
         values = b.matmul(reached, n.const(weight, "float32"))  # [T, batch, K]
         scored = b.matmul(reached, n.const(has, "float32"))
         return values, scored
+
+    @staticmethod
+    def _membership(n, x, features, values, splits, count):
+        """[batch, count] bool: x[feature] is one of the split's values (BRANCH_MEMBER)."""
+        b = n.b
+        picked = b.gather(x, n.const(np.asarray(features, np.int32), "int32"), axis=1)
+        hits = b.equal(picked, n.const(np.asarray(values, np.float32), "float32"))
+        owner = np.zeros([len(splits), count], np.float32)
+        owner[np.arange(len(splits)), splits] = 1.0
+        found = b.matmul(b.cast(hits, "float32"), n.const(owner, "float32"))
+        return b.greater(found, n.const(0.0, "float32"))
 
 
 def _aggregate(n, forest, values, scored, aggregate):
@@ -173,17 +234,6 @@ def _aggregate(n, forest, values, scored, aggregate):
     return b.where(b.cast(any_score, "uint8"), best, n.const(0.0, "float32")), any_score
 
 
-def _post(n, y, post, axis=1):
-    b = n.b
-    if post == "NONE":
-        return y
-    if post == "LOGISTIC":
-        return b.sigmoid(y)
-    if post == "SOFTMAX":
-        return b.softmax(y, axis)
-    n.fail(f"post_transform '{post}' (NONE, LOGISTIC and SOFTMAX are supported)")
-
-
 def _rows(n):
     shape = n.static_shape(0)
     x = _float_input(n)
@@ -195,17 +245,19 @@ def _rows(n):
 
 
 @op("TreeEnsembleRegressor", domain=ML)
-def tree_ensemble_regressor(n):
+def tree_ensemble_regressor(n, attrs=None):
+    """attrs: v3 attributes by name in place of the node's (TreeEnsemble v5, tree_v5.py)."""
     b = n.b
-    targets = int(n.attr("n_targets", 1))
-    forest = _Forest(n, "target", targets)
+    get = attrs.get if attrs is not None else n.attr
+    targets = int(get("n_targets", 1))
+    forest = _Forest(n, "target", targets, attrs)
     x, features = _rows(n)
     values, scored = forest.evaluate(n, x, features)
-    aggregate = n.attr("aggregate_function", "SUM")
+    aggregate = get("aggregate_function", "SUM")
     if aggregate not in ("SUM", "AVERAGE", "MIN", "MAX"):
         n.fail(f"aggregate_function '{aggregate}'")
     y, any_score = _aggregate(n, forest, values, scored, aggregate)
-    base = [float(v) for v in n.attr("base_values", [])]
+    base = _values_attr(n, get, "base_values")[0]
     if base and len(base) not in (1, targets):
         n.fail(f"{len(base)} base_values for {targets} targets")
     if len(base) == targets or (targets == 1 and len(base) == 1):
@@ -213,7 +265,18 @@ def tree_ensemble_regressor(n):
         if targets > 1:
             # ORT 1.2x (measured): a target that no reached leaf weighs is 0, without its base.
             y = b.where(b.cast(any_score, "uint8"), y, n.const(0.0, "float32"))
-    return _post(n, y, n.attr("post_transform", "NONE"))
+    post = get("post_transform", "NONE")
+    if targets == 1:
+        # ORT transforms a single target only with PROBIT (measured, 1.32: LOGISTIC and the
+        # softmaxes leave it as it is).
+        return probit(n, y) if post == "PROBIT" else _checked(n, y, post)
+    return post_transform(n, y, post)
+
+
+def _checked(n, y, post):
+    if post not in TRANSFORMS:
+        n.fail(f"post_transform '{post}' (one of {', '.join(TRANSFORMS)})")
+    return y
 
 
 @op("TreeEnsembleClassifier", domain=ML)
@@ -222,33 +285,29 @@ def tree_ensemble_classifier(n):
     classes: scores are the summed weights plus base_values, the label the first largest; two
     classes: ORT's binary rules (below)."""
     b = n.b
-    labels = n.attr("classlabels_int64s", None)
-    if labels is None:
-        if n.attr("classlabels_strings", None) is not None:
-            n.fail("string class labels (WebNN has no string type)")
-        n.fail("no classlabels_int64s")
+    labels, is_string = class_labels(n, "classlabels_int64s")
     classes = len(labels)
     forest = _Forest(n, "class", classes)
     x, features = _rows(n)
     values, scored = forest.evaluate(n, x, features)
     y, _ = _aggregate(n, forest, values, scored, "SUM")
-    base = [float(v) for v in n.attr("base_values", [])]
+    base = _values_attr(n, n.attr, "base_values")[0]
     post = n.attr("post_transform", "NONE")
-    table = n.const(np.asarray(labels, np.int64), "int64")
     if classes > 2:
         if base:
             if len(base) != classes:
                 n.fail(f"{len(base)} base_values for {classes} classes")
             y = b.add(y, n.const(np.asarray(base, np.float32), "float32"))
         index = b.arg_max(y, 1, keep_dimensions=False, output_data_type="int32")
-        return [b.gather(table, index), _post(n, y, post)]
+        return [label_output(n, index, labels, is_string), post_transform(n, y, post)]
     if classes != 2:
         n.fail(f"{classes} class label(s)")
     rows = n.b.operand_shape(y)[0]
     if forest.used == [0, 1] and not base and post == "NONE":
         # Both classes weighed (no base values): the second label where its score is > 0.
         positive = b.greater(b.slice(y, [0, 1], [rows, 1]), n.const(0.0, "float32"))
-        return [b.gather(table, b.reshape(b.cast(positive, "int32"), [rows])), y]
+        index = b.reshape(b.cast(positive, "int32"), [rows])
+        return [label_output(n, index, labels, is_string), y]
     if len(forest.used) != 1 or len(base) > 1:
         n.fail(
             "a two-class ensemble is supported where the trees weigh both classes (without "
@@ -265,7 +324,7 @@ def tree_ensemble_classifier(n):
     all_positive = min(weights, default=0.0) >= 0
     cut = 0.5 if all_positive else 0.0
     positive = b.greater(score, n.const(np.float32(cut), "float32"))
-    label = b.gather(table, b.reshape(b.cast(positive, "int32"), [rows]))
+    label = label_output(n, b.reshape(b.cast(positive, "int32"), [rows]), labels, is_string)
     if post == "LOGISTIC" and not all_positive:
         p = b.sigmoid(score)
         return [label, b.concat([b.sub(n.const(1.0, "float32"), p), p], 1)]
