@@ -153,14 +153,21 @@ Status AtomicFile::write(const void* data, uint64_t size) {
   return Status::ok();
 }
 
-Status AtomicFile::commit() {
+Status AtomicFile::flush() {
+  if (fd_ < 0) return Status::ok();
   if (::fsync(fd_) != 0) return io_error("cannot flush", path_, errno);
   int rc = ::close(fd_);
   fd_ = -1;
   if (rc != 0) return io_error("cannot write", path_, errno);
+  return Status::ok();
+}
+
+Status AtomicFile::commit(bool sync_directory) {
+  WEBNN_RETURN_IF_ERROR(flush());
   if (::rename(temp_path_.c_str(), path_.c_str()) != 0)
     return io_error("cannot replace", path_, errno);
   committed_ = true;
+  if (!sync_directory) return Status::ok();
   // The rename itself must reach the disk too, or a power loss could undo it.
   int dir = ::open(parent_dir(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir >= 0) {

@@ -47,8 +47,11 @@ class AtomicFile {
   AtomicFile& operator=(const AtomicFile&) = delete;
 
   Status write(const void* data, uint64_t size);
-  // fsync + rename over `path`.
-  Status commit();
+  // fsync + close: the data is on disk, the file not yet in place (idempotent).
+  Status flush();
+  // flush, rename over `path`, then (unless told not to, when another file's commit in the
+  // same directory follows) fsync the directory so that the rename survives a power loss.
+  Status commit(bool sync_directory = true);
 
  private:
   AtomicFile() = default;

@@ -8,6 +8,7 @@
 
 #include "format/document.h"
 #include "format/file_io.h"
+#include "format/pair_lock.h"
 #include "format/params.h"
 #include "format/weights.h"
 #include "format/weights_record.h"
@@ -296,6 +297,10 @@ Expected<Graph> load_graph_source(std::string_view source, const std::string& pa
 }
 
 Expected<Graph> load_graph_file(const std::string& path, GraphFileInfo* info) {
+  // Shared with other loads, exclusive of a save's renames (format/pair_lock.h): the graph
+  // and the sidecar it opens (maps) come from one save. The sidecar stays mapped after the
+  // lock is released, whatever later saves rename over it.
+  format::PairLock lock = format::PairLock::for_load(path);
   WEBNN_ASSIGN_OR_RETURN(std::string text, format::read_file(path));
   return load_graph_source(text, path, info);
 }

@@ -5,6 +5,7 @@
 
 #include "format/document.h"
 #include "format/file_io.h"
+#include "format/pair_lock.h"
 #include "format/params.h"
 #include "format/sha256.h"
 #include "format/weights.h"
@@ -244,13 +245,17 @@ Status save_graph(const Graph& graph, const std::string& path, const GraphFileIn
     p.text = format::format_weights_record(record) + p.text;
   }
   WEBNN_RETURN_IF_ERROR(text_file->write(p.text.data(), p.text.size()));
-  // Two saves to one path from two threads could interleave their renames (graph of one,
-  // sidecar of the other) and leave a pair that load_graph refuses for good: the renames of
-  // one save happen together with respect to the others of this process (locks striped by
-  // the path as written; another process still needs the pairing check).
+  // Both files reach the disk before either is renamed, so that the renames follow each
+  // other closely; they happen under the pair lock (format/pair_lock.h), so that no load in
+  // any process sees the graph of one save with the sidecar of another, and no other save's
+  // renames come in between. The mutexes still order the threads of this process where the
+  // directory cannot be locked (striped by the path as written).
+  if (sidecar) WEBNN_RETURN_IF_ERROR(sidecar->flush());
+  WEBNN_RETURN_IF_ERROR(text_file->flush());
   static std::mutex commit_locks[16];
   std::lock_guard<std::mutex> lock(commit_locks[std::hash<std::string>{}(path) % 16]);
-  if (sidecar) WEBNN_RETURN_IF_ERROR(sidecar->commit());
+  format::PairLock pair_lock = format::PairLock::for_save(path);
+  if (sidecar) WEBNN_RETURN_IF_ERROR(sidecar->commit(/*sync_directory=*/false));
   return text_file->commit();
 }
 

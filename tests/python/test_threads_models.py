@@ -192,10 +192,12 @@ def test_save_and_load_graph_while_other_threads_dispatch(backend, tmp_path):
 def test_saves_to_one_path_race_into_a_whole_pair_or_a_pairing_error(tmp_path):
     # Two threads save different graphs to one path at the same moment, round after round,
     # while a third loads it: a load during the saves gets one of the two saved functions
-    # whole, or the pairing error (graph of one save, weights of the other); once a round's
-    # saves are done the pair on disk is whole. Before, the renames of the two saves could
-    # interleave (a save renames its sidecar, fsyncs, then renames its graph) and leave the
-    # graph of one with the sidecar of the other, refused by every later load.
+    # whole, never the pairing error (graph of one save, weights of the other: the renames
+    # of a save and the reads of a load hold the pair lock, src/format/pair_lock.h); once a
+    # round's saves are done the pair on disk is whole. Before, the renames of the two saves
+    # could interleave (a save renames its sidecar, fsyncs, then renames its graph) and leave
+    # the graph of one with the sidecar of the other, refused by every later load.
+    # tests/python/test_atomic_save_processes.py races processes.
     ctx = webnn.ML().create_context(accelerated=False, backend="cpu")
     x = np.random.default_rng(0).standard_normal((1, 3, 8, 8)).astype(np.float32)
     expected = {}
@@ -251,3 +253,4 @@ def test_saves_to_one_path_race_into_a_whole_pair_or_a_pairing_error(tmp_path):
     jobs = [saver, saver, main, loader]
     hammer(4, lambda i: jobs[i](i))
     assert len(after) == rounds and set(after) <= {1, 2}
+    assert refused == [], refused[:3]

@@ -167,6 +167,7 @@ def qlinear_average_pool(n):
     window's input positions, or with count_include_pad those inside the declared pads).
     channels_last=1 (NHWC) is transposed around; 1-D and 2-D pools."""
     from .nn import _auto_pads, _pool_out_size
+    from .pool_geometry import auto_pad_attr
 
     bl = n.b
     rank = n.rank(0)
@@ -186,7 +187,7 @@ def qlinear_average_pool(n):
     strides = [int(v) for v in n.attr("strides", [1] * k)]
     if len(kernel) != k or len(strides) != k or min(kernel + strides) < 1:
         n.fail(f"kernel_shape {kernel} and strides {strides} must be {k} positive values")
-    auto_pad = n.attr("auto_pad", "NOTSET")
+    auto_pad = auto_pad_attr(n)
     ceil_mode = int(n.attr("ceil_mode", 0))
     if auto_pad in ("", "NOTSET"):
         pads = [int(v) for v in n.attr("pads", [0] * (2 * k))]

@@ -5,6 +5,13 @@ import math
 import numpy as np
 
 from .fourier_conv import fourier_conv
+from .pool_geometry import (
+    auto_pad_attr,
+    fill_padding_only,
+    overhang,
+    pool_geometry,
+    trim_negative_pads,
+)
 from .registry import op
 from .util import norm_axis, prod, window_attributes
 
@@ -40,7 +47,7 @@ def _conv_geometry(n, spatial, kernel):
     k = len(kernel)
     strides = list(n.attr("strides", [1] * k))
     dilations = list(n.attr("dilations", [1] * k))
-    auto_pad = n.attr("auto_pad", "NOTSET")
+    auto_pad = auto_pad_attr(n)
     if auto_pad in ("", "NOTSET"):
         pads = list(n.attr("pads", [0] * (2 * k)))
         begin, end = pads[:k], pads[k:]
@@ -179,7 +186,7 @@ def _conv_transpose_geometry(n, spatial, kernel):
     strides = list(n.attr("strides", [1] * k))
     dilations = list(n.attr("dilations", [1] * k))
     out_pad = list(n.attr("output_padding", [0] * k))
-    auto_pad = n.attr("auto_pad", "NOTSET")
+    auto_pad = auto_pad_attr(n)
     output_shape = n.attr("output_shape", None)
     eff = [(kernel[i] - 1) * dilations[i] + 1 for i in range(k)]
     if output_shape is not None:
@@ -280,59 +287,25 @@ def _pool(kind):
         if rank not in (3, 4):
             n.fail(f"{n.node.op_type} of rank {rank} (only 1-D, 2-D and 3-D pools are supported)")
         want_indices = len(n.node.output) > 1 and bool(n.node.output[1])
-        x = _spatial_1d_to_2d(n, n.x(0), rank)
-        spatial = n.static_shape(0)[2:]
-        kernel = list(n.attr("kernel_shape"))
-        k = len(kernel)
-        strides = list(n.attr("strides", [1] * k))
-        dilations = list(n.attr("dilations", [1] * k))
-        auto_pad = n.attr("auto_pad", "NOTSET")
-        ceil_mode = int(n.attr("ceil_mode", 0))
-        if auto_pad in ("", "NOTSET"):
-            pads = list(n.attr("pads", [0] * (2 * k)))
-            begin, end = pads[:k], pads[k:]
-        else:
-            begin, end = _auto_pads(n, spatial, kernel, strides, dilations, auto_pad)
-            if auto_pad != "VALID":
-                # SAME_*: output = ceil(size / stride)
-                pass
-        outs = [
-            _pool_out_size(
-                spatial[i], kernel[i], strides[i], dilations[i], begin[i], end[i], ceil_mode
-            )
-            for i in range(k)
-        ]
-        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-            outs = [-(-spatial[i] // strides[i]) for i in range(k)]
-        elif auto_pad == "VALID":
-            outs = [
-                (spatial[i] - ((kernel[i] - 1) * dilations[i] + 1)) // strides[i] + 1
-                for i in range(k)
-            ]
+        shape = n.static_shape(0)
+        spatial = shape[2:]
+        geometry = pool_geometry(n, spatial, shape[0] * shape[1])
+        empty = geometry.padding_only(spatial)
+        x, spatial, dropped = trim_negative_pads(n, n.x(0), geometry, spatial, 2)
+        x = _spatial_1d_to_2d(n, x, rank)
+        kernel, strides, dilations = geometry.kernel, geometry.strides, geometry.dilations
+        begin, end, outs = geometry.begin, list(geometry.end), geometry.outs
         # Extra end padding so that every output window exists in WebNN's floor arithmetic.
-        for i in range(k):
-            eff = (kernel[i] - 1) * dilations[i] + 1
-            need = (outs[i] - 1) * strides[i] + eff - (spatial[i] + begin[i] + end[i])
-            if need > 0:
-                end[i] += need
+        extra = overhang(geometry, spatial)
         bl = n.b
         if kind == "avg" and n.attr("count_include_pad", 0) and any(begin + end):
-            # WebNN averages over the valid elements only: pad with zeros explicitly. The
-            # ceil-mode overhang past the declared pads is still excluded, as in ONNX.
-            declared = (
-                list(n.attr("pads", [0] * (2 * k))) if auto_pad in ("", "NOTSET") else begin + end
-            )
-            if auto_pad in ("", "NOTSET"):
-                pb, pe = declared[:k], declared[k:]
-            else:
-                pb, pe = begin, end
-            full_b = [0, 0] + ([0] if rank == 3 else []) + list(pb)
-            full_e = [0, 0] + ([0] if rank == 3 else []) + list(pe)
-            x = bl.pad(x, full_b, full_e, mode="constant", value=0)
-            begin = [b - p for b, p in zip(begin, pb)]
-            end = [e - p for e, p in zip(end, pe)]
-            if any(v != 0 for v in begin + end):
-                n.fail("count_include_pad with ceil_mode overhang is not supported")
+            # WebNN averages over the valid elements only: the declared pads become zeros of
+            # the input; the ceil-mode overhang past them stays padding, not counted, as in
+            # ONNX Runtime.
+            lead = [0, 0] + ([0] if rank == 3 else [])
+            x = bl.pad(x, lead + begin, lead + end, mode="constant", value=0)
+            begin, end = [0] * len(begin), [0] * len(end)
+        end = [e + o for e, o in zip(end, extra)]
         if rank == 3:
             kernel, strides, dilations = [1] + kernel, [1] + strides, [1] + dilations
             begin, end, outs = [0] + begin, [0] + end, [1] + outs
@@ -340,7 +313,10 @@ def _pool(kind):
         if kind == "max":
             y = bl.max_pool2d(x, kernel, strides, dilations, padding, output_sizes=outs)
             if want_indices:
-                indices = _max_pool_indices(n, x, y, kernel, strides, dilations, padding, outs)
+                indices = _max_pool_indices(
+                    n, x, y, kernel, strides, dilations, padding, outs,
+                    ([0] if rank == 3 else []) + dropped, shape[2:],
+                )  # fmt: skip
                 if rank == 3:
                     s = bl.operand_shape(indices)
                     indices = bl.reshape(indices, [s[0], s[1], s[3]])
@@ -363,6 +339,7 @@ def _pool(kind):
         if rank == 3:
             s = bl.operand_shape(y)
             y = bl.reshape(y, [s[0], s[1], s[3]])
+        y = fill_padding_only(n, y, empty, kind, bl.operand_data_type(y))
         return [y, indices] if kind == "max" and want_indices else y
 
     return convert
@@ -378,13 +355,17 @@ def _check_index_taps(n, kernel):
                f"{MAX_INDEX_TAPS} taps)")  # fmt: skip
 
 
-def _max_pool_indices(n, x, y, kernel, strides, dilations, padding, outs):
+def _max_pool_indices(n, x, y, kernel, strides, dilations, padding, outs, dropped, full):
     """MaxPool's Indices output: the flat index into x of each window's first maximum (row-major
     scan, as ONNX Runtime), storage_order 1 counting w before h. Each kernel tap is a strided
     slice of the input padded with -inf; taps are visited last to first, each overwriting the
-    index where it equals the maximum, so the first matching tap wins."""
+    index where it equals the maximum, so the first matching tap wins. x may be the node's
+    input with `dropped` leading elements of each axis sliced off (trim_negative_pads);
+    indices count in the node's input of spatial sizes `full`."""
     bl = n.b
-    batch, channels, height, width = n.b.operand_shape(x)
+    batch, channels = n.b.operand_shape(x)[:2]
+    height, width = ([1] + list(full))[-2:]
+    off_h, off_w = ([0] + list(dropped))[-2:]
     pt, pb, pl, pr = padding
     oh, ow = outs
     xp = bl.pad(x, [0, 0, pt, pl], [0, 0, pb, pr], mode="constant", value=float("-inf"))
@@ -400,8 +381,8 @@ def _max_pool_indices(n, x, y, kernel, strides, dilations, padding, outs):
     result = None
     taps = [(i, j) for i in range(kernel[0]) for j in range(kernel[1])]
     for i, j in reversed(taps):
-        h_in = rows + i * dilations[0] - pt
-        w_in = cols + j * dilations[1] - pl
+        h_in = rows + i * dilations[0] - pt + off_h
+        w_in = cols + j * dilations[1] - pl + off_w
         flat = w_in * height + h_in if column_major else h_in * width + w_in
         idx = bl.add(plane_offset, n.importer.operand(flat.astype(np.int32).reshape(1, 1, oh, ow)))
         x_t = bl.slice(
@@ -664,92 +645,44 @@ MAX_DEPTH_SLICES = 100_000  # slices of an unrolled 3-D pool (output frames x de
 
 def pool3d(n, kind):
     bl = n.b
-    x = n.x(0)
     N, C, D, H, W = n.static_shape(0)
-    kernel = list(n.attr("kernel_shape"))
-    strides = list(n.attr("strides", [1, 1, 1]))
-    dilations = list(n.attr("dilations", [1, 1, 1]))
-    auto_pad = n.attr("auto_pad", "NOTSET")
-    ceil_mode = int(n.attr("ceil_mode", 0))
+    geometry = pool_geometry(n, [D, H, W], N * C)
+    kernel, strides, dilations, outs = (
+        geometry.kernel, geometry.strides, geometry.dilations, geometry.outs
+    )  # fmt: skip
     # The depth axis is unrolled below (a slice per output frame and tap): a kernel_shape of
     # -2^63 made that loop endless (found by the fuzzer).
-    for name, v in (("kernel_shape", kernel), ("strides", strides), ("dilations", dilations)):
-        if len(v) != 3 or min(v) < 1:
-            n.fail(f"{name} {v} must be 3 positive values")
-    if auto_pad in ("", "NOTSET"):
-        pads = list(n.attr("pads", [0] * 6))
-        begin, end = pads[:3], pads[3:]
-    else:
-        begin, end = _auto_pads(n, [D, H, W], kernel, strides, dilations, auto_pad)
-    sizes = [D, H, W]
-    begin0 = list(begin)
-    outs = [
-        _pool_out_size(sizes[i], kernel[i], strides[i], dilations[i], begin[i], end[i], ceil_mode)
-        for i in range(3)
-    ]
-    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-        outs = [-(-sizes[i] // strides[i]) for i in range(3)]
-    if min(outs) < 1 or outs[0] * kernel[0] > MAX_DEPTH_SLICES:
+    if outs[0] * kernel[0] > MAX_DEPTH_SLICES:
         n.fail(f"output sizes {outs} with a depth kernel of {kernel[0]} are not supported")
+    empty = geometry.padding_only([D, H, W])
     want_indices = kind == "max" and len(n.node.output) > 1 and bool(n.node.output[1])
-    if kind == "max" and want_indices:
-        source = x
+    source, source_begin = n.x(0), list(geometry.begin)
+    x, sizes, _ = trim_negative_pads(n, n.x(0), geometry, [D, H, W], 2)
+    begin, end = geometry.begin, list(geometry.end)
+    extra = overhang(geometry, sizes)
+    dtype = n.dtype(0)
     if kind == "lp":
         # (sum over the window of |x|^p)^(1/p): zero padding adds nothing, so pad explicitly
         # (also the ceil-mode overhang) and sum plain windows.
         p = int(n.attr("p", 2))
-        dtype = n.dtype(0)
         x = bl.mul(x, x) if p == 2 else bl.pow(bl.abs(x), n.const(float(p), dtype))
-        ends = [
-            max(
-                end[i],
-                (outs[i] - 1) * strides[i]
-                + (kernel[i] - 1) * dilations[i]
-                + 1
-                - sizes[i]
-                - begin[i],
-            )
-            for i in range(3)
-        ]
-        x = bl.pad(x, [0, 0] + begin, [0, 0] + ends, mode="constant", value=0)
-        N, C, D, H, W = bl.operand_shape(x)
-        sizes = [D, H, W]
-        begin, end = [0, 0, 0], [0, 0, 0]
-    include_pad = kind == "avg" and n.attr("count_include_pad", 0)
-    if include_pad and any(begin + end):
+        x = bl.pad(x, [0, 0] + begin, [0, 0] + [e + o for e, o in zip(end, extra)],
+                   mode="constant", value=0)  # fmt: skip
+        begin, end, extra = [0, 0, 0], [0, 0, 0], [0, 0, 0]
+    elif kind == "avg" and n.attr("count_include_pad", 0) and any(begin + end):
+        # The declared pads count: zeros of the input. The ceil-mode overhang past them does
+        # not (it stays padding below, as in ONNX Runtime).
         x = bl.pad(x, [0, 0] + begin, [0, 0] + end, mode="constant", value=0)
-        N, C, D, H, W = bl.operand_shape(x)
-        begin, end = (
-            [0, 0, 0],
-            [
-                max(
-                    0,
-                    (outs[i] - 1) * strides[i]
-                    + (kernel[i] - 1) * dilations[i]
-                    + 1
-                    - bl.operand_shape(x)[2 + i],
-                )
-                for i in range(3)
-            ],
-        )
-        if any(end):
-            n.fail("count_include_pad with ceil_mode overhang is not supported")
+        begin, end = [0, 0, 0], [0, 0, 0]
+    N, C, D, H, W = bl.operand_shape(x)
     # 2-D pooling of every depth slice over H, W
-    for i in (1, 2):
-        eff = (kernel[i] - 1) * dilations[i] + 1
-        need = (
-            (outs[i] - 1) * strides[i] + eff - (sizes[i] + begin[i] + end[i])
-            if not include_pad
-            else 0
-        )
-        if need > 0:
-            end[i] += need
+    end = [e + o for e, o in zip(end, extra)]
     slices = bl.reshape(_to_depth_batches(bl, x), [N * D, C, H, W])
     padding = [begin[1], end[1], begin[2], end[2]]
     pool = bl.max_pool2d if kind == "max" else bl.average_pool2d
     p2 = pool(slices, kernel[1:], strides[1:], dilations[1:], padding, output_sizes=outs[1:])
     if kind == "lp":
-        p2 = bl.mul(p2, n.const(float(kernel[1] * kernel[2]), n.dtype(0)))
+        p2 = bl.mul(p2, n.const(float(kernel[1] * kernel[2]), dtype))
     p2 = bl.reshape(p2, [N, D, C, outs[1], outs[2]])
     frames = []
     for zo in range(outs[0]):
@@ -761,17 +694,20 @@ def pool3d(n, kind):
             acc = (
                 part if acc is None else (bl.max(acc, part) if kind == "max" else bl.add(acc, part))
             )
-        if kind == "avg" and len(taps) > 1:
-            acc = bl.div(acc, n.const(float(len(taps)), n.dtype(0)))
+        if acc is None:
+            # Only padding in depth: a placeholder, replaced by fill_padding_only below.
+            acc = bl.expand(n.const(0, dtype), [N, 1, C, outs[1], outs[2]])
+        elif kind == "avg" and len(taps) > 1:
+            acc = bl.div(acc, n.const(float(len(taps)), dtype))
         frames.append(acc)
     y = bl.concat(frames, 1) if len(frames) > 1 else frames[0]
     y = bl.transpose(y, [0, 2, 1, 3, 4])
     if kind == "lp":
-        if p != 2:
-            return bl.pow(y, n.const(1.0 / p, n.dtype(0)))
-        return bl.sqrt(y)
+        y = bl.sqrt(y) if p == 2 else bl.pow(y, n.const(1.0 / p, dtype))
+    y = fill_padding_only(n, y, empty, kind, dtype)
     if want_indices:
-        return [y, _max_pool3d_indices(n, source, y, kernel, strides, dilations, begin0, outs)]
+        return [y, _max_pool3d_indices(n, source, y, kernel, strides, dilations, source_begin,
+                                       outs)]  # fmt: skip
     return y
 
 
@@ -785,14 +721,20 @@ def _max_pool3d_indices(n, x, y, kernel, strides, dilations, begin, outs):
     if total >= 2**31:
         n.fail("MaxPool Indices for an input of 2**31 elements or more")
     _check_index_taps(n, kernel)
+    # Negative (SAME_*) begin pads: the elements no window reads are sliced off first.
+    lead = [max(0, -b) for b in begin]
+    pads = [max(0, b) for b in begin]
+    if any(lead):
+        x = bl.slice(x, [0, 0] + lead, [batch, channels] + [s - a for s, a in zip(spatial, lead)])
     ends = [
         max(
             0,
-            (outs[i] - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - spatial[i] - begin[i],
+            (outs[i] - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1
+            - (spatial[i] - lead[i]) - pads[i],
         )
         for i in range(3)
-    ]
-    xp = bl.pad(x, [0, 0] + begin, [0, 0] + ends, mode="constant", value=float("-inf"))
+    ]  # fmt: skip
+    xp = bl.pad(x, [0, 0] + pads, [0, 0] + ends, mode="constant", value=float("-inf"))
     column_major = int(n.attr("storage_order", 0)) == 1
     volume = int(np.prod(spatial))
     plane = np.arange(batch * channels, dtype=np.int32).reshape(batch, channels, 1, 1, 1)
