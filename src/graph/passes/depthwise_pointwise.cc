@@ -6,9 +6,15 @@
 // written to memory and read back. Every value is computed by the same row kernel, activation
 // and GEMM tiles as the two nodes apart, so results are bit-identical.
 //
-// Both filters must be finite constants: the cpu kernels compute a filter with a NaN or an
+// The 1x1 expansion conv2d before the depthwise (an inverted-residual block's 24 -> 48
+// channels at 192x192: another 14 MB written and read back) joins too when the depthwise is its
+// value's only reader (Node::expansion_input on the depthwise stage): the kernel computes its
+// rows band by band as well, with the same GEMM tiles and K order, so the whole block is one
+// pass over memory and still bit-identical.
+//
+// Every filter must be a finite constant: the cpu kernels compute a filter with a NaN or an
 // infinity on the reference kernel (cpu/conv_nonfinite_filter.cc), which could not read a
-// depthwise value that is never stored.
+// value that is never stored.
 #include <cmath>
 #include <cstring>
 
@@ -73,6 +79,20 @@ bool is_pointwise(const Graph& graph, const Node& n) {
          finite_constant(graph, p.filter.id);
 }
 
+// The node's fused steps (if any) are unary vector ops applied one after another, ending in a
+// static float32 value.
+bool unary_chain(const Graph& graph, const Node& n) {
+  OperandId prev = n.epilogue.empty() ? n.outputs[0] : -1;
+  for (size_t k = 0; k < n.epilogue.size(); ++k) {
+    const Node::Step& s = n.epilogue[k];
+    if (!is_cpu_vector_unary(s.op.kind) || s.op.inputs().size() != 1) return false;
+    // The first step reads the head's value, each later one the previous step's.
+    if (k > 0 && s.chain != prev) return false;
+    prev = s.op.outputs[0];
+  }
+  return static_f32(graph.desc(prev));
+}
+
 // A depthwise conv2d (groups == channels, one filter per channel), NHWC, float32, finite
 // constant filter, whose fused steps (if any) are unary vector ops applied one after another.
 bool is_depthwise(const Graph& graph, const Node& n) {
@@ -86,16 +106,18 @@ bool is_depthwise(const Graph& graph, const Node& n) {
   if (p.groups != channels || filter_size(p, w, 'i') != 1 || filter_size(p, w, 'o') != channels) {
     return false;
   }
-  if (!finite_constant(graph, p.filter.id)) return false;
-  OperandId prev = n.epilogue.empty() ? n.outputs[0] : -1;
-  for (size_t k = 0; k < n.epilogue.size(); ++k) {
-    const Node::Step& s = n.epilogue[k];
-    if (!is_cpu_vector_unary(s.op.kind) || s.op.inputs().size() != 1) return false;
-    // The first step reads the head's value, each later one the previous step's.
-    if (k > 0 && s.chain != prev) return false;
-    prev = s.op.outputs[0];
-  }
-  return static_f32(graph.desc(prev));
+  return finite_constant(graph, p.filter.id) && unary_chain(graph, n);
+}
+
+// The node producing `v` if `v` is an intermediate read once (by the node at `reader`), built
+// before it and not taken by another fusion: else -1.
+int32_t sole_producer(const Graph& graph, const std::vector<int>& uses,
+                      const std::vector<bool>& dead, OperandId v, size_t reader) {
+  const int32_t d = graph.operands[v].producer;
+  if (d < 0 || d >= static_cast<int32_t>(reader) || dead[d]) return -1;
+  if (graph.operands[v].kind != OperandKind::kOutput || uses[v] != 1) return -1;
+  if (is_graph_output(graph, v)) return -1;
+  return d;
 }
 
 }  // namespace
@@ -108,13 +130,19 @@ Expected<int64_t> fuse_depthwise_pointwise(Graph& graph) {
     Node& pw = graph.nodes[i];
     if (!is_pointwise(graph, pw)) continue;
     const OperandId v = pw.as<Conv2dParams>().input.id;
-    const int32_t d = graph.operands[v].producer;
-    if (d < 0 || d >= static_cast<int32_t>(i) || dead[d]) continue;
-    if (graph.operands[v].kind != OperandKind::kOutput || uses[v] != 1) continue;
-    if (is_graph_output(graph, v)) continue;
-    const Node& dw = graph.nodes[d];
+    const int32_t d = sole_producer(graph, uses, dead, v, i);
+    if (d < 0) continue;
+    Node& dw = graph.nodes[d];
     if (!is_depthwise(graph, dw) || dw.outputs[0] != v) continue;
-    pw.depthwise_input = std::make_shared<const Node>(std::move(graph.nodes[d]));
+    // The expansion before it: a plain 1x1 conv with unary steps whose value only it reads.
+    const OperandId u = dw.as<Conv2dParams>().input.id;
+    const int32_t e = sole_producer(graph, uses, dead, u, d);
+    if (e >= 0 && is_pointwise(graph, graph.nodes[e]) && graph.nodes[e].outputs[0] == u &&
+        unary_chain(graph, graph.nodes[e])) {
+      dw.expansion_input = std::make_shared<const Node>(std::move(graph.nodes[e]));
+      dead[e] = true;
+    }
+    pw.depthwise_input = std::make_shared<const Node>(std::move(dw));
     dead[d] = true;
     ++fused;
   }
