@@ -1,9 +1,10 @@
 """A whole inverted-residual block (1x1 expansion -> depthwise -> 1x1 projection) runs as one
-cpu node (graph/passes/depthwise_pointwise.cc, Node::expansion_input): the expansion rows are
-computed band by band into a per-thread window with the depthwise's halo rows, the depthwise
-rows from it, and the projection right after. The fused graph must equal the cpu graph without
-the pass bit for bit, and the reference backend within float32 tolerance. Random blocks reach:
-depthwise strides, dilations, paddings and filter sizes, channel counts that fill partial
+cpu node (graph/passes/depthwise_pointwise.cc, then expansion_fusion.cc: Node::expansion_input
+of the depthwise stage): the expansion rows are computed band by band into a per-thread window
+with the depthwise's halo rows, the depthwise rows from it, and the projection right after.
+The fused graph must equal bit for bit the cpu graph without either pass and the graph with
+depthwise_pointwise only, and the reference backend within float32 tolerance. Random blocks
+reach: depthwise strides, dilations, paddings and filter sizes, channel counts that fill partial
 vectors, expansion and depthwise steps (none, relu, hardSwish, clamp, several), projection
 widths on both GEMM tiles and its epilogue (activation, residual add of the block input or of
 another tensor), batch 2 and maps of several bands. Blocks whose expansion must stay a node of
@@ -153,14 +154,18 @@ def _check(case, variant, expect_expansion_fused):
     feeds = _feeds(case)
     fused, stats = _run("cpu", "all", case, variant, feeds)
     assert stats["passes"].get("depthwise_pointwise", 0) == 1, stats
+    assert stats["passes"].get("expansion_fusion", 0) == int(expect_expansion_fused), stats
     # All three convolutions in one node, or the expansion left as a node of its own.
     conv_nodes = 1 if expect_expansion_fused else 2
     assert stats["ops_after"].get("conv2d", 0) == conv_nodes, stats
     unfused, unfused_stats = _run("cpu", WITHOUT, case, variant, feeds)
     assert unfused_stats["ops_after"].get("conv2d", 0) == 3, unfused_stats
+    pair, pair_stats = _run("cpu", WITHOUT + ",depthwise_pointwise", case, variant, feeds)
+    assert pair_stats["ops_after"].get("conv2d", 0) == 2, pair_stats
     want, _ = _run("reference", "all", case, variant, feeds)
     for name in want:
         np.testing.assert_array_equal(fused[name], unfused[name])
+        np.testing.assert_array_equal(pair[name], unfused[name])
         finite = want[name][np.isfinite(want[name])]
         scale = 1 + np.abs(finite).max(initial=0)
         np.testing.assert_allclose(fused[name], want[name], rtol=1e-5, atol=2e-5 * scale)
