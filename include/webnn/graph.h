@@ -108,6 +108,11 @@ struct Node {
   // it to the 1x1 product right away; it is never stored in memory (the operand is no node's
   // output). Built graphs never have one.
   std::shared_ptr<const Node> depthwise_input = nullptr;
+  // Set by the same pass on such a depthwise stage only (the node held by depthwise_input): the
+  // 1x1 expansion conv2d, with its fused element-wise steps, whose value is the depthwise's
+  // input. The kernel computes its rows band by band too, so a whole inverted-residual block
+  // (expansion, depthwise, projection) is one pass over memory. Built graphs never have one.
+  std::shared_ptr<const Node> expansion_input = nullptr;
 
   std::vector<OperandId> inputs() const {
     std::vector<OperandId> ids;

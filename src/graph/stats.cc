@@ -42,8 +42,9 @@ double node_flops(const Graph& g, const Node& node) {
       // Every output element takes (filter elements / outC) multiply-adds.
       const Shape& f = g.desc(p.filter.id).shape;
       double out_channels = static_cast<double>(f[LayoutAxes(p.filter_layout)['o']].value);
-      // A fused depthwise stage (Node::depthwise_input) computes its own products too.
-      const double stage = node.depthwise_input ? node_flops(g, *node.depthwise_input) : 0;
+      // A fused stage (Node::depthwise_input, its expansion_input) computes its own products.
+      const double stage = (node.depthwise_input ? node_flops(g, *node.depthwise_input) : 0) +
+                           (node.expansion_input ? node_flops(g, *node.expansion_input) : 0);
       return stage + 2 * out * elements(g, p.filter) / out_channels;
     }
     case OpKind::kConvTranspose2d: {

@@ -180,11 +180,13 @@ Profile CompiledGraph::profile() const {
     const Node& node = optimized_.nodes[i];
     NodeProfile n;
     n.op = op_spec_name(node.kind);
-    if (node.depthwise_input) {  // "conv2d+hardSwish>conv2d": the depthwise stage first
-      std::string stage = op_spec_name(node.depthwise_input->kind);
-      for (const Node::Step& step : node.depthwise_input->epilogue)
-        stage += std::string("+") + op_spec_name(step.op.kind);
-      n.op = stage + ">" + n.op;
+    // "conv2d+hardSwish>conv2d": the fused stages first (expansion, depthwise).
+    for (const Node* stage = node.depthwise_input.get(); stage;
+         stage = stage->expansion_input.get()) {
+      std::string name = op_spec_name(stage->kind);
+      for (const Node::Step& step : stage->epilogue)
+        name += std::string("+") + op_spec_name(step.op.kind);
+      n.op = name + ">" + n.op;
     }
     for (const Node::Step& step : node.epilogue)
       n.op += std::string("+") + op_spec_name(step.op.kind);
@@ -244,8 +246,9 @@ Expected<std::shared_ptr<CompiledGraph>> Context::compile(Graph graph) const {
   for (const Node& node : exec.nodes) {
     ++compiled->stats_.ops_after[op_spec_name(node.kind)];
     compiled->stats_.fused_steps += static_cast<int64_t>(node.epilogue.size());
-    if (node.depthwise_input) {
-      compiled->stats_.fused_steps += static_cast<int64_t>(node.depthwise_input->epilogue.size());
+    for (const Node* stage = node.depthwise_input.get(); stage;
+         stage = stage->expansion_input.get()) {
+      compiled->stats_.fused_steps += static_cast<int64_t>(stage->epilogue.size());
     }
   }
   bool is_static = true;

@@ -78,16 +78,22 @@ Expected<std::unique_ptr<Plan>> build_plan(const Graph& graph, const Backend& ba
     WEBNN_ASSIGN_OR_RETURN(uint64_t bytes, storage_bytes(unpacked_type(d.data_type), v.count));
     sizes[id] = bytes == 0 ? 1 : bytes;
   }
-  // A fused depthwise stage's value (Node::depthwise_input) has no buffer, but the kernel reads
-  // its shape from the view.
-  for (const Node& node : graph.nodes) {
-    if (!node.depthwise_input) continue;
-    const OperandId id = node.depthwise_input->outputs[0];
-    if (used[id]) continue;
+  // A fused stage's value (Node::depthwise_input, its Node::expansion_input) has no buffer, but
+  // the kernel reads its shape from the view.
+  auto stage_view = [&](const std::shared_ptr<const Node>& stage) -> Status {
+    if (!stage) return Status::ok();
+    const OperandId id = stage->outputs[0];
+    if (used[id]) return Status::ok();
     TensorView& v = plan->views[id];
     v.data_type = plan->descs[id].data_type;
     v.shape = static_sizes(plan->descs[id].shape);
     WEBNN_ASSIGN_OR_RETURN(v.count, element_count(v.shape));
+    return Status::ok();
+  };
+  for (const Node& node : graph.nodes) {
+    if (!node.depthwise_input) continue;
+    WEBNN_RETURN_IF_ERROR(stage_view(node.depthwise_input));
+    WEBNN_RETURN_IF_ERROR(stage_view(node.depthwise_input->expansion_input));
   }
   const MemoryPlan mp = plan_memory(graph, plan->descs, sizes, backend.name());
   plan->unshared_bytes = mp.unshared_bytes;

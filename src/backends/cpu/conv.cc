@@ -190,7 +190,13 @@ class Conv2dKernel final : public Kernel {
     const float* x = ctx.in(p.input).as<float>();
     const float* bias = p.bias.present() ? ctx.in(p.bias).as<float>() : nullptr;
     float* y = ctx.out().as<float>();
-    if (dw_) {
+    if (dw_ && ex_) {
+      const auto& dp = dw_node_->as<Conv2dParams>();
+      const auto& ep = dw_node_->expansion_input->as<Conv2dParams>();
+      expansion_depthwise_pointwise(
+          ctx.in(ep.input).as<float>(), ep.bias.present() ? ctx.in(ep.bias).as<float>() : nullptr,
+          dp.bias.present() ? ctx.in(dp.bias).as<float>() : nullptr, bias, y, ctx.pool());
+    } else if (dw_) {
       const auto& dp = dw_node_->as<Conv2dParams>();
       depthwise_pointwise(ctx.in(dp.input).as<float>(),
                           dp.bias.present() ? ctx.in(dp.bias).as<float>() : nullptr, bias, y,
@@ -504,40 +510,71 @@ class Conv2dKernel final : public Kernel {
     if (d.batch != s.batch || d.out_h != s.in_h || d.out_w != s.in_w || d.out_c != s.in_c) {
       return false;
     }
-    dw_steps_.clear();
-    for (size_t k = 0; k < dw_node_->epilogue.size(); ++k) {
-      UnaryArgs args;
-      if (!cpu_unary_args(dw_node_->epilogue[k].op, &args)) return false;
-      if (k == 0 && args.op == UnaryOpF::kRelu) {
-        dw_->activation_ = GemmActivation::kRelu;
-      } else if (k == 0 && args.webnn_hard_swish() && simd_.hard_swish_float32) {
-        dw_->activation_ = GemmActivation::kHardSwish;
-      } else {
-        dw_steps_.push_back(args);
-      }
-    }
+    if (!stage_steps(*dw_node_, &dw_->activation_, &dw_steps_)) return false;
     // Bands of whole depthwise rows, ~64 KB: they stay in L2 (L1 for narrow maps) between the
     // row kernel's stores and the GEMM's reads.
     const int64_t row_floats = std::max<int64_t>(1, d.out_w * d.out_c);
     band_rows_ = std::clamp<int64_t>(kBandFloats / row_floats, 1, std::max<int64_t>(1, d.out_h));
+    if (dw_node_->expansion_input && !init_expansion_stage(cc)) return false;
     return true;
   }
 
-  void depthwise_pointwise(const float* dx, const float* dbias, const float* bias, float* y,
-                           ThreadPool* pool) {
+  // A fused stage's steps as the unfused node's kernel runs them (make_fused_kernel): a first
+  // relu / float32 hardSwish in the stores (Kernel::take_activation), the others after, each
+  // with the stand-alone unary kernel's function.
+  bool stage_steps(const Node& stage, GemmActivation* act, std::vector<UnaryArgs>* steps) const {
+    steps->clear();
+    for (size_t k = 0; k < stage.epilogue.size(); ++k) {
+      UnaryArgs args;
+      if (!cpu_unary_args(stage.epilogue[k].op, &args)) return false;
+      if (k == 0 && args.op == UnaryOpF::kRelu) {
+        *act = GemmActivation::kRelu;
+      } else if (k == 0 && args.webnn_hard_swish() && simd_.hard_swish_float32) {
+        *act = GemmActivation::kHardSwish;
+      } else {
+        steps->push_back(args);
+      }
+    }
+    return true;
+  }
+
+  // Node::expansion_input: the 1x1 conv whose value the depthwise stage reads is computed too,
+  // band by band into a per-thread window of its rows (each band's rows plus the depthwise's
+  // halo) with the unfused kernel's packed filter, GEMM tile and K order: the same bits.
+  bool init_expansion_stage(const CompileContext& cc) {
+    const Node& node = *dw_node_->expansion_input;
+    ex_ = std::make_unique<Conv2dKernel>(simd_);
+    if (!ex_->init(node, cc, /*pack_constant_filter=*/true)) return false;
+    const ConvShape& e = ex_->s_;
     const ConvShape& d = dw_->s_;
-    const ConvShape& s = s_;
-    const int threads = pool ? pool->num_threads() : 1;
-    const int64_t row_floats = d.out_w * d.out_c;
-    if (bands_.size() < static_cast<size_t>(threads)) {
-      bands_.resize(threads);
-      band_scratch_.resize(threads);
-      band_jobs_.resize(threads);
+    if (!e.nhwc || ex_->depthwise_ || ex_->padded_ || !ex_->filter_constant_ || e.groups != 1 ||
+        e.k_h != 1 || e.k_w != 1 || e.stride_h != 1 || e.stride_w != 1 || e.pad_top != 0 ||
+        e.pad_left != 0 || e.in_h != e.out_h || e.in_w != e.out_w) {
+      return false;
     }
-    for (int t = 0; t < threads; ++t) {
-      bands_[t].reserve(static_cast<size_t>(band_rows_ * row_floats + 16));
-      band_jobs_[t].resize(1);
+    if (e.batch != d.batch || e.out_h != d.in_h || e.out_w != d.in_w || e.out_c != d.in_c) {
+      return false;
     }
+    if (!stage_steps(node, &ex_->activation_, &ex_steps_)) return false;
+    // Bands small enough that the expansion rows they read fit ~128 KB too (a stride-2
+    // depthwise reads twice its rows); the window holds twice that, so the halo rows shared
+    // with the next band move to its front only now and then.
+    const int64_t ex_row = std::max<int64_t>(1, e.out_w * e.out_c);
+    while (band_rows_ > 1 && expansion_span(band_rows_) * ex_row > kExpansionFloats) --band_rows_;
+    ex_window_rows_ = 2 * std::max<int64_t>(1, expansion_span(band_rows_));
+    return true;
+  }
+
+  // Expansion rows that `rows` consecutive depthwise output rows read (ignoring the image's
+  // edges).
+  int64_t expansion_span(int64_t rows) const {
+    const ConvShape& d = dw_->s_;
+    return (rows - 1) * d.stride_h + (d.k_h - 1) * d.dil_h + 1;
+  }
+
+  // The depthwise stage's row arguments (x, oh and y set per row).
+  DepthwiseRowArgs stage_row_args(const float* dbias) const {
+    const ConvShape& d = dw_->s_;
     DepthwiseRowArgs a;
     a.in_h = d.in_h;
     a.in_w = d.in_w;
@@ -556,10 +593,79 @@ class Conv2dKernel final : public Kernel {
     a.ow_begin = 0;
     a.ow_end = d.out_w;
     a.act = dw_->activation_;
-    struct SinkCtx {
-      const OutputSink* sink;
-      float* y;
-    } sc{sink_, y};
+    return a;
+  }
+
+  // Per-thread buffers of the fused stages, sized before the parallel region.
+  void reserve_bands(int threads) {
+    const int64_t row_floats = dw_->s_.out_w * dw_->s_.out_c;
+    if (bands_.size() < static_cast<size_t>(threads)) {
+      bands_.resize(threads);
+      band_scratch_.resize(threads);
+      band_jobs_.resize(threads);
+    }
+    for (int t = 0; t < threads; ++t) {
+      bands_[t].reserve(static_cast<size_t>(band_rows_ * row_floats + 16));
+      band_jobs_[t].resize(1);
+    }
+    if (!ex_) return;
+    const int64_t ex_row = ex_->s_.out_w * ex_->s_.out_c;
+    if (ex_windows_.size() < static_cast<size_t>(threads)) {
+      ex_windows_.resize(threads);
+      ex_scratch_.resize(threads);
+      ex_jobs_.resize(threads);
+    }
+    for (int t = 0; t < threads; ++t) {
+      ex_windows_[t].reserve(static_cast<size_t>(ex_window_rows_ * ex_row + 16));
+      ex_jobs_[t].resize(1);
+    }
+  }
+
+  // The 1x1 product (this node) of `m` rows of the depthwise stage at `band` into y at `c`.
+  void project_band(const float* band, int64_t m, float* c, const float* bias,
+                    const GemmEpilogue& ep, int thread) {
+    const ConvShape& s = s_;
+    GemmJob& job = band_jobs_[thread][0];
+    job.m = m;
+    job.n = s.out_c;
+    job.taps = 1;
+    job.k_per_tap = s.in_c;
+    job.a_offset = 0;
+    job.zero = zero_.data();
+    job.b_packed = weights();
+    job.c = c;
+    job.ldc = s.out_c;
+    job.col_bias = bias;
+    run_rows_gemm(simd_, band_jobs_[thread], ep, band, m, s.in_c, tile_, band_scratch_[thread]);
+  }
+
+  // One single-threaded GEMM whose A is `m` contiguous rows of `k` floats at `a`.
+  static void run_rows_gemm(const SimdKernels& simd, std::vector<GemmJob>& jobs,
+                            const GemmEpilogue& ep, const float* a, int64_t m, int64_t k,
+                            const GemmTile& tile, GemmScratch& scratch) {
+    struct RowsA {
+      const float* a;
+      int64_t m, k;
+      int mr;
+    };
+    const RowsA ra{a, m, k, tile.mr};
+    GemmAFn a_fn{[](const void* ctx, int64_t, int64_t m0, const float** table) {
+                   const auto& c = *static_cast<const RowsA*>(ctx);
+                   for (int i = 0; i < c.mr; ++i) {
+                     table[i] = c.a + std::min<int64_t>(m0 + i, c.m - 1) * c.k;
+                   }
+                   return static_cast<const float* const*>(table);
+                 },
+                 &ra};
+    run_gemm(simd, jobs, ep, a_fn, GemmBFn{}, scratch, nullptr, &tile);
+  }
+
+  // This node's epilogue (activation, fused steps through the sink) for the projection.
+  struct SinkCtx {
+    const OutputSink* sink;
+    float* y;
+  };
+  GemmEpilogue projection_epilogue(const SinkCtx* sc) const {
     GemmEpilogue ep;
     ep.act = activation_;
     if (sink_) {
@@ -568,13 +674,21 @@ class Conv2dKernel final : public Kernel {
         if (cols == ldc) return k.sink->apply(k.y, c - k.y, rows * cols);
         for (int64_t r = 0; r < rows; ++r) k.sink->apply(k.y, (c - k.y) + r * ldc, cols);
       };
-      ep.post_ctx = &sc;
+      ep.post_ctx = sc;
     }
-    struct BandA {
-      const float* band;
-      int64_t m, k;
-      int mr;
-    };
+    return ep;
+  }
+
+  void depthwise_pointwise(const float* dx, const float* dbias, const float* bias, float* y,
+                           ThreadPool* pool) {
+    const ConvShape& d = dw_->s_;
+    const ConvShape& s = s_;
+    const int threads = pool ? pool->num_threads() : 1;
+    const int64_t row_floats = d.out_w * d.out_c;
+    reserve_bands(threads);
+    const DepthwiseRowArgs a = stage_row_args(dbias);
+    const SinkCtx sc{sink_, y};
+    const GemmEpilogue ep = projection_epilogue(&sc);
     const int64_t per_image = (d.out_h + band_rows_ - 1) / band_rows_;
     auto task = [&](int64_t b, int thread) {
       const int64_t n = b / per_image;
@@ -590,34 +704,102 @@ class Conv2dKernel final : public Kernel {
       }
       const int64_t m = (r1 - r0) * d.out_w;
       for (const UnaryArgs& st : dw_steps_) simd_.unary(st, band, band, m * d.out_c);
-      GemmJob& job = band_jobs_[thread][0];
-      job.m = m;
-      job.n = s.out_c;
-      job.taps = 1;
-      job.k_per_tap = s.in_c;
-      job.a_offset = 0;
-      job.zero = zero_.data();
-      job.b_packed = weights();
-      job.c = y + (n * s.pixels() + r0 * s.out_w) * s.out_c;
-      job.ldc = s.out_c;
-      job.col_bias = bias;
-      const BandA ba{band, m, s.in_c, tile_.mr};
-      GemmAFn a_fn{[](const void* ctx, int64_t, int64_t m0, const float** table) {
-                     const auto& c = *static_cast<const BandA*>(ctx);
-                     for (int i = 0; i < c.mr; ++i) {
-                       table[i] = c.band + std::min<int64_t>(m0 + i, c.m - 1) * c.k;
-                     }
-                     return static_cast<const float* const*>(table);
-                   },
-                   &ba};
-      run_gemm(simd_, band_jobs_[thread], ep, a_fn, GemmBFn{}, band_scratch_[thread], nullptr,
-               &tile_);
+      project_band(band, m, y + (n * s.pixels() + r0 * s.out_w) * s.out_c, bias, ep, thread);
     };
     const int64_t tasks = s.batch * per_image;
     if (pool) {
       pool->parallel_for(tasks, task);
     } else {
       for (int64_t b = 0; b < tasks; ++b) task(b, 0);
+    }
+  }
+
+  // Expansion, depthwise and projection (Node::expansion_input): a task is a run of bands of
+  // one image; its thread keeps the expansion rows in a window, computing each row once per
+  // task (a task's first band also computes the halo rows the previous task had).
+  void expansion_depthwise_pointwise(const float* ex_x, const float* ex_bias, const float* dbias,
+                                     const float* bias, float* y, ThreadPool* pool) {
+    const ConvShape& e = ex_->s_;
+    const ConvShape& d = dw_->s_;
+    const ConvShape& s = s_;
+    const int threads = pool ? pool->num_threads() : 1;
+    const int64_t row_floats = d.out_w * d.out_c;
+    const int64_t ex_row = e.out_w * e.out_c;
+    reserve_bands(threads);
+    const DepthwiseRowArgs a = stage_row_args(dbias);
+    const SinkCtx sc{sink_, y};
+    const GemmEpilogue ep = projection_epilogue(&sc);
+    GemmEpilogue ex_ep;
+    ex_ep.act = ex_->activation_;
+    const int64_t per_image = (d.out_h + band_rows_ - 1) / band_rows_;
+    // Two runs of bands per thread and image (one with one thread): the split depends only
+    // on the shapes and the thread count, and no split changes a value.
+    const int64_t runs = threads == 1 ? 1
+                                      : std::clamp<int64_t>((2 * threads + s.batch - 1) / s.batch,
+                                                            1, std::max<int64_t>(1, per_image));
+    auto task = [&](int64_t t, int thread) {
+      const int64_t n = t / runs;
+      const int64_t b0 = (t % runs) * per_image / runs, b1 = (t % runs + 1) * per_image / runs;
+      float* window = ex_windows_[thread].data();
+      float* band = bands_[thread].data();
+      const float* image = ex_x + n * e.in_h * e.in_w * e.in_c;
+      // window[0] is expansion row `first`; rows [lo, hi) are computed.
+      int64_t first = 0, lo = 0, hi = 0;
+      for (int64_t b = b0; b < b1; ++b) {
+        const int64_t r0 = b * band_rows_, r1 = std::min(d.out_h, r0 + band_rows_);
+        const int64_t top = r0 * d.stride_h - d.pad_top;
+        const int64_t need_lo = std::clamp<int64_t>(top, 0, d.in_h);
+        const int64_t need_hi = std::clamp<int64_t>(top + expansion_span(r1 - r0), need_lo, d.in_h);
+        if (need_lo >= hi || need_lo < lo) {
+          first = lo = hi = need_lo;  // nothing to keep
+        } else if (need_hi - first > ex_window_rows_) {
+          // The rows still needed move to the front of the window.
+          std::memmove(window, window + (need_lo - first) * ex_row,
+                       static_cast<size_t>((hi - need_lo) * ex_row) * sizeof(float));
+          first = lo = need_lo;
+        } else {
+          lo = need_lo;
+        }
+        if (need_hi > hi) {
+          float* out = window + (hi - first) * ex_row;
+          const int64_t m = (need_hi - hi) * e.out_w;
+          GemmJob& job = ex_jobs_[thread][0];
+          job.m = m;
+          job.n = e.out_c;
+          job.taps = 1;
+          job.k_per_tap = e.in_c;
+          job.a_offset = 0;
+          job.zero = ex_->zero_.data();
+          job.b_packed = ex_->weights();
+          job.c = out;
+          job.ldc = e.out_c;
+          job.col_bias = ex_bias;
+          run_rows_gemm(simd_, ex_jobs_[thread], ex_ep, image + hi * e.in_w * e.in_c, m, e.in_c,
+                        ex_->tile_, ex_scratch_[thread]);
+          for (const UnaryArgs& st : ex_steps_) simd_.unary(st, out, out, m * e.out_c);
+          hi = need_hi;
+        }
+        // The depthwise rows read the window as an image of rows [first, hi): the rows
+        // outside it that the band reads are the padding's, as in the whole image.
+        DepthwiseRowArgs r = a;
+        r.x = window;
+        r.in_h = hi - first;
+        r.pad_top = d.pad_top + first;
+        for (int64_t oh = r0; oh < r1; ++oh) {
+          r.oh = oh;
+          r.y = band + (oh - r0) * row_floats;
+          simd_.depthwise_nhwc_row(r);
+        }
+        const int64_t m = (r1 - r0) * d.out_w;
+        for (const UnaryArgs& st : dw_steps_) simd_.unary(st, band, band, m * d.out_c);
+        project_band(band, m, y + (n * s.pixels() + r0 * s.out_w) * s.out_c, bias, ep, thread);
+      }
+    };
+    const int64_t tasks = s.batch * runs;
+    if (pool) {
+      pool->parallel_for(tasks, task);
+    } else {
+      for (int64_t t = 0; t < tasks; ++t) task(t, 0);
     }
   }
 
@@ -659,6 +841,15 @@ class Conv2dKernel final : public Kernel {
   std::vector<AlignedFloats> bands_;
   std::vector<GemmScratch> band_scratch_;
   std::vector<std::vector<GemmJob>> band_jobs_;
+  // Its fused expansion stage (Node::expansion_input): per thread a window of
+  // ex_window_rows_ expansion rows.
+  static constexpr int64_t kExpansionFloats = 32 * 1024;
+  std::unique_ptr<Conv2dKernel> ex_;
+  std::vector<UnaryArgs> ex_steps_;
+  int64_t ex_window_rows_ = 1;
+  std::vector<AlignedFloats> ex_windows_;
+  std::vector<GemmScratch> ex_scratch_;
+  std::vector<std::vector<GemmJob>> ex_jobs_;
   // Planar depthwise.
   PaddedPlane plane_{WindowGeometry{}};
   std::vector<AlignedFloats> plane_scratch_;

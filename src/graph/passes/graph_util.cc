@@ -7,11 +7,13 @@ namespace webnn {
 std::vector<OperandId> node_reads(const Graph& graph, const Node& node) {
   (void)graph;
   std::vector<OperandId> ids = node.inputs();
-  if (node.depthwise_input) {
-    // The depthwise value lives only inside the node: its operands are read instead.
-    const OperandId inner = node.depthwise_input->outputs[0];
+  // A fused stage's value (the depthwise's, inside it the expansion's) lives only inside the
+  // node: the stage's operands are read instead.
+  for (const auto* stage : {&node.depthwise_input, &node.expansion_input}) {
+    if (!*stage) continue;
+    const OperandId inner = (*stage)->outputs[0];
     ids.erase(std::remove(ids.begin(), ids.end(), inner), ids.end());
-    for (OperandId id : node_reads(graph, *node.depthwise_input)) ids.push_back(id);
+    for (OperandId id : node_reads(graph, **stage)) ids.push_back(id);
   }
   if (node.epilogue.empty()) return ids;
   const std::vector<OperandId> chain = chain_values(node);

@@ -38,6 +38,8 @@ const std::vector<Pass>& all_passes() {
       {"matmul_transposes", cpu_only, fold_matmul_transposes},
       // After epilogue fusion: the depthwise node moves with its fused activation.
       {"depthwise_pointwise", cpu_only, fuse_depthwise_pointwise},
+      // On the depthwise stages depthwise_pointwise made.
+      {"expansion_fusion", cpu_only, fuse_expansions},
       {"dead_code", every_backend, remove_dead_code},
   };
   return passes;

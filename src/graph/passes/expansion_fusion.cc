@@ -1,0 +1,40 @@
+// Expansion fusion, for the cpu backend, after depthwise_pointwise: the 1x1 expansion conv2d
+// of an inverted-residual block (with its fused unary steps, e.g. hardSwish), whose value only
+// a fused depthwise stage (Node::depthwise_input) reads, becomes part of that stage
+// (Node::expansion_input). The cpu kernel computes the expansion rows band by band into a
+// cache-resident window (each band's rows plus the depthwise's halo), so the expansion's value
+// (trueocr_orient's 24 -> 48 channels at 192x192: 14 MB) is never written to memory and read
+// back either, and the whole block is one pass over memory. The rows are computed with the
+// unfused kernel's packed filter, GEMM tile and K order, so results are bit-identical.
+//
+// The filter must be a finite constant (see depthwise_pointwise.cc).
+#include "graph/passes/conv_patterns.h"
+#include "graph/passes/graph_util.h"
+#include "graph/passes/pass.h"
+
+namespace webnn {
+
+Expected<int64_t> fuse_expansions(Graph& graph) {
+  std::vector<int> uses = use_counts(graph);
+  std::vector<bool> dead(graph.nodes.size(), false);
+  int64_t fused = 0;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    Node& pw = graph.nodes[i];
+    if (!pw.depthwise_input || pw.depthwise_input->expansion_input) continue;
+    const OperandId u = pw.depthwise_input->as<Conv2dParams>().input.id;
+    // The depthwise stage's reads count as the fused node's (node_reads).
+    const int32_t e = sole_producer(graph, uses, dead, u, i);
+    if (e < 0) continue;
+    const Node& ex = graph.nodes[e];
+    if (!is_fusable_pointwise(graph, ex) || ex.outputs[0] != u || !unary_chain(graph, ex)) continue;
+    Node stage = *pw.depthwise_input;
+    stage.expansion_input = std::make_shared<const Node>(std::move(graph.nodes[e]));
+    pw.depthwise_input = std::make_shared<const Node>(std::move(stage));
+    dead[e] = true;
+    ++fused;
+  }
+  if (fused) erase_nodes(graph, dead);
+  return fused;
+}
+
+}  // namespace webnn
