@@ -23,6 +23,7 @@ from . import (  # noqa: F401  (imported for their registrations)
     roi,
     spectral,
     tensor,
+    tfidf,
     topk,
     trees,
     weight_only,
