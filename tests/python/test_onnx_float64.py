@@ -246,3 +246,13 @@ def test_converted_double_model_has_float32_inputs_and_outputs(tmp_path):
     x = RNG.standard_normal([3, 6])
     got = ctx.compute(graph, {"x": x.astype(np.float32)})["prob"]
     _assert_float32_close(got, _ort(_sklearn_like(), {"x": x})[0])
+
+
+def test_session_warns_once_at_the_callers_line():
+    sess = InferenceSession(_sklearn_like())  # free batch: imported at the first run
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        sess.run(None, {"x": RNG.standard_normal([2, 6])})
+        sess.run(None, {"x": RNG.standard_normal([3, 6])})  # another graph: no second warning
+    mine = [w for w in record if w.category is wo.Float64Warning]
+    assert len(mine) == 1 and mine[0].filename == __file__

@@ -114,6 +114,8 @@ class SharedWeights:
         self.loads = 0  # imports that read or folded weights themselves (one per session)
         self.widened = set()  # names of float16 values held as float32 (Importer.widen)
         self.narrowed = {}  # names of double values held as float32, first seen first (narrow)
+        self.float64_warned = False  # the Float64Warning is given once per SharedWeights
+        self.caller_frames = 0  # frames between the user's call and load (the warning's line)
 
     def entries(self):
         return len(self.initializers) + len(self.folded)
@@ -743,15 +745,19 @@ class Importer:
                 info.numpy_dtype = WEBNN_TO_NUMPY.get(info.webnn_dtype)
             operands[info.graph_name] = op
             outputs.append(info)
-        if self.narrowed:
+        if self.narrowed and not (self.weights is not None and self.weights.float64_warned):
             first = next(iter(self.narrowed))
+            frames = 0
+            if self.weights is not None:
+                self.weights.float64_warned = True
+                frames = self.weights.caller_frames
             warnings.warn(
                 Float64Warning(
                     f"the model has double (float64) tensors (the first: '{first}'); WebNN has "
                     "no float64, so they are computed in float32 (about 7 significant digits). "
                     "float64='error' refuses such models instead"
                 ),
-                stacklevel=4,
+                stacklevel=4 + frames,  # the caller of load / convert (run <- import_model)
             )
         return ImportedModel(
             builder=self.builder,
