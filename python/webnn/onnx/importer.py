@@ -565,17 +565,12 @@ class Importer:
 
     def _initializer(self, init):
         if self.weights is None:
-            return self.held(init.name, tensor_to_numpy(init, self.base_dir))
+            return self.widen(init.name, tensor_to_numpy(init, self.base_dir))
         array = self.weights.initializers.get(init.name)
         if array is None:
-            array = _read_only(self.held(init.name, tensor_to_numpy(init, self.base_dir)))
+            array = _read_only(self.widen(init.name, tensor_to_numpy(init, self.base_dir)))
             self.weights.initializers[init.name] = array
         return array
-
-    def held(self, name, value):
-        """A value as the graph holds it: double as float32, float16 as float32 in
-        "float32" mode."""
-        return self.widen(name, self.narrow(name, value))
 
     def double_refused(self, what):
         """The float64="error" refusal of `what` (a description naming the tensor)."""
@@ -585,7 +580,9 @@ class Importer:
         )
 
     def narrow(self, name, value):
-        """A double array as float32, its name noted (float64="error": refused)."""
+        """A double array as float32, its name noted (float64="error": refused): for what
+        reaches run time. Values folded at import stay float64 (numpy computes them in
+        double, as ONNX defines), so a shape computed in double is not rounded to float32."""
         if not isinstance(value, np.ndarray) or value.dtype != np.float64:
             return value
         self.note_double(name, f"value '{name}'")
@@ -599,15 +596,16 @@ class Importer:
         self.narrowed[name] = None
 
     def _refuse_declared_doubles(self):
-        """float64="error": the first graph input, initializer or output declared double."""
+        """float64="error": the first graph input or output declared double."""
         graph = self.proto.graph
-        for kind, items in (("graph input", graph.input), ("initializer", graph.initializer),
-                            ("graph output", graph.output)):  # fmt: skip
+        initializers = {t.name for t in graph.initializer}
+        for kind, items in (("graph input", graph.input), ("graph output", graph.output)):
             for item in items:
-                elem = item.data_type if kind == "initializer" else (
-                    item.type.tensor_type.elem_type if item.type.HasField("tensor_type") else 0
-                )  # fmt: skip
-                if elem == DOUBLE_TYPE:
+                if kind == "graph input" and (item.name in initializers or item.name in
+                                              self.constants):  # fmt: skip
+                    continue  # a weight or a folded input: refused where used at run time
+                tensor = item.type.tensor_type if item.type.HasField("tensor_type") else None
+                if tensor is not None and tensor.elem_type == DOUBLE_TYPE:
                     raise self.double_refused(f"{kind} '{item.name}'")
 
     def readers(self, name):
@@ -669,7 +667,7 @@ class Importer:
             self._invariant.add(init.name)
         for sparse in onnx_graph.sparse_initializer:
             name = sparse.values.name
-            scope[name] = self.held(name, sparse_to_numpy(sparse, self.base_dir))
+            scope[name] = self.widen(name, sparse_to_numpy(sparse, self.base_dir))
         inputs, folded = [], {}
         for vi in onnx_graph.input:
             if vi.name in scope and vi.name not in self.constants:
@@ -687,7 +685,7 @@ class Importer:
                             )
                 elif info.shape is not None and value.ndim == 0 and len(info.shape) == 1:
                     value = value.reshape(1)  # a scalar given for a [1] input (silero's sr)
-                scope[vi.name] = self.held(vi.name, value)
+                scope[vi.name] = self.widen(vi.name, value)
                 folded[vi.name] = value
                 continue
             if info.elem_type == DOUBLE_TYPE:  # held as float32 (refused above in "error")
@@ -703,7 +701,7 @@ class Importer:
             if 0 in info.webnn_shape:
                 # No elements: its value is known (CastLike's shape-only `like`), a constant.
                 value = np.zeros(info.webnn_shape, info.numpy_dtype)
-                scope[vi.name] = self.held(vi.name, value)
+                scope[vi.name] = self.widen(vi.name, value)
                 folded[vi.name] = value
                 continue
             try:
@@ -723,7 +721,7 @@ class Importer:
             value = scope.lookup(vi.name)
             if value is None:
                 raise OnnxImportError(f"graph output '{vi.name}' is not produced by any node")
-            op = self.operand(value)
+            op = self.operand(self.narrow(vi.name, value))
             if info.elem_type == FLOAT16_TYPE and self.builder.operand_data_type(op) == "float32":
                 op = self.builder.cast(op, "float16")  # "float32" mode: rounded at the output
             if info.elem_type == DOUBLE_TYPE:
@@ -800,7 +798,6 @@ class Importer:
                         "initializer defines"
                     )
             outputs = self.convert_node(node, inputs, scope)
-            outputs = [self.narrow(name, v) for name, v in zip(node.output, outputs)]
             if self.float16 == "float32":
                 outputs = [self.widen(name, v) for name, v in zip(node.output, outputs)]
             for name, v in zip(node.output, outputs):
@@ -856,6 +853,12 @@ class Importer:
             folded = folding.evaluate(node, inputs, self.opsets, domain)
             if folded is not None:
                 return folded
+        # Run time: double values known at import become float32 (what converters and WebNN
+        # hold); folding above kept them double.
+        ctx.inputs = inputs = [
+            self.narrow(name, v) if isinstance(v, np.ndarray) else v
+            for name, v in zip(node.input, inputs)
+        ]
         try:
             result = entry.convert(ctx)
         except OnnxImportError:
