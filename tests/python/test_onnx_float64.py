@@ -288,3 +288,22 @@ def test_a_double_shape_computation_folds_in_double_precision():
         warnings.simplefilter("error", wo.Float64Warning)
         graph = wo.load(ctx, data, float64="error")
     np.testing.assert_array_equal(ctx.compute(graph, {"x": x})["y"], want)
+
+
+def test_a_double_weight_read_twice_is_one_constant(tmp_path):
+    w = RNG.standard_normal([64, 64])
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["a"]),
+        helper.make_node("MatMul", ["a", "w"], ["y"]),
+    ]
+    data = _model(
+        nodes,
+        [helper.make_tensor_value_info("x", D, [2, 64])],
+        [helper.make_tensor_value_info("y", D, [2, 64])],
+        [numpy_helper.from_array(w, "w")],
+    )
+    wo.convert(data, tmp_path / "m.webnn")
+    weights = [p for p in tmp_path.iterdir() if p.suffix != ".webnn"]
+    assert sum(p.stat().st_size for p in weights) < 2 * 64 * 64 * 4  # one float32 copy
+    x = RNG.standard_normal([2, 64])
+    _assert_float32_close(_session(data, "cpu").run(None, {"x": x})[0], _ort(data, {"x": x})[0])

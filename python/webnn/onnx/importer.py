@@ -116,6 +116,7 @@ class SharedWeights:
         self.narrowed = {}  # names of double values held as float32, first seen first (narrow)
         self.float64_warned = False  # the Float64Warning is given once per SharedWeights
         self.caller_frames = 0  # frames between the user's call and load (the warning's line)
+        self.narrowed_arrays = {}  # Importer.narrow's float32 copies of double weights
 
     def entries(self):
         return len(self.initializers) + len(self.folded)
@@ -359,6 +360,10 @@ class Importer:
                 domain = ""
             self.opsets[domain] = int(entry.version)
         self._const_cache = {}  # id(array) -> (array, MLOperand)
+        # id(double array) -> (array, its float32 copy); shared by a session's imports, whose
+        # graphs then read the same float32 weights (the constant store shares them)
+        self._narrowed_arrays = weights.narrowed_arrays if weights is not None else {}
+        self._local_narrowed = {}  # the same for this import's own arrays
         self._leaves = set()  # ids of operands that are graph inputs or constants
         self._keep = []
         self.dynamic_dims = {}
@@ -586,7 +591,14 @@ class Importer:
         if not isinstance(value, np.ndarray) or value.dtype != np.float64:
             return value
         self.note_double(name, f"value '{name}'")
-        return value.astype(np.float32)
+        # One float32 copy per double array: a weight read by several nodes stays one constant
+        # (read-only arrays are a session's weights and weight-only folds, kept by it anyway)
+        cache = self._local_narrowed if value.flags.writeable else self._narrowed_arrays
+        hit = cache.get(id(value))
+        if hit is None or hit[0] is not value:
+            hit = (value, _read_only(value.astype(np.float32)))
+            cache[id(value)] = hit
+        return hit[1]
 
     def note_double(self, name, what):
         """`name` is a double value held as float32 (operands are never double: a cast to
