@@ -178,8 +178,8 @@ def test_float64_warning_names_the_first_double_tensor():
     with pytest.warns(wo.Float64Warning, match="computed in float32") as record:
         wo.load(ctx, _sklearn_like(), free_dims={"N": 2})
     assert len([w for w in record if w.category is wo.Float64Warning]) == 1
-    assert "'w1'" in str(record[0].message)  # initializers are read before the inputs
-    with pytest.warns(wo.Float64Warning, match="'k'"):
+    assert "'x'" in str(record[0].message)  # the double graph input, first at run time
+    with pytest.warns(wo.Float64Warning, match="'xd'"):  # the cast, before its use of k
         wo.load(ctx, _float_model_with_double_middle())
 
 
@@ -199,7 +199,7 @@ def test_float64_error_mode_names_the_first_double_tensor(tmp_path):
     ctx = webnn.ML().create_context(accelerated=False, backend="cpu")
     with pytest.raises(wo.OnnxImportError, match=r"graph input 'x' is a double \(float64\)"):
         wo.load(ctx, _sklearn_like(), free_dims={"N": 2}, float64="error")
-    with pytest.raises(wo.OnnxImportError, match=r"initializer 'k' is a double"):
+    with pytest.raises(wo.OnnxImportError, match=r"Cast, opset 17\): its output 'xd' is a double"):
         wo.load(ctx, _float_model_with_double_middle(), float64="error")
     # a float model whose only double is a Cast inside: the node is named
     cast_only = _model(
@@ -212,7 +212,7 @@ def test_float64_error_mode_names_the_first_double_tensor(tmp_path):
         [helper.make_tensor_value_info("y", F, [2])],
     )
     with pytest.raises(
-        wo.OnnxImportError, match=r"node 'to_double' \(ai\.onnx::Cast, opset 17\): its cast to"
+        wo.OnnxImportError, match=r"node 'to_double' \(ai\.onnx::Cast, opset 17\): its output"
     ):
         wo.load(ctx, cast_only, float64="error")
     with pytest.raises(wo.OnnxImportError, match="graph input 'x'"):
@@ -246,3 +246,64 @@ def test_converted_double_model_has_float32_inputs_and_outputs(tmp_path):
     x = RNG.standard_normal([3, 6])
     got = ctx.compute(graph, {"x": x.astype(np.float32)})["prob"]
     _assert_float32_close(got, _ort(_sklearn_like(), {"x": x})[0])
+
+
+def test_session_warns_once_at_the_callers_line():
+    sess = InferenceSession(_sklearn_like())  # free batch: imported at the first run
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        sess.run(None, {"x": RNG.standard_normal([2, 6])})
+        sess.run(None, {"x": RNG.standard_normal([3, 6])})  # another graph: no second warning
+    mine = [w for w in record if w.category is wo.Float64Warning]
+    assert len(mine) == 1 and mine[0].filename == __file__
+
+
+def test_a_double_shape_computation_folds_in_double_precision():
+    """floor(75 * 0.84) is 63 in double and 62 in float32 (62.999996): a size computed in
+    double at import (torch's interpolate/slicing exports) stays double, warns nothing, and
+    float64="error" accepts the model, since nothing double reaches run time."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Cast", ["s"], ["sd"], to=D),
+        helper.make_node("Mul", ["sd", "scale"], ["m"]),
+        helper.make_node("Floor", ["m"], ["f"]),
+        helper.make_node("Cast", ["f"], ["end"], to=TensorProto.INT64),
+        helper.make_node("Slice", ["x", "zero", "end"], ["y"]),
+    ]
+    inits = [
+        numpy_helper.from_array(np.array([0.84]), "scale"),
+        numpy_helper.from_array(np.array([0], np.int64), "zero"),
+    ]
+    data = _model(
+        nodes,
+        [helper.make_tensor_value_info("x", F, [75])],
+        [helper.make_tensor_value_info("y", F, [63])],
+        inits,
+    )
+    x = np.arange(75, dtype=np.float32)
+    want = _ort(data, {"x": x})[0]
+    assert want.shape == (63,)
+    ctx = webnn.ML().create_context(accelerated=False, backend="cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", wo.Float64Warning)
+        graph = wo.load(ctx, data, float64="error")
+    np.testing.assert_array_equal(ctx.compute(graph, {"x": x})["y"], want)
+
+
+def test_a_double_weight_read_twice_is_one_constant(tmp_path):
+    w = RNG.standard_normal([64, 64])
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["a"]),
+        helper.make_node("MatMul", ["a", "w"], ["y"]),
+    ]
+    data = _model(
+        nodes,
+        [helper.make_tensor_value_info("x", D, [2, 64])],
+        [helper.make_tensor_value_info("y", D, [2, 64])],
+        [numpy_helper.from_array(w, "w")],
+    )
+    wo.convert(data, tmp_path / "m.webnn")
+    weights = [p for p in tmp_path.iterdir() if p.suffix != ".webnn"]
+    assert sum(p.stat().st_size for p in weights) < 2 * 64 * 64 * 4  # one float32 copy
+    x = RNG.standard_normal([2, 64])
+    _assert_float32_close(_session(data, "cpu").run(None, {"x": x})[0], _ort(data, {"x": x})[0])

@@ -102,3 +102,15 @@ def test_limits_are_refused_clearly():
         wo.load(ctx, _model([2, 6], 7))
     with pytest.raises(wo.OnnxImportError, match=r"K=0: the outputs would be empty"):
         wo.load(ctx, _model([2, 6], 0))
+
+
+@pytest.mark.parametrize("backend", ["cpu", "reference"])
+@pytest.mark.parametrize("largest", [1, 0])
+def test_arg_max_rounds_order_nan_as_onnxruntime(largest, backend):
+    """NaN first when largest, after every number when smallest (no infinities here, and
+    K below the count of numbers)."""
+    shape = [2, 1000]
+    x = RNG.standard_normal(shape).astype(np.float32)
+    x[0, [3, 50]] = np.nan
+    x[1, 900] = np.nan
+    _compare(_model(shape, 6, largest=largest), x, backend)

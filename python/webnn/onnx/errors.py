@@ -30,8 +30,11 @@ class Float64Warning(UserWarning):
     """A model's ``double`` (float64) tensors are computed in float32.
 
     WebNN has no float64 type: with ``float64="float32"`` (the default of ``load``,
-    ``convert``, ``import_model`` and ``InferenceSession``) double inputs, weights, casts and
-    outputs are held and computed as float32 (about 7 significant digits instead of 16), and
-    the importer warns once per import with this class. ``float64="error"`` refuses such a
+    ``convert``, ``import_model`` and ``InferenceSession``) double values that reach run time
+    (inputs, outputs, weights and casts used there) are held and computed as float32 (about 7
+    significant digits instead of 16; what folds at import stays double), and
+    the importer warns with this class once per import (once per ``InferenceSession``,
+    whichever input shapes it imports), at the line that called ``load``, ``convert`` or the
+    session. ``float64="error"`` refuses such a
     model with an ``OnnxImportError`` naming the first double tensor instead.
     """

@@ -121,6 +121,9 @@ class SharedWeights:
         self.loads = 0  # imports that read or folded weights themselves (one per session)
         self.widened = set()  # names of float16 values held as float32 (Importer.widen)
         self.narrowed = {}  # names of double values held as float32, first seen first (narrow)
+        self.float64_warned = False  # the Float64Warning is given once per SharedWeights
+        self.caller_frames = 0  # frames between the user's call and load (the warning's line)
+        self.narrowed_arrays = {}  # Importer.narrow's float32 copies of double weights
 
     def entries(self):
         return len(self.initializers) + len(self.folded)
@@ -364,6 +367,10 @@ class Importer:
                 domain = ""
             self.opsets[domain] = int(entry.version)
         self._const_cache = {}  # id(array) -> (array, MLOperand)
+        # id(double array) -> (array, its float32 copy); shared by a session's imports, whose
+        # graphs then read the same float32 weights (the constant store shares them)
+        self._narrowed_arrays = weights.narrowed_arrays if weights is not None else {}
+        self._local_narrowed = {}  # the same for this import's own arrays
         self._leaves = set()  # ids of operands that are graph inputs or constants
         self._keep = []
         self.dynamic_dims = {}
@@ -579,17 +586,12 @@ class Importer:
 
     def _initializer(self, init):
         if self.weights is None:
-            return self.held(init.name, tensor_to_numpy(init, self.base_dir))
+            return self.widen(init.name, tensor_to_numpy(init, self.base_dir))
         array = self.weights.initializers.get(init.name)
         if array is None:
-            array = _read_only(self.held(init.name, tensor_to_numpy(init, self.base_dir)))
+            array = _read_only(self.widen(init.name, tensor_to_numpy(init, self.base_dir)))
             self.weights.initializers[init.name] = array
         return array
-
-    def held(self, name, value):
-        """A value as the graph holds it: double as float32, float16 as float32 in
-        "float32" mode."""
-        return self.widen(name, self.narrow(name, value))
 
     def double_refused(self, what):
         """The float64="error" refusal of `what` (a description naming the tensor)."""
@@ -599,11 +601,20 @@ class Importer:
         )
 
     def narrow(self, name, value):
-        """A double array as float32, its name noted (float64="error": refused)."""
+        """A double array as float32, its name noted (float64="error": refused): for what
+        reaches run time. Values folded at import stay float64 (numpy computes them in
+        double, as ONNX defines), so a shape computed in double is not rounded to float32."""
         if not isinstance(value, np.ndarray) or value.dtype != np.float64:
             return value
         self.note_double(name, f"value '{name}'")
-        return value.astype(np.float32)
+        # One float32 copy per double array: a weight read by several nodes stays one constant
+        # (read-only arrays are a session's weights and weight-only folds, kept by it anyway)
+        cache = self._local_narrowed if value.flags.writeable else self._narrowed_arrays
+        hit = cache.get(id(value))
+        if hit is None or hit[0] is not value:
+            hit = (value, _read_only(value.astype(np.float32)))
+            cache[id(value)] = hit
+        return hit[1]
 
     def note_double(self, name, what):
         """`name` is a double value held as float32 (operands are never double: a cast to
@@ -613,15 +624,16 @@ class Importer:
         self.narrowed[name] = None
 
     def _refuse_declared_doubles(self):
-        """float64="error": the first graph input, initializer or output declared double."""
+        """float64="error": the first graph input or output declared double."""
         graph = self.proto.graph
-        for kind, items in (("graph input", graph.input), ("initializer", graph.initializer),
-                            ("graph output", graph.output)):  # fmt: skip
+        initializers = {t.name for t in graph.initializer}
+        for kind, items in (("graph input", graph.input), ("graph output", graph.output)):
             for item in items:
-                elem = item.data_type if kind == "initializer" else (
-                    item.type.tensor_type.elem_type if item.type.HasField("tensor_type") else 0
-                )  # fmt: skip
-                if elem == DOUBLE_TYPE:
+                if kind == "graph input" and (item.name in initializers or item.name in
+                                              self.constants):  # fmt: skip
+                    continue  # a weight or a folded input: refused where used at run time
+                tensor = item.type.tensor_type if item.type.HasField("tensor_type") else None
+                if tensor is not None and tensor.elem_type == DOUBLE_TYPE:
                     raise self.double_refused(f"{kind} '{item.name}'")
 
     def readers(self, name):
@@ -683,7 +695,7 @@ class Importer:
             self._invariant.add(init.name)
         for sparse in onnx_graph.sparse_initializer:
             name = sparse.values.name
-            scope[name] = self.held(name, sparse_to_numpy(sparse, self.base_dir))
+            scope[name] = self.widen(name, sparse_to_numpy(sparse, self.base_dir))
         inputs, folded = [], {}
         for vi in onnx_graph.input:
             if vi.name in scope and vi.name not in self.constants:
@@ -701,7 +713,7 @@ class Importer:
                             )
                 elif info.shape is not None and value.ndim == 0 and len(info.shape) == 1:
                     value = value.reshape(1)  # a scalar given for a [1] input (silero's sr)
-                scope[vi.name] = self.held(vi.name, value)
+                scope[vi.name] = self.widen(vi.name, value)
                 folded[vi.name] = value
                 continue
             if info.elem_type == DOUBLE_TYPE:  # held as float32 (refused above in "error")
@@ -717,7 +729,7 @@ class Importer:
             if 0 in info.webnn_shape:
                 # No elements: its value is known (CastLike's shape-only `like`), a constant.
                 value = np.zeros(info.webnn_shape, info.numpy_dtype)
-                scope[vi.name] = self.held(vi.name, value)
+                scope[vi.name] = self.widen(vi.name, value)
                 folded[vi.name] = value
                 continue
             try:
@@ -747,7 +759,7 @@ class Importer:
                 info = self._input_info(vi, output=True)
             if value is None:
                 raise OnnxImportError(f"graph output '{vi.name}' is not produced by any node")
-            op = self.operand(value)
+            op = self.operand(self.narrow(vi.name, value))
             if info.elem_type == FLOAT16_TYPE and self.builder.operand_data_type(op) == "float32":
                 op = self.builder.cast(op, "float16")  # "float32" mode: rounded at the output
             if info.elem_type == DOUBLE_TYPE:
@@ -769,15 +781,19 @@ class Importer:
                 info.numpy_dtype = WEBNN_TO_NUMPY.get(info.webnn_dtype)
             operands[info.graph_name] = op
             outputs.append(info)
-        if self.narrowed:
+        if self.narrowed and not (self.weights is not None and self.weights.float64_warned):
             first = next(iter(self.narrowed))
+            frames = 0
+            if self.weights is not None:
+                self.weights.float64_warned = True
+                frames = self.weights.caller_frames
             warnings.warn(
                 Float64Warning(
                     f"the model has double (float64) tensors (the first: '{first}'); WebNN has "
                     "no float64, so they are computed in float32 (about 7 significant digits). "
                     "float64='error' refuses such models instead"
                 ),
-                stacklevel=4,
+                stacklevel=4 + frames,  # the caller of load / convert (run <- import_model)
             )
         return ImportedModel(
             builder=self.builder,
@@ -826,7 +842,6 @@ class Importer:
                 self.cut = plan_cut(index, nodes, scope, self.proto.graph.output)
                 return
             outputs = self.convert_node(node, inputs, scope)
-            outputs = [self.narrow(name, v) for name, v in zip(node.output, outputs)]
             if self.float16 == "float32":
                 outputs = [self.widen(name, v) for name, v in zip(node.output, outputs)]
             for name, v in zip(node.output, outputs):
@@ -888,6 +903,12 @@ class Importer:
             folded = folding.evaluate(node, inputs, self.opsets, domain)
             if folded is not None:
                 return folded
+        # Run time: double values known at import become float32 (what converters and WebNN
+        # hold); folding above kept them double.
+        ctx.inputs = inputs = [
+            self.narrow(name, v) if isinstance(v, np.ndarray) else v
+            for name, v in zip(node.input, inputs)
+        ]
         try:
             result = entry.convert(ctx)
         except OnnxImportError:

@@ -559,6 +559,9 @@ class InferenceSession:
         from .importer import SharedWeights
 
         self._weights = SharedWeights()
+        # A Float64Warning (once per session) points at the caller of __init__ or run: the
+        # frames _compiled_for and _import lie between it and load.
+        self._weights.caller_frames = 3
         # Imports of different signatures take turns: racing ones each read and folded the
         # weights again (SharedWeights is filled by the first import that finishes), a model's
         # worth of memory per racing thread. Runs of compiled signatures do not wait on it.

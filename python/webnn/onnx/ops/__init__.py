@@ -25,6 +25,7 @@ from . import (  # noqa: F401  (imported for their registrations)
     spectral,
     svm,
     tensor,
+    tfidf,
     topk,
     tree_v5,
     trees,

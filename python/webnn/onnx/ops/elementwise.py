@@ -335,7 +335,8 @@ def _cast_to(n, x, to):
     from ..types import BOOL, onnx_type_name
 
     if to == DOUBLE:  # WebNN has no float64: held as float32 (Importer.note_double)
-        n.importer.note_double(n.node.output[0], f"{n.describe()}: its cast to double")
+        out = n.node.output[0]
+        n.importer.note_double(out, f"{n.describe()}: its output '{out}'")
         return _convert(n, x, n.b.operand_data_type(x), "float32")
     if to not in ONNX_TO_WEBNN:
         n.fail(f"cast to {onnx_type_name(to)}: WebNN has no such data type")

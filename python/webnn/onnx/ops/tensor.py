@@ -330,6 +330,7 @@ for _name, _why in {
     "Multinomial": "random",
     "Bernoulli": "random",
     "BitShift": "WebNN has no bit shifts",
+    "BitCast": "WebNN has no bit reinterpretation (its cast converts values)",
     "BitwiseAnd": "WebNN has no bitwise operators",
     "BitwiseOr": "WebNN has no bitwise operators",
     "BitwiseXor": "WebNN has no bitwise operators",

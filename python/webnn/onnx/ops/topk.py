@@ -10,8 +10,8 @@
 * Arg-max rounds: K rounds of arg_max / arg_min, each masking the element it selected; for
   K <= MAX_ROUNDS over long axes (a YOLO head's thousands of boxes). Where the rounds reach
   elements whose value is the mask (-inf for largest, +inf for smallest, the integer
-  extremes) they may repeat an index, and with largest=0 NaN comes first instead of last
-  (docs/onnx.md).
+  extremes) they may repeat an index; with largest=0 NaN counts as +inf (after every finite
+  number, tied with +inf by index) (docs/onnx.md).
 """
 
 import numpy as np
@@ -108,6 +108,10 @@ def _by_rounds(n, axis, k, largest):
         fill = info.min if largest else info.max
     x = n.x(0)
     cur = x
+    if fill == np.inf:
+        # smallest: NaN after every number (ORT's order; arg_min would take NaN first), here
+        # as +inf, so it ties with +inf by index
+        cur = bl.where(bl.is_nan(x), n.importer.operand(np.array(np.inf, dtype=npd)), x)
     iota_shape = [1] * rank
     iota_shape[axis] = shape[axis]
     iota = n.importer.operand(np.arange(shape[axis], dtype=np.int64).reshape(iota_shape))
