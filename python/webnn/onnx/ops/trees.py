@@ -72,11 +72,6 @@ class _Forest:
         # own to these, tree_v5.py). *_as_tensor forms replace the float lists.
         a = attrs.get if attrs is not None else n.attr
         values, double = _values_attr(n, a, "nodes_values")
-        if double and n.node.input and n.node.input[0] in n.importer.narrowed:
-            # A double input is held as float32 rounded to nearest: rounding its thresholds
-            # the same way keeps x == t equal (the directed rounding of float32_threshold is
-            # exact for float32 inputs only); x and t closer than a float32 step may tie.
-            double = False
         tree_ids = list(a("nodes_treeids", []))
         node_ids = list(a("nodes_nodeids", []))
         features = list(a("nodes_featureids", []))
