@@ -560,8 +560,9 @@ class InferenceSession:
 
         self._weights = SharedWeights()
         # A Float64Warning (once per session) points at the caller of __init__ or run: the
-        # frames _compiled_for and _import lie between it and load.
-        self._weights.caller_frames = 3
+        # frames _compiled_for and _import lie between it and import_model (which stands where
+        # load's frame is for a load() call).
+        self._weights.caller_frames = 2
         # Imports of different signatures take turns: racing ones each read and folded the
         # weights again (SharedWeights is filled by the first import that finishes), a model's
         # worth of memory per racing thread. Runs of compiled signatures do not wait on it.
