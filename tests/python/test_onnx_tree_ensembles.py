@@ -12,6 +12,17 @@ import webnn
 import webnn.onnx as wo
 from onnx import TensorProto, helper
 
+
+@pytest.fixture(autouse=True, params=["dense", "walk"])
+def evaluator(request, monkeypatch):
+    """Every test runs with both tree evaluators: the dense tables and the walk (walk.py),
+    whichever the cost rule would pick."""
+    from webnn.onnx.ops import walk
+
+    monkeypatch.setattr(walk, "walk_is_cheaper", lambda forest: request.param == "walk")
+    return request.param
+
+
 FEATURES = 5
 
 
