@@ -5,6 +5,7 @@ and on ONNX Runtime, in one process, interleaved.
 
     python bench/trees.py [--trees 100] [--depth 12] [--leaf-prob 0.12] [--rows 256]
                           [--features 20] [--classes 4] [--rounds 15] [--threads 1]
+                          [--sklearn]   # a fitted RandomForestClassifier via skl2onnx instead
 
 Each engine's call is run on the same numpy input (context.compute for ours, which writes the
 input and reads the outputs; InferenceSession.run for ORT, which does the same); the outputs
@@ -60,8 +61,27 @@ def random_forest(trees, depth, leaf_prob, features, classes, seed=0):
     return node, len(cols["treeids"])
 
 
+def sklearn_forest(args):
+    """A scikit-learn RandomForestClassifier (unpruned trees) exported by skl2onnx, without
+    ZipMap (both packages must be installed; they are not in the bench extra)."""
+    from skl2onnx import to_onnx
+    from sklearn.datasets import make_classification
+    from sklearn.ensemble import RandomForestClassifier
+
+    x, y = make_classification(n_samples=2000, n_features=args.features, n_informative=10,
+                               n_classes=args.classes, random_state=0)  # fmt: skip
+    forest = RandomForestClassifier(n_estimators=args.trees, random_state=0)
+    forest.fit(x.astype(np.float32), y)
+    model = to_onnx(forest, x[:1].astype(np.float32), options={"zipmap": False})
+    model.graph.input[0].type.tensor_type.shape.dim[0].dim_value = args.rows
+    return model, sum(e.tree_.node_count for e in forest.estimators_)
+
+
 def build(args):
     from onnx import TensorProto, helper
+
+    if args.sklearn:
+        return sklearn_forest(args)
 
     node, count = random_forest(args.trees, args.depth, args.leaf_prob, args.features,
                                 args.classes)  # fmt: skip
@@ -89,6 +109,7 @@ def main():
     parser.add_argument("--classes", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--sklearn", action="store_true", help="a fitted RandomForestClassifier")
     args = parser.parse_args()
     os.environ.setdefault("WEBNN_NUM_THREADS", str(args.threads))
 
@@ -105,6 +126,7 @@ def main():
     session = ort.InferenceSession(model.SerializeToString(), options,
                                    providers=["CPUExecutionProvider"])  # fmt: skip
     want = session.run(None, {"X": x})
+    names = [o.name for o in session.get_outputs()]
     context = webnn.ML().create_context(accelerated=False, backend="cpu")
 
     rule = walk.walk_is_cheaper
@@ -120,8 +142,8 @@ def main():
         finally:
             walk.walk_is_cheaper = rule
         got = context.compute(graph, {"X": x})
-        np.testing.assert_array_equal(got["label"], want[0])
-        err = float(np.max(np.abs(got["probabilities"] - want[1])))
+        np.testing.assert_array_equal(got[names[0]], want[0])
+        err = float(np.max(np.abs(got[names[1]] - want[1])))
         assert err <= 1e-5 * float(np.max(np.abs(want[1]))), (name, err)
         print(f"{name}: imported in {time.perf_counter() - start:.2f} s, max error {err:.2g}")
         runners[name] = lambda g=graph: context.compute(g, {"X": x})
@@ -132,7 +154,8 @@ def main():
             start = time.perf_counter()
             run()
             times[name].append(time.perf_counter() - start)
-    print(f"{args.trees} trees, {count} nodes, depth <= {args.depth}, {args.rows} rows x "
+    shape = "scikit-learn, unpruned" if args.sklearn else f"depth <= {args.depth}"
+    print(f"{args.trees} trees, {count} nodes, {shape}, {args.rows} rows x "
           f"{args.features} features, {args.threads} thread(s); median of {args.rounds}:")  # fmt: skip
     ort_median = statistics.median(times["ort"])
     for name, t in times.items():

@@ -10,10 +10,11 @@ import numpy as np
 
 from .trees import _compare
 
-# Per-row, per-tree work of one step (elements gathered and compared), against one element
-# of the dense tables' products (measured on the cpu backend: a walking step costs about as
-# much as this many dense multiply-adds).
-STEP_COST = 24
+# The cost of one walking step (seven gathers, compares and a select per row and tree) in
+# dense multiply-adds, calibrated with bench/trees.py on the cpu backend (1 thread, 256
+# rows): 20 full trees of depth 4 run faster dense (0.38 ms, walking 0.52 ms), 100 trees of
+# depth 6 (~50 leaves) faster walking (7.6 ms, dense 15.3 ms).
+STEP_COST = 100
 # Elements of the node tables ([trees * nodes] per column, [trees * nodes, outputs] weights).
 MAX_WALK_TABLE = 1 << 26
 # A tree walks at most this deep (one graph step per level).
