@@ -190,3 +190,11 @@ def test_string_inputs_are_refused_by_name():
     ])  # fmt: skip
     with pytest.raises(wo.OnnxImportError, match="string keys"):
         wo.load(webnn.ML().create_context(accelerated=False), model)
+
+
+def test_convert_refuses_host_outputs(tmp_path):
+    nodes = [_linear_classifier(LABELS, 3)]
+    outputs = [helper.make_tensor_value_info("label", TensorProto.STRING, [6])]
+    with pytest.raises(wo.OnnxImportError, match="'label' \\(string tensor"):
+        wo.convert(_model(nodes, [_x_input()], outputs), tmp_path / "m.webnn")
+    assert not (tmp_path / "m.webnn").exists()
