@@ -36,7 +36,7 @@ def load(context, model, *, free_dims=None, input_shapes=None, constants=None, b
     for a model with outputs WebNN cannot hold (string labels, ZipMap's maps: run those with
     webnn.onnx.InferenceSession, which finishes them on the host).
     """
-    graph, host = load_with_host_outputs(
+    graph, host, host_inputs = load_with_host_outputs(
         context,
         model,
         free_dims=free_dims,
@@ -47,11 +47,18 @@ def load(context, model, *, free_dims=None, input_shapes=None, constants=None, b
         weights=weights,
         float16=float16,
     )
-    _refuse_host_outputs(host)
+    _refuse_host_outputs(host, host_inputs)
     return graph
 
 
-def _refuse_host_outputs(host):
+def _refuse_host_outputs(host, host_inputs=None):
+    if host_inputs:
+        listed = ", ".join(f"'{name}'" for name in host_inputs)
+        raise OnnxImportError(
+            f"string inputs {listed} (read by LabelEncoder / CategoryMapper) cannot be fed to a "
+            "WebNN graph; webnn.onnx.InferenceSession runs this model (it maps the strings to "
+            "indices on the host)"
+        )
     if host:
         listed = ", ".join(f"'{name}' ({h.kind}, from {h.where})" for name, h in host.items())
         raise OnnxImportError(
@@ -64,8 +71,9 @@ def _refuse_host_outputs(host):
 def load_with_host_outputs(context, model, *, free_dims=None, input_shapes=None,
                            constants=None, base_dir=None, max_sizes=None, weights=None,
                            float16="float32"):  # fmt: skip
-    """load() for InferenceSession: (MLGraph, {output name: HostOutput}); the graph's output
-    of a host output is the number it is made from (a class index, a score matrix)."""
+    """load() for InferenceSession: (MLGraph, {output name: HostOutput}, {input name:
+    StringInput}); the graph's output of a host output is the number it is made from (a class
+    index, a score matrix), its input of a string input the strings' indices."""
     builder = context.create_graph_builder()
     imported = import_model(
         builder,
@@ -78,7 +86,7 @@ def load_with_host_outputs(context, model, *, free_dims=None, input_shapes=None,
         weights=weights,
         float16=float16,
     )
-    return imported.build(), imported.host_outputs
+    return imported.build(), imported.host_outputs, imported.host_inputs
 
 
 def file_name_for(name):
@@ -134,7 +142,7 @@ def convert(model, path, *, free_dims=None, input_shapes=None, constants=None, b
         rename=renamer,
         float16=float16,
     )
-    _refuse_host_outputs(imported.host_outputs)
+    _refuse_host_outputs(imported.host_outputs, imported.host_inputs)
     path = Path(path)
     builder.save(imported.operands, path)
     if renamer.mapping:
