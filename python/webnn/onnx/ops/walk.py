@@ -10,7 +10,7 @@ import numpy as np
 
 from .trees import _compare
 
-# The cost of one walking step (seven gathers, compares and a select per row and tree) in
+# The cost of one walking step (six gathers, compares and a select per row and tree) in
 # dense multiply-adds, calibrated with bench/trees.py on the cpu backend (1 thread, 256
 # rows): 20 full trees of depth 4 run faster dense (0.38 ms, walking 0.52 ms), 100 trees of
 # depth 6 (~50 leaves) faster walking (7.6 ms, dense 15.3 ms).
@@ -31,53 +31,64 @@ def walk_is_cheaper(forest):
 
 
 def _tables(n, forest, features):
-    """The flattened node tables: node g = tree * M + local (splits first, then leaves)."""
+    """The flattened node tables: node g = tree * M + local, the locals in depth-first
+    preorder with the true child visited first, so that a split's true child is always g + 1
+    (one gather fewer per step). Leaves and padding point at themselves (false child) and
+    have a NaN threshold under BRANCH_LEQ, a condition that never holds."""
     T, S, L, K = len(forest.trees), forest.max_splits, forest.max_leaves, forest.outputs
     M = S + L
     if T * M * max(K, 1) > MAX_WALK_TABLE or forest.depth > MAX_DEPTH:
         n.fail(f"{T} trees of {M} nodes, depth {forest.depth}: too large to import")
     feature = np.zeros(T * M, np.int32)
-    threshold = np.zeros(T * M, np.float32)
+    threshold = np.full(T * M, np.nan, np.float32)
     modes = np.full(T * M, "BRANCH_LEQ", object)
     track = np.zeros(T * M, np.uint8)
-    child = np.zeros([2, T * M], np.int32)  # true, false; a leaf (or padding) points at itself
-    child[:] = np.arange(T * M, dtype=np.int32)
+    false_child = np.arange(T * M, dtype=np.int32)
     weight = np.zeros([T * M, K], np.float32)
     has = np.zeros([T * M, K], np.float32)
     roots = np.zeros(T, np.int32)
-
-    def index(t, ref):
-        kind, i = ref
-        return t * M + (i if kind == "S" else S + i)
-
     for t in range(T):
-        roots[t] = index(t, forest.roots[t])
-        for s, (f, v, mode, miss) in enumerate(forest.splits[t]):
+        base = t * M
+        roots[t] = base
+        local = {}  # ref -> preorder position
+        order = []
+        stack = [forest.roots[t]]
+        while stack:
+            ref = stack.pop()
+            local[ref] = len(order)
+            order.append(ref)
+            if ref[0] == "S":
+                yes, no = forest.children[t][ref[1]]
+                stack.append(no)
+                stack.append(yes)
+        for position, (kind, i) in enumerate(order):
+            g = base + position
+            if kind == "L":
+                for k, value in forest.leaves[t][i][1]:
+                    weight[g, k] += np.float32(value)
+                    has[g, k] = 1.0
+                continue
+            f, v, mode, miss = forest.splits[t][i]
             if not 0 <= f < features:
                 n.fail(f"a split on feature {f} of {features}")
-            g = t * M + s
             feature[g], threshold[g], modes[g], track[g] = f, v, mode, miss
-            child[0, g] = index(t, forest.children[t][s][0])
-            child[1, g] = index(t, forest.children[t][s][1])
-        for leaf, (_, values) in enumerate(forest.leaves[t]):
-            g = t * M + S + leaf
-            for k, value in values:
-                weight[g, k] += np.float32(value)
-                has[g, k] = 1.0
-    return feature, threshold, modes, track, child, weight, has, roots
+            false_child[g] = base + local[forest.children[t][i][1]]
+    return feature, threshold, modes, track, false_child, weight, has, roots
 
 
 def evaluate_walk(n, forest, x, features):
     """[trees, batch, outputs] weights of the reached leaves and whether they weigh each output
     (what _Forest.evaluate returns)."""
     b = n.b
-    feature, threshold, modes, track, child, weight, has, roots = _tables(n, forest, features)
+    feature, threshold, modes, track, false_child, weight, has, roots = _tables(n, forest,
+                                                                               features)  # fmt: skip
     T = len(forest.trees)
     batch = b.operand_shape(x)[0]
     node = b.expand(n.const(roots.reshape(1, T), "int32"), [batch, T])
     feature_t = n.const(feature, "int32")
     threshold_t = n.const(threshold, "float32")
-    true_t, false_t = n.const(child[0], "int32"), n.const(child[1], "int32")
+    false_t = n.const(false_child, "int32")
+    one = n.const(np.int32(1), "int32")
     kinds = sorted(set(modes[: len(modes)]))
     mode_t = (
         {m: n.const((modes == m).astype(np.uint8), "uint8") for m in kinds}
@@ -96,7 +107,7 @@ def evaluate_walk(n, forest, x, features):
             cond = c if cond is None else b.logical_or(cond, c)
         if track_t is not None:
             cond = b.logical_or(cond, b.logical_and(b.is_nan(value), b.gather(track_t, node)))
-        node = b.where(cond, b.gather(true_t, node), b.gather(false_t, node))
+        node = b.where(cond, b.add(node, one), b.gather(false_t, node))
     values = b.gather(n.const(weight, "float32"), node)  # [batch, T, K]
     scored = b.gather(n.const(has, "float32"), node)
     return b.transpose(values, [1, 0, 2]), b.transpose(scored, [1, 0, 2])
