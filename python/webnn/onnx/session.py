@@ -423,6 +423,11 @@ class _Pending:
 class InferenceSession:
     """Runs an ONNX model on webnn with the API of ``onnxruntime.InferenceSession``.
 
+    Outputs WebNN cannot hold (ai.onnx.ml string labels, ZipMap's list of dicts) are made on
+    the host from the numbers the graph computes, and string inputs that only LabelEncoder /
+    CategoryMapper read are fed as indices computed on the host (host_outputs.py), so they
+    come back as ORT returns them.
+
     Args:
         path_or_bytes: model file path, serialized bytes, or an ``onnx.ModelProto``.
         sess_options: ORT ``SessionOptions`` (or ``webnn.onnx.session.SessionOptions``);
