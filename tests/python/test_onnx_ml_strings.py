@@ -190,3 +190,88 @@ def test_string_inputs_are_refused_by_name():
     ])  # fmt: skip
     with pytest.raises(wo.OnnxImportError, match="string keys"):
         wo.load(webnn.ML().create_context(accelerated=False), model)
+
+
+def test_convert_refuses_host_outputs(tmp_path):
+    nodes = [_linear_classifier(LABELS, 3)]
+    outputs = [helper.make_tensor_value_info("label", TensorProto.STRING, [6])]
+    with pytest.raises(wo.OnnxImportError, match="'label' \\(string tensor"):
+        wo.convert(_model(nodes, [_x_input()], outputs), tmp_path / "m.webnn")
+    assert not (tmp_path / "m.webnn").exists()
+
+
+WORDS = np.array([["b", "zz", "a"], ["c", "a", ""]], dtype=object)
+
+
+def _string_model(nodes, outputs, opset=2):
+    x = helper.make_tensor_value_info("S", TensorProto.STRING, list(WORDS.shape))
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", opset)]
+    return _model(nodes, [x], outputs, opsets)
+
+
+@pytest.mark.parametrize(
+    "attrs,out_elem,opset",
+    [
+        ({"keys_strings": ["a", "b", "c"], "values_int64s": [1, 2, 3], "default_int64": 42},
+         TensorProto.INT64, 2),
+        ({"keys_strings": ["a", "c"], "values_floats": [0.5, 1.5]}, TensorProto.FLOAT, 2),
+        ({"keys_strings": ["a", "b"], "values_strings": ["x", "y"], "default_string": "?"},
+         TensorProto.STRING, 2),
+        ({"keys_tensor": helper.make_tensor("k", TensorProto.STRING, [3], [b"a", b"b", b"c"]),
+          "values_tensor": helper.make_tensor("v", TensorProto.INT64, [3], [0, 1, 2]),
+          "default_tensor": helper.make_tensor("d", TensorProto.INT64, [1], [-5])},
+         TensorProto.INT64, 4),
+    ],
+    ids=["string-int", "string-float", "string-string", "tensors"],
+)  # fmt: skip
+def test_label_encoder_from_a_string_input(attrs, out_elem, opset):
+    node = helper.make_node("LabelEncoder", ["S"], ["Y"], domain="ai.onnx.ml", **attrs)
+    model = _string_model([node], [helper.make_tensor_value_info("Y", out_elem, None)], opset)
+    want = assert_session_matches_onnxruntime(model, {"S": WORDS})
+    assert len(np.unique(want[0])) > 1
+    # A str (not object) array is accepted too, as ORT accepts it.
+    got = wo.InferenceSession(model).run(None, {"S": WORDS.astype(str)})[0]
+    np.testing.assert_array_equal(got, want[0])
+
+
+def test_category_mapper_both_ways_and_two_readers_of_one_input():
+    cats = {"cats_strings": ["a", "b", "zz"], "cats_int64s": [7, 8, 9]}
+    nodes = [
+        helper.make_node(
+            "CategoryMapper", ["S"], ["ids"], domain="ai.onnx.ml", default_int64=-3, **cats
+        ),
+        helper.make_node(
+            "LabelEncoder",
+            ["S"],
+            ["codes"],
+            domain="ai.onnx.ml",
+            keys_strings=["c", ""],
+            values_int64s=[100, 200],
+        ),
+        helper.make_node(
+            "CategoryMapper", ["ids"], ["back"], domain="ai.onnx.ml", default_string="none", **cats
+        ),
+    ]
+    outputs = [
+        helper.make_tensor_value_info("ids", TensorProto.INT64, None),
+        helper.make_tensor_value_info("codes", TensorProto.INT64, None),
+        helper.make_tensor_value_info("back", TensorProto.STRING, None),
+    ]
+    model = _string_model(nodes, outputs)
+    want = assert_session_matches_onnxruntime(model, {"S": WORDS})
+    assert "none" in want[2] and -3 in want[0]
+    with pytest.raises(wo.OnnxImportError, match="string inputs 'S'.*InferenceSession"):
+        wo.load(webnn.ML().create_context(accelerated=False), model)
+
+
+def test_a_string_input_read_by_another_operator_is_refused():
+    nodes = [
+        helper.make_node(
+            "LabelEncoder", ["S"], ["Y"], domain="ai.onnx.ml", keys_strings=["a"], values_int64s=[1]
+        ),
+        helper.make_node("Identity", ["S"], ["T"]),
+    ]
+    outputs = [helper.make_tensor_value_info("Y", TensorProto.INT64, None),
+               helper.make_tensor_value_info("T", TensorProto.STRING, None)]  # fmt: skip
+    with pytest.raises(wo.OnnxImportError, match="graph input 'S' has type tensor\\(string\\)"):
+        wo.InferenceSession(_string_model(nodes, outputs))

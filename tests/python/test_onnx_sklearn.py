@@ -126,3 +126,25 @@ def _fixed_batch(model, rows):
     for vi in list(model.graph.input):
         vi.type.tensor_type.shape.dim[0].dim_value = rows
     return model
+
+
+def test_unpruned_random_forest_is_walked(monkeypatch):
+    # A scikit-learn forest of unpruned trees: the cost rule picks the walk (walk.py).
+    from sklearn.datasets import make_classification
+    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+    from webnn.onnx.ops import walk
+
+    walked = []
+    original = walk.evaluate_walk
+    monkeypatch.setattr(walk, "evaluate_walk", lambda *a: walked.append(1) or original(*a))
+    x, y = make_classification(n_samples=400, n_features=12, n_informative=6, n_classes=3,
+                               random_state=0)  # fmt: skip
+    x = x.astype(np.float32)
+    shapes = {"X": list(x.shape)}
+    forest = RandomForestClassifier(n_estimators=12, random_state=0).fit(x, y)
+    model = skl2onnx.to_onnx(forest, x[:1], options={"zipmap": False})
+    assert_matches_onnxruntime(model, {"X": x}, check=within_peak(1e-5), input_shapes=shapes)
+    regressor = RandomForestRegressor(n_estimators=8, random_state=0).fit(x, x[:, 0])
+    model = skl2onnx.to_onnx(regressor, x[:1])
+    assert_matches_onnxruntime(model, {"X": x}, check=within_peak(1e-5), input_shapes=shapes)
+    assert len(walked) == 4  # both models, both backends

@@ -15,6 +15,17 @@ from onnx import TensorProto, helper
 from ort_compare import BACKENDS, onnxruntime_outputs
 from webnn.onnx.ops.trees import float32_threshold
 
+
+@pytest.fixture(autouse=True, params=["dense", "walk"])
+def evaluator(request, monkeypatch):
+    """Every test runs with both tree evaluators: the dense tables and the walk (walk.py),
+    whichever the cost rule would pick."""
+    from webnn.onnx.ops import walk
+
+    monkeypatch.setattr(walk, "walk_is_cheaper", lambda forest: request.param == "walk")
+    return request.param
+
+
 FEATURES = 4
 ROWS = 16
 

@@ -12,6 +12,17 @@ import webnn
 import webnn.onnx as wo
 from onnx import TensorProto, helper
 
+
+@pytest.fixture(autouse=True, params=["dense", "walk"])
+def evaluator(request, monkeypatch):
+    """Every test runs with both tree evaluators: the dense tables and the walk (walk.py),
+    whichever the cost rule would pick."""
+    from webnn.onnx.ops import walk
+
+    monkeypatch.setattr(walk, "walk_is_cheaper", lambda forest: request.param == "walk")
+    return request.param
+
+
 FEATURES = 5
 
 
@@ -168,3 +179,17 @@ def test_tree_ensemble_errors_name_the_reason():
             helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, [7, 2])]  # fmt: skip
     with pytest.raises(wo.OnnxImportError, match="TreeEnsembleClassifier.*PROBIT"):
         wo.load(webnn.ML().create_context(), _model("TreeEnsembleClassifier", attrs, outs))
+
+
+def test_tree_ensemble_classifier_probit():
+    # PROBIT with ORT's approximate inverse error function: weights kept so that every class
+    # sum stays inside (0, 1), where it is defined.
+    rng = np.random.default_rng(12)
+    nodes, weights = _random_trees(rng, 4, 3, 3)
+    weights["weights"] = [0.02 + 0.05 * abs(w) for w in weights["weights"]]
+    attrs = {f"nodes_{k}": v for k, v in nodes.items()}
+    attrs.update({f"class_{k}": v for k, v in weights.items()})
+    attrs.update(classlabels_int64s=[3, 5, 7], post_transform="PROBIT")
+    outs = [helper.make_tensor_value_info("label", TensorProto.INT64, [7]),
+            helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, [7, 3])]  # fmt: skip
+    _compare(_model("TreeEnsembleClassifier", attrs, outs), _inputs())

@@ -51,11 +51,18 @@ def load(context, model, *, free_dims=None, input_shapes=None, constants=None, b
         float16=float16,
         float64=float64,
     )
-    _refuse_host_outputs(imported.host_outputs)
+    _refuse_host_outputs(imported.host_outputs, imported.host_inputs)
     return imported.build()
 
 
-def _refuse_host_outputs(host):
+def _refuse_host_outputs(host, host_inputs=None):
+    if host_inputs:
+        listed = ", ".join(f"'{name}'" for name in host_inputs)
+        raise OnnxImportError(
+            f"string inputs {listed} (read by LabelEncoder / CategoryMapper) cannot be fed to a "
+            "WebNN graph; webnn.onnx.InferenceSession runs this model (it maps the strings to "
+            "indices on the host)"
+        )
     if host:
         listed = ", ".join(f"'{name}' ({h.kind}, from {h.where})" for name, h in host.items())
         raise OnnxImportError(
@@ -119,7 +126,7 @@ def convert(model, path, *, free_dims=None, input_shapes=None, constants=None, b
         float16=float16,
         float64=float64,
     )
-    _refuse_host_outputs(imported.host_outputs)
+    _refuse_host_outputs(imported.host_outputs, imported.host_inputs)
     path = Path(path)
     builder.save(imported.operands, path)
     if renamer.mapping:

@@ -81,3 +81,72 @@ def pass_through(node, inputs):
         if to == 8:  # TensorProto.STRING
             return [value]
     return None
+
+
+class StringInput:
+    """A string graph input that only LabelEncoder / CategoryMapper nodes with string keys read:
+    the graph takes each string's index in `vocabulary` (int32; len(vocabulary) for a string
+    not in it), which the InferenceSession computes on the host (encode)."""
+
+    kind = "string input"
+
+    def __init__(self, operand, vocabulary, name):
+        self.operand = operand
+        self.vocabulary = list(vocabulary)
+        self.where = f"graph input '{name}'"
+        self._index = {s: i for i, s in enumerate(self.vocabulary)}
+
+    def encode(self, array):
+        unknown = len(self.vocabulary)
+        flat = np.asarray(array, dtype=object).reshape(-1)
+        out = np.fromiter((self._index.get(str(s), unknown) for s in flat), np.int32, len(flat))
+        return out.reshape(np.shape(array))
+
+    def table(self, keys, values, default, np_dtype):
+        """values[k] for each vocabulary string (default where a key is missing), then default
+        for the strings outside the vocabulary: what the graph gathers with the index."""
+        lookup = dict(zip(keys, values))
+        rows = [lookup.get(s, default) for s in self.vocabulary] + [default]
+        return np.asarray(rows).astype(np_dtype)
+
+
+def string_keys(node):
+    """The string keys a LabelEncoder / CategoryMapper node maps from, or None."""
+    from onnx import TensorProto, helper
+
+    if node.domain != "ai.onnx.ml" or node.op_type not in ("LabelEncoder", "CategoryMapper"):
+        return None
+    attrs = {a.name: a for a in node.attribute}
+    name = "cats_strings" if node.op_type == "CategoryMapper" else "keys_strings"
+    if name in attrs:
+        return [s.decode("utf-8") for s in helper.get_attribute_value(attrs[name])]
+    tensor = attrs.get("keys_tensor")
+    if tensor is not None and tensor.t.data_type == TensorProto.STRING:
+        return [s.decode("utf-8") for s in tensor.t.string_data]
+    return None
+
+
+def string_vocabulary(graph, name):
+    """The strings that the readers of string input `name` map (their keys, in order), when
+    every reader is a top-level LabelEncoder / CategoryMapper with string keys and `name` is
+    not itself a graph output; else None."""
+    if any(o.name == name for o in graph.output):
+        return None
+    vocabulary, seen = [], set()
+    for node in graph.node:
+        if name not in node.input:
+            continue
+        keys = string_keys(node)
+        if keys is None or list(node.input).index(name) != 0:
+            return None
+        for k in keys:
+            if k not in seen:
+                seen.add(k)
+                vocabulary.append(k)
+    for node in graph.node:  # a subgraph reading it (not supported)
+        for a in node.attribute:
+            if a.type in (a.GRAPH, a.GRAPHS):
+                for g in [a.g] if a.type == a.GRAPH else list(a.graphs):
+                    if any(name in n.input for n in g.node):
+                        return None
+    return vocabulary if vocabulary else None

@@ -16,12 +16,14 @@ import numpy as np
 from . import folding
 from .errors import Float64Warning, OnnxImportError
 from .host_cuts import is_host_cut, plan_cut
-from .host_outputs import HostOutput, pass_through
+from .host_outputs import HostOutput, StringInput, pass_through, string_vocabulary
 from .model_io import read_model, sparse_to_numpy, tensor_to_numpy
 from .ops import TABLE, lookup
 from .types import DOUBLE as DOUBLE_TYPE
 from .types import FLOAT16 as FLOAT16_TYPE
 from .types import NUMPY_TO_WEBNN, ONNX_TO_NUMPY, ONNX_TO_WEBNN, onnx_type_name
+
+STRING_TYPE = 8  # TensorProto.STRING
 
 # Import(float16=...): how float16 values are computed (Importer.__init__ says what each does).
 FLOAT16_MODES = ("float32", "float16")
@@ -73,6 +75,8 @@ class ImportedModel:
     host_cut: object = None
     # graph output name -> HostOutput (host_outputs.py): strings / maps finished on the host
     host_outputs: dict = field(default_factory=dict)
+    # graph input name -> StringInput: string inputs the session encodes as int32 indices
+    host_inputs: dict = field(default_factory=dict)
 
     def build(self):
         return self.builder.build(self.operands)
@@ -391,6 +395,12 @@ class Importer:
         if isinstance(value, np.generic):  # a numpy scalar from arithmetic on 0-d arrays
             value = np.asarray(value)
         if not isinstance(value, np.ndarray):
+            if isinstance(value, StringInput):
+                msg = (f"reads {value.where}, a string tensor WebNN cannot hold (only "
+                       "LabelEncoder / CategoryMapper with string keys can read one)")  # fmt: skip
+                if ctx is not None:
+                    ctx.fail(msg)
+                raise OnnxImportError(msg)
             if isinstance(value, HostOutput):
                 msg = (f"reads a {value.kind} (from {value.where}), which WebNN cannot hold: "
                        "such values are made on the host and can only be graph outputs")  # fmt: skip
@@ -696,7 +706,7 @@ class Importer:
         for sparse in onnx_graph.sparse_initializer:
             name = sparse.values.name
             scope[name] = self.widen(name, sparse_to_numpy(sparse, self.base_dir))
-        inputs, folded = [], {}
+        inputs, folded, host_inputs = [], {}, {}
         for vi in onnx_graph.input:
             if vi.name in scope and vi.name not in self.constants:
                 continue  # an initializer listed as an input (IR < 4): a weight
@@ -715,6 +725,19 @@ class Importer:
                     value = value.reshape(1)  # a scalar given for a [1] input (silero's sr)
                 scope[vi.name] = self.widen(vi.name, value)
                 folded[vi.name] = value
+                continue
+            vocabulary = (
+                string_vocabulary(onnx_graph, vi.name) if info.elem_type == STRING_TYPE else None
+            )
+            if vocabulary is not None:  # strings mapped to indices on the host (host_outputs.py)
+                info.webnn_dtype = "int32"
+                info.webnn_shape = self._resolve_shape(info)
+                op = self.builder.input(info.graph_name, info.webnn_shape, "int32")
+                self._leaves.add(id(op))
+                self._keep.append(op)
+                scope[vi.name] = StringInput(op, vocabulary, vi.name)
+                host_inputs[info.graph_name] = scope[vi.name]
+                inputs.append(info)
                 continue
             if info.elem_type == DOUBLE_TYPE:  # held as float32 (refused above in "error")
                 self.narrowed[vi.name] = None
@@ -806,6 +829,7 @@ class Importer:
             dynamic_dims=dict(self.dynamic_dims),
             host_cut=self.cut,
             host_outputs=host,
+            host_inputs=host_inputs,
         )
 
     def _metadata(self):

@@ -353,10 +353,11 @@ class _Compiled:
 
     _MAX_SHAPES = 8  # tensor sets kept for this many distinct shapes of a dynamic graph
 
-    def __init__(self, context, graph, input_names, host_outputs=None):
+    def __init__(self, context, graph, input_names, host_outputs=None, host_inputs=None):
         self.context = context
         self.graph = graph
         self.host_outputs = host_outputs or {}  # name -> HostOutput (strings, maps)
+        self.host_inputs = host_inputs or {}  # name -> StringInput (strings -> indices)
         described = graph.input_descriptors
         # An input no output depends on may be left out of the graph: it is then not fed.
         self.input_desc = {n: described[n] for n in input_names if n in described}
@@ -384,6 +385,10 @@ class _Compiled:
         return ins, outs
 
     def run(self, feed: dict) -> dict:
+        if self.host_inputs:
+            feed = dict(feed)
+            for name, host in self.host_inputs.items():
+                feed[name] = host.encode(feed[name])
         shapes = tuple(feed[n].shape for n in self.input_desc)
         with self._lock:
             free = self._free.get(shapes)
@@ -417,6 +422,11 @@ class _Pending:
 
 class InferenceSession:
     """Runs an ONNX model on webnn with the API of ``onnxruntime.InferenceSession``.
+
+    Outputs WebNN cannot hold (ai.onnx.ml string labels, ZipMap's list of dicts) are made on
+    the host from the numbers the graph computes, and string inputs that only LabelEncoder /
+    CategoryMapper read are fed as indices computed on the host (host_outputs.py), so they
+    come back as ORT returns them.
 
     Args:
         path_or_bytes: model file path, serialized bytes, or an ``onnx.ModelProto``.
@@ -732,8 +742,12 @@ class InferenceSession:
             value = input_feed[name]
             arr = value if isinstance(value, np.ndarray) else np.asarray(value)
             want = self._input_dtypes[name]
-            if want is not None and arr.dtype != want:
-                # ORT never converts: a float64 array for a float input is an error there too.
+            if (
+                want is not None
+                and arr.dtype != want
+                and not (want == object and arr.dtype.kind in "US")
+            ):
+                # ORT never converts (a string input takes str arrays as well as object ones): a float64 array for a float input is an error there too.
                 raise TypeError(
                     f"InferenceSession.run: input {name!r} has the wrong data type: expected "
                     f"{self._inputs_by_name(name).type}, got tensor({_dtype_name(arr.dtype)})"
@@ -892,7 +906,9 @@ class InferenceSession:
         with self._lock:
             self.import_count += 1
         inputs = [n for n in self._input_dims if n not in folded]
-        compiled = _Compiled(self._context, graph, inputs, imported.host_outputs)
+        compiled = _Compiled(
+            self._context, graph, inputs, imported.host_outputs, imported.host_inputs
+        )
         if imported.host_cut is None:
             return compiled
         from .host_segments import SegmentedModel

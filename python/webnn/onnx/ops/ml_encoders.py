@@ -1,14 +1,15 @@
 """ai.onnx.ml LabelEncoder, OneHotEncoder and ZipMap, as ONNX Runtime computes them.
 
-WebNN has no strings and no maps: a LabelEncoder from numbers to strings and ZipMap compute
-their numbers in the graph and return a host output (host_outputs.py) that the
-InferenceSession finishes; string inputs (string keys) cannot be fed to a WebNN graph and are
-refused by name.
+WebNN has no strings and no maps: a LabelEncoder / CategoryMapper to strings and ZipMap
+compute their numbers in the graph and return a host output (host_outputs.py) that the
+InferenceSession finishes; a string graph input that only these read is fed as the strings'
+indices in their keys, which the session computes (host_outputs.StringInput). Strings
+computed inside the graph are refused by name.
 """
 
 import numpy as np
 
-from ..host_outputs import StringMap, ZipMap
+from ..host_outputs import StringInput, StringMap, ZipMap
 from .ml import ML
 from .registry import op
 
@@ -73,7 +74,7 @@ def label_encoder(n):
     b = n.b
     keys, values, default, strings_in, strings_out = _encoder_table(n)
     if strings_in:
-        n.fail("string keys: the input is a string tensor, which a WebNN graph cannot take")
+        return _from_strings(n, keys, values, default, strings_out)
     shape = n.static_shape(0)
     x = n.x(0)
     dtype = n.dtype(0)
@@ -108,6 +109,43 @@ def label_encoder(n):
     mapped = b.gather(n.const(values.astype(np_out), out_dtype), index)
     fallback = n.const(np.asarray(default).astype(np_out), out_dtype)
     return b.where(b.cast(found, "uint8"), mapped, fallback)
+
+
+def _from_strings(n, keys, values, default, strings_out):
+    """A string input the session turns into vocabulary indices (host_outputs.StringInput):
+    the values gathered by index (strings out: mapped on the host again)."""
+    source = n.inputs[0]
+    if not isinstance(source, StringInput):
+        n.fail("string keys: the input is a string tensor computed in the graph, which WebNN "
+               "cannot hold (a string graph input read only by LabelEncoder / CategoryMapper "
+               "works with InferenceSession)")  # fmt: skip
+    index = source.operand
+    if strings_out:
+        table = source.table(keys, list(values), default, object)
+        return StringMap(n.b.identity(index), list(range(len(table))), list(table), default,
+                         n.describe())  # fmt: skip
+    values = np.asarray(values)
+    dtype = "float32" if values.dtype.kind == "f" else ("int32" if values.dtype == np.int32
+                                                         else "int64")  # fmt: skip
+    np_dtype = np.float32 if dtype == "float32" else dtype
+    table = source.table(keys, values.tolist(), default, np_dtype)
+    return n.b.gather(n.const(table, dtype), index)
+
+
+@op("CategoryMapper", domain=ML)
+def category_mapper(n):
+    """Strings <-> int64 by the cats_strings / cats_int64s pairs: from a string graph input
+    (indices computed on the host), or from int64 to strings (mapped on the host)."""
+    strings = list(n.attr("cats_strings", []))
+    ints = [int(v) for v in n.attr("cats_int64s", [])]
+    if not strings or len(strings) != len(ints):
+        n.fail(f"{len(strings)} cats_strings for {len(ints)} cats_int64s")
+    if isinstance(n.inputs[0], StringInput):
+        return _from_strings(n, strings, ints, int(n.attr("default_int64", -1)), False)
+    if n.dtype(0) != "int64":
+        n.fail(f"input of type {n.dtype(0)} (string or int64)")
+    default = n.attr("default_string", "_Unused")
+    return StringMap(n.b.identity(n.x(0)), ints, strings, default, n.describe())
 
 
 @op("OneHotEncoder", domain=ML)

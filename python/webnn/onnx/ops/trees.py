@@ -107,27 +107,38 @@ class _Forest:
         self.used = sorted({int(k) for k in k_ids})
         # Per tree: its splits (feature, threshold, mode, missing->true) and leaves (path, weights).
         self.splits, self.leaves = [], []
+        # Per tree, for walking it (walk.py): each split's (true, false) children and the
+        # root, as ("S", split index) or ("L", leaf index).
+        self.children, self.roots = [], []
+        candidates = {t: set() for t in self.trees}  # per tree: nodes no branch points at
+        pointed = {t: set() for t in self.trees}
+        for (tt, node), i in nodes.items():
+            candidates[tt].add(node)
+            if modes[i] != "LEAF":
+                pointed[tt].update((true_ids[i], false_ids[i]))
         for t in self.trees:
-            splits, leaves, index = [], [], {}
-            roots = {node for (tt, node) in nodes if tt == t}
-            for (tt, node), i in nodes.items():
-                if tt == t and modes[i] != "LEAF":
-                    roots.discard(true_ids[i])
-                    roots.discard(false_ids[i])
+            splits, leaves, index, children = [], [], {}, []
+            roots = candidates[t] - pointed[t]
             if len(roots) != 1:
                 n.fail(f"tree {t} has {len(roots)} roots")
-            stack = [(roots.pop(), [])]
+            stack = [(roots.pop(), [], None, 0)]
             seen = 0
             while stack:
-                node, path = stack.pop()
+                node, path, parent, side = stack.pop()
                 seen += 1
                 if (t, node) not in nodes or seen > count:
                     n.fail(f"tree {t}: node {node} is missing or the tree has a cycle")
                 i = nodes[(t, node)]
+                ref = ("L", len(leaves)) if modes[i] == "LEAF" else ("S", len(splits))
+                if parent is None:
+                    self.roots.append(ref)
+                else:
+                    children[parent][side] = ref
                 if modes[i] == "LEAF":
                     leaves.append((path, weights.get((t, node), [])))
                     continue
                 index[node] = len(splits)
+                children.append([None, None])
                 if modes[i] == "BRANCH_MEMBER":  # the set of values (its index in values)
                     members = attrs["member_sets"][int(values[i])]
                     threshold = tuple(float32_threshold(v, "BRANCH_EQ", double) for v in members)
@@ -135,21 +146,32 @@ class _Forest:
                     threshold = float32_threshold(values[i], modes[i], double)
                 splits.append((int(features[i]), threshold, modes[i], bool(missing[i])))
                 s = index[node]
-                stack.append((false_ids[i], path + [(s, False)]))
-                stack.append((true_ids[i], path + [(s, True)]))
+                stack.append((false_ids[i], path + [(s, False)], s, 1))
+                stack.append((true_ids[i], path + [(s, True)], s, 0))
             self.splits.append(splits)
             self.leaves.append(leaves)
+            self.children.append(children)
         self.outputs = outputs
         self.max_splits = max(1, max(len(s) for s in self.splits))
         self.max_leaves = max(len(v) for v in self.leaves)
-        size = len(self.trees) * self.max_leaves * (self.max_splits + outputs)
-        if size > MAX_TABLE_ELEMENTS:
-            n.fail(f"{len(self.trees)} trees of up to {self.max_leaves} leaves are too large "
-                   f"to import ({size} table elements, at most {MAX_TABLE_ELEMENTS})")  # fmt: skip
+        self.depth = max(max((len(p) for p, _ in v), default=0) for v in self.leaves)
+        self.has_members = any(m == "BRANCH_MEMBER" for t in self.splits for _, _, m, _ in t)
 
     def evaluate(self, n, x, features):
         """Per tree and target the reached leaf's weight [trees, batch, outputs], and whether it
-        has one ([trees, batch, outputs] 0/1)."""
+        has one ([trees, batch, outputs] 0/1): by the dense tables below, or by walking the
+        trees (walk.py) where that costs less (walk.walk_is_cheaper)."""
+        from .walk import evaluate_walk, walk_is_cheaper
+
+        if not self.has_members and walk_is_cheaper(self):
+            return evaluate_walk(n, self, x, features)
+        size = len(self.trees) * self.max_leaves * (self.max_splits + self.outputs)
+        if size > MAX_TABLE_ELEMENTS:
+            n.fail(f"{len(self.trees)} trees of up to {self.max_leaves} leaves are too large "
+                   f"to import ({size} table elements, at most {MAX_TABLE_ELEMENTS})")  # fmt: skip
+        return self.evaluate_dense(n, x, features)
+
+    def evaluate_dense(self, n, x, features):
         b = n.b
         T, S, L, K = len(self.trees), self.max_splits, self.max_leaves, self.outputs
         feature = np.zeros([T, S], np.int32)
