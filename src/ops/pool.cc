@@ -132,6 +132,15 @@ InferResult infer_pool2d(const InferContext& ctx) {
     out_h = sizes[0];
     out_w = sizes[1];
   }
+  // The kernels visit every tap of every window: a window of 2^62 dilated taps over huge
+  // padding is a few option values, and ran for ever (found by review, issue 8). Refused
+  // beyond 2^32 taps per channel plane (exact 128-bit product of values checked above).
+  using I128 = __int128;
+  const I128 taps = static_cast<I128>(window[0]) * window[1] * out_h * out_w;
+  if (taps > (I128{1} << 32)) {
+    return ctx.error("window_dimensions ", shape_to_string(window), " over an output of ", out_h,
+                     " x ", out_w, " visit more than 2^32 window taps per channel");
+  }
   Shape shape = in.shape;  // the batch axis passes through, static or dynamic
   shape[layout.h] = Dim(out_h);
   shape[layout.w] = Dim(out_w);

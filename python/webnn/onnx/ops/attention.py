@@ -15,6 +15,9 @@ from .util import check_made, zeros
 def _heads_first(n, x, heads):
     bl = n.b
     b, s, hidden = bl.operand_shape(x)
+    if isinstance(hidden, int) and (hidden < heads or hidden % heads):
+        # hidden // heads would be a head size of 0 (and 1 / sqrt(0) a numpy warning)
+        n.fail(f"a hidden size of {hidden} does not split into {heads} heads")
     x = bl.reshape(x, [b, s, heads, hidden // heads])
     return bl.transpose(x, [0, 2, 1, 3])
 
@@ -58,8 +61,13 @@ def attention(n):
     past_len = n.shape(4)[2] if past else 0
     scale = n.attr("scale")
     if scale is None:
+        if not isinstance(head, int) or head < 1:
+            n.fail(f"head size {head}: the default scale 1 / sqrt(head size) needs a static, "
+                   "positive one (give scale=)")  # fmt: skip
         scale = 1.0 / np.sqrt(head)
-    s = np_dtype(np.sqrt(np.float32(scale)))
+    # sqrt(scale) on Q and on K (for float16 range); a negative scale goes on Q's side.
+    s = np_dtype(np.sqrt(np.float32(abs(scale))))
+    s_q = -s if scale < 0 else s
     neg_inf = np_dtype(-np.inf)
 
     # The bias: constant parts (causal, sliding window) in numpy, the rest as operands.
@@ -128,7 +136,7 @@ def attention(n):
         k = _repeat_heads(n, k, q_heads // kv_heads)
         v = _repeat_heads(n, v, q_heads // kv_heads)
     sc = n.const(s, dtype)
-    qk = bl.matmul(bl.mul(q, sc), bl.transpose(bl.mul(k, sc), [0, 1, 3, 2]))
+    qk = bl.matmul(bl.mul(q, n.const(s_q, dtype)), bl.transpose(bl.mul(k, sc), [0, 1, 3, 2]))
     softcap = n.attr("softcap")
     if softcap is not None and softcap > 0:
         cap = n.const(softcap, dtype)
@@ -356,6 +364,9 @@ def linear_attention(n):
     if t > MAX_LINEAR_ATTENTION_STEPS:
         n.fail(f"{t} tokens (it is unrolled; at most {MAX_LINEAR_ATTENTION_STEPS})")
     dk, dv = qw // hq, n.static_shape(2)[2] // hkv
+    if dk < 1 or dv < 1:
+        n.fail(f"head sizes {dk} (query/key) and {dv} (value) must be positive: the widths "
+               f"{qw} and {n.static_shape(2)[2]} do not split into {hq} and {hkv} heads")  # fmt: skip
     dt = n.dtype(0)
     scale = float(n.attr("scale", 0.0)) or 1.0 / np.sqrt(dk)
 
