@@ -72,10 +72,17 @@ def _steps(b, v, steps):
     return v
 
 
+def _expansion_hw(case):
+    # A chain's first depthwise (3x3, padding 1) may halve the map.
+    s0 = case["chain"]["stride"] if case.get("chain") else 1
+    return (case["h"] - 1) // s0 + 1, (case["w"] - 1) // s0 + 1
+
+
 def _out_shape(case):
     k, dil, s, p = case["k"], case["dil"], case["stride"], case["pads"]
-    oh = (case["h"] + p[0] + p[1] - dil * (k - 1) - 1) // s + 1
-    ow = (case["w"] + p[2] + p[3] - dil * (k - 1) - 1) // s + 1
+    h, w = _expansion_hw(case)
+    oh = (h + p[0] + p[1] - dil * (k - 1) - 1) // s + 1
+    ow = (w + p[2] + p[3] - dil * (k - 1) - 1) // s + 1
     return [case["batch"], oh, ow, case["n"]]
 
 
@@ -94,8 +101,18 @@ def _build(ctx, case, variant="fused"):
     if variant == "nonfinite":
         ex_w[0, 0, 0, 0] = np.nan
     ex_bias = b.constant(rng.uniform(-1, 1, ce).astype(np.float32)) if case["ex_bias"] else None
+    e_in = x
+    if case.get("chain"):
+        # An LCNet chain: the expansion reads a depthwise layer of its own.
+        w0 = rng.uniform(-0.5, 0.5, (cin, 3, 3, 1)).astype(np.float32)
+        s0 = case["chain"]["stride"]
+        e_in = b.conv2d(
+            x, b.constant(w0), padding=[1, 1, 1, 1], strides=[s0, s0], groups=cin,
+            input_layout="nhwc", filter_layout="ohwi",
+        )  # fmt: skip
+        e_in = _steps(b, e_in, case["chain"]["steps"])
     e = b.conv2d(
-        x, b.constant(ex_w), bias=ex_bias, input_layout="nhwc", filter_layout="ohwi",
+        e_in, b.constant(ex_w), bias=ex_bias, input_layout="nhwc", filter_layout="ohwi",
         strides=[2, 2] if variant == "strided" else None,
         padding=[1, 0, 0, 1] if variant == "padded" else None,
     )  # fmt: skip
@@ -152,14 +169,15 @@ def _feeds(case):
 
 def _check(case, variant, expect_expansion_fused):
     feeds = _feeds(case)
+    chain = 1 if case.get("chain") else 0
     fused, stats = _run("cpu", "all", case, variant, feeds)
-    assert stats["passes"].get("depthwise_pointwise", 0) == 1, stats
+    assert stats["passes"].get("depthwise_pointwise", 0) == 1 + chain, stats
     assert stats["passes"].get("expansion_fusion", 0) == int(expect_expansion_fused), stats
-    # All three convolutions in one node, or the expansion left as a node of its own.
+    # All convolutions in one node, or the expansion left as a node of its own.
     conv_nodes = 1 if expect_expansion_fused else 2
     assert stats["ops_after"].get("conv2d", 0) == conv_nodes, stats
     unfused, unfused_stats = _run("cpu", WITHOUT, case, variant, feeds)
-    assert unfused_stats["ops_after"].get("conv2d", 0) == 3, unfused_stats
+    assert unfused_stats["ops_after"].get("conv2d", 0) == 3 + chain, unfused_stats
     pair, pair_stats = _run("cpu", WITHOUT + ",depthwise_pointwise", case, variant, feeds)
     assert pair_stats["ops_after"].get("conv2d", 0) == 2, pair_stats
     want, _ = _run("reference", "all", case, variant, feeds)
@@ -178,6 +196,19 @@ def test_block_equals_unfused_and_reference(case):
     _check(case, "fused", True)
 
 
+@pytest.mark.parametrize(
+    "case",
+    [
+        dict(c, chain={"stride": 1 + c["seed"] % 2, "steps": STEPS[c["seed"] % 6]})
+        for c in CASES[:12]
+    ],
+    ids=lambda c: "seed{seed}_e{cin}to{ce}_k{k}_s{stride}_n{n}".format(**c),
+)
+def test_chain_equals_unfused_and_reference(case):
+    # depthwise -> 1x1 -> depthwise -> 1x1 (LCNet): the first pair is the expansion stage.
+    _check(case, "fused", True)
+
+
 @pytest.mark.parametrize("variant", ["twice", "output", "nonfinite", "strided", "padded"])
 def test_expansion_left_alone(variant):
     case = dict(CASES[0], pads=[1, 1, 1, 1], k=3, dil=1, stride=1, h=9, w=11, pw_tail="none")
@@ -188,15 +219,18 @@ def test_expansion_left_alone(variant):
 
 
 @pytest.mark.parametrize(
-    ("stride", "dil", "batch"), [(1, 1, 2), (2, 1, 2), (1, 2, 1), (2, 2, 2)]
+    ("stride", "dil", "batch", "chain"),
+    [(1, 1, 2, 0), (2, 1, 2, 0), (1, 2, 1, 0), (2, 2, 2, 0), (1, 1, 2, 1), (2, 1, 1, 2)],
 )  # fmt: skip
-def test_large_map_bands(stride, dil, batch):
+def test_large_map_bands(stride, dil, batch, chain):
     # Rows of 192 x 48 floats: one band per output row, window moves inside every task, a
-    # task boundary inside the image with more than one thread.
+    # task boundary inside the image with more than one thread; a chain's first depthwise
+    # (stride `chain`) computes the expansion's input rows band by band too.
     case = dict(
         CASES[0], batch=batch, cin=24, ce=48, h=41, w=192, k=3, stride=stride, dil=dil,
         pads=[dil, dil, dil, dil], ex_bias=True, ex_steps=["hard_swish"], dw_bias=True,
         dw_steps=["hard_swish"], n=24, pw_tail="residual" if stride == 1 else "none", seed=3,
+        chain={"stride": chain, "steps": ["hard_swish"]} if chain else None,
     )  # fmt: skip
     _check(case, "fused", True)
 

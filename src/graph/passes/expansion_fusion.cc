@@ -7,6 +7,9 @@
 // back either, and the whole block is one pass over memory. The rows are computed with the
 // unfused kernel's packed filter, GEMM tile and K order, so results are bit-identical.
 //
+// The expansion may itself be such a 1x1 conv with a depthwise stage (LCNet's chains of
+// depthwise and 1x1 layers): then two blocks are one pass over memory.
+//
 // The filter must be a finite constant (see depthwise_pointwise.cc).
 #include "graph/passes/conv_patterns.h"
 #include "graph/passes/graph_util.h"
@@ -26,7 +29,17 @@ Expected<int64_t> fuse_expansions(Graph& graph) {
     const int32_t e = sole_producer(graph, uses, dead, u, i);
     if (e < 0) continue;
     const Node& ex = graph.nodes[e];
-    if (!is_fusable_pointwise(graph, ex) || ex.outputs[0] != u || !unary_chain(graph, ex)) continue;
+    if (ex.outputs[0] != u || !unary_chain(graph, ex)) continue;
+    if (ex.depthwise_input) {
+      // An LCNet chain (depthwise, 1x1, depthwise, 1x1): the expansion is itself a 1x1 conv
+      // computing its depthwise input. One level only: each level keeps a window of rows.
+      if (ex.depthwise_input->expansion_input) continue;
+      Node bare = ex;
+      bare.depthwise_input = nullptr;
+      if (!is_fusable_pointwise(graph, bare)) continue;
+    } else if (!is_fusable_pointwise(graph, ex)) {
+      continue;
+    }
     Node stage = *pw.depthwise_input;
     stage.expansion_input = std::make_shared<const Node>(std::move(graph.nodes[e]));
     pw.depthwise_input = std::make_shared<const Node>(std::move(stage));
