@@ -7,9 +7,10 @@ depthwise_pointwise only, and the reference backend within float32 tolerance. Ra
 reach: depthwise strides, dilations, paddings and filter sizes, channel counts that fill partial
 vectors, expansion and depthwise steps (none, relu, hardSwish, clamp, several), projection
 widths on both GEMM tiles and its epilogue (activation, residual add of the block input or of
-another tensor), batch 2 and maps of several bands. Blocks whose expansion must stay a node of
-its own (its value read twice, a graph output, a strided or padded 1x1, a non-finite filter)
-are checked too. Rerun with each instruction set and with 1 and 3 threads."""
+another tensor), batch 2 and maps of several bands, and LCNet chains (the expansion is a 1x1
+conv with a depthwise stage of its own: joined from 4 MiB, left as two pairs below). Blocks
+whose expansion must stay a node of its own (its value read twice, a graph output, a strided
+or padded 1x1, a non-finite filter) are checked too. Rerun with each instruction set and with 1 and 3 threads."""
 
 import os
 
@@ -204,9 +205,10 @@ def test_block_equals_unfused_and_reference(case):
     ],
     ids=lambda c: "seed{seed}_e{cin}to{ce}_k{k}_s{stride}_n{n}".format(**c),
 )
-def test_chain_equals_unfused_and_reference(case):
-    # depthwise -> 1x1 -> depthwise -> 1x1 (LCNet): the first pair is the expansion stage.
-    _check(case, "fused", True)
+def test_small_chain_left_as_pairs(case):
+    # depthwise -> 1x1 -> depthwise -> 1x1 (LCNet) on a map that stays in cache (< 4 MiB):
+    # two fused pairs, the chain is not joined.
+    _check(case, "fused", False)
 
 
 @pytest.mark.parametrize("variant", ["twice", "output", "nonfinite", "strided", "padded"])
@@ -220,14 +222,16 @@ def test_expansion_left_alone(variant):
 
 @pytest.mark.parametrize(
     ("stride", "dil", "batch", "chain"),
-    [(1, 1, 2, 0), (2, 1, 2, 0), (1, 2, 1, 0), (2, 2, 2, 0), (1, 1, 2, 1), (2, 1, 1, 2)],
+    [(1, 1, 2, 0), (2, 1, 2, 0), (1, 2, 1, 0), (2, 2, 2, 0), (1, 1, 2, 1), (2, 1, 2, 2)],
 )  # fmt: skip
 def test_large_map_bands(stride, dil, batch, chain):
     # Rows of 192 x 48 floats: one band per output row, window moves inside every task, a
-    # task boundary inside the image with more than one thread; a chain's first depthwise
-    # (stride `chain`) computes the expansion's input rows band by band too.
+    # task boundary inside the image with more than one thread. A chain's first depthwise
+    # (stride `chain`) computes the expansion's input rows band by band too; its expansion
+    # value is 4.5 MiB (chains join from 4 MiB).
+    h, w = (41, 192) if not chain else (60 * chain, 192 * chain)
     case = dict(
-        CASES[0], batch=batch, cin=24, ce=48, h=41, w=192, k=3, stride=stride, dil=dil,
+        CASES[0], batch=batch, cin=24, ce=48, h=h + 1, w=w, k=3, stride=stride, dil=dil,
         pads=[dil, dil, dil, dil], ex_bias=True, ex_steps=["hard_swish"], dw_bias=True,
         dw_steps=["hard_swish"], n=24, pw_tail="residual" if stride == 1 else "none", seed=3,
         chain={"stride": chain, "steps": ["hard_swish"]} if chain else None,
