@@ -8,9 +8,10 @@ reach: depthwise strides, dilations, paddings and filter sizes, channel counts t
 vectors, expansion and depthwise steps (none, relu, hardSwish, clamp, several), projection
 widths on both GEMM tiles and its epilogue (activation, residual add of the block input or of
 another tensor), batch 2 and maps of several bands, and LCNet chains (the expansion is a 1x1
-conv with a depthwise stage of its own: joined from 4 MiB, left as two pairs below). Blocks
-whose expansion must stay a node of its own (its value read twice, a graph output, a strided
-or padded 1x1, a non-finite filter) are checked too. Rerun with each instruction set and with 1 and 3 threads."""
+conv with a depthwise stage of its own: joined from 4 MiB, left as two pairs below). Strided
+convolutions (stems, few input channels) join as the expansion too. Blocks whose expansion
+must stay a node of its own (its value read twice, a graph output, a padded stride-1 1x1, a
+non-finite filter) are checked too. Rerun with each instruction set and with 1 and 3 threads."""
 
 import os
 
@@ -74,6 +75,9 @@ def _steps(b, v, steps):
 
 
 def _expansion_hw(case):
+    if case.get("stem"):
+        k, st, p = case["stem"]["k"], case["stem"]["stride"], case["stem"]["pads"]
+        return ((case["h"] + p[0] + p[1] - k) // st + 1, (case["w"] + p[2] + p[3] - k) // st + 1)
     # A chain's first depthwise (3x3, padding 1) may halve the map.
     s0 = case["chain"]["stride"] if case.get("chain") else 1
     return (case["h"] - 1) // s0 + 1, (case["w"] - 1) // s0 + 1
@@ -98,7 +102,9 @@ def _build(ctx, case, variant="fused"):
     cin, ce, n, k = case["cin"], case["ce"], case["n"], case["k"]
     b = ctx.create_graph_builder()
     x = b.input("x", [case["batch"], case["h"], case["w"], cin], "float32")
-    ex_w = rng.uniform(-0.5, 0.5, (ce, 1, 1, cin)).astype(np.float32)
+    stem = case.get("stem")
+    ek = stem["k"] if stem else 1
+    ex_w = rng.uniform(-0.5, 0.5, (ce, ek, ek, cin)).astype(np.float32)
     if variant == "nonfinite":
         ex_w[0, 0, 0, 0] = np.nan
     ex_bias = b.constant(rng.uniform(-1, 1, ce).astype(np.float32)) if case["ex_bias"] else None
@@ -114,8 +120,8 @@ def _build(ctx, case, variant="fused"):
         e_in = _steps(b, e_in, case["chain"]["steps"])
     e = b.conv2d(
         e_in, b.constant(ex_w), bias=ex_bias, input_layout="nhwc", filter_layout="ohwi",
-        strides=[2, 2] if variant == "strided" else None,
-        padding=[1, 0, 0, 1] if variant == "padded" else None,
+        strides=[2, 2] if variant == "strided" else [stem["stride"]] * 2 if stem else None,
+        padding=[1, 0, 0, 1] if variant == "padded" else stem["pads"] if stem else None,
     )  # fmt: skip
     e = _steps(b, e, case["ex_steps"])
     dw_w = rng.uniform(-0.5, 0.5, (ce, k, k, 1)).astype(np.float32)
@@ -211,13 +217,48 @@ def test_small_chain_left_as_pairs(case):
     _check(case, "fused", False)
 
 
-@pytest.mark.parametrize("variant", ["twice", "output", "nonfinite", "strided", "padded"])
+def _stem_case(seed):
+    rng = np.random.default_rng(seed + 500)
+    k = int(rng.choice([2, 3, 3, 5]))
+    pads = [int(rng.integers(0, k)) for _ in range(4)]
+    case = dict(CASES[seed % len(CASES)], cin=int(rng.choice([1, 1, 3, 8, 24])))
+    case["h"] = max(case["h"], k) + 6
+    case["w"] = max(case["w"], k) + 6
+    case["stem"] = {"k": k, "stride": 2, "pads": pads}
+    return case
+
+
+@pytest.mark.parametrize(
+    "case",
+    [_stem_case(s) for s in range(12)],
+    ids=lambda c: "seed{seed}_stem{cin}to{ce}_k{k}_s{stride}".format(**c),
+)
+def test_strided_stem_joins(case):
+    # A strided conv (a stem, few input channels through the padded-row tables) as the
+    # expansion: its rows come from the implicit GEMM's tables, from any first pixel.
+    _check(case, "fused", True)
+
+
+def test_stem_on_large_map():
+    case = dict(
+        CASES[0], batch=2, cin=1, ce=16, h=130, w=256, k=3, stride=2, dil=1, pads=[1, 1, 1, 1],
+        ex_steps=["hard_swish"], dw_steps=["hard_swish"], n=24, pw_tail="hard_swish", seed=7,
+        stem={"k": 3, "stride": 2, "pads": [1, 1, 1, 1]},
+    )  # fmt: skip
+    _check(case, "fused", True)
+
+
+@pytest.mark.parametrize("variant", ["twice", "output", "nonfinite", "padded"])
 def test_expansion_left_alone(variant):
+    # A padded 1x1 at stride 1 is neither a pointwise expansion nor a strided conv.
     case = dict(CASES[0], pads=[1, 1, 1, 1], k=3, dil=1, stride=1, h=9, w=11, pw_tail="none")
-    if variant == "strided":
-        # The depthwise then reads a 5x6 map: its own padding keeps the shapes valid.
-        case = dict(case, h=10, w=12)
     _check(case, variant, False)
+
+
+def test_strided_1x1_expansion_joins():
+    # A strided 1x1 is a strided conv: it joins like a stem. The depthwise reads a 5x6 map.
+    case = dict(CASES[0], pads=[1, 1, 1, 1], k=3, dil=1, stride=1, h=10, w=12, pw_tail="none")
+    _check(case, "strided", True)
 
 
 @pytest.mark.parametrize(

@@ -360,6 +360,12 @@ class Conv2dKernel final : public Kernel {
   // dst[tap * tile_.mr + r]; taps in the padding and pixels past the end point at zeros.
   // Padded rows: one pointer per filter row, into x, a border patch or the zeros.
   void fill_tile(const float* x, int64_t t, const float** dst) const {
+    fill_rows(x, t * tile_.mr, dst);
+  }
+
+  // The same for the tile_.mr output pixels from pixel m0 on (any m0: a fused expansion
+  // stage's rows start where its band does).
+  void fill_rows(const float* x, int64_t m0, const float** dst) const {
     // Everything in locals: dst's pointer stores could otherwise alias the members, which
     // the compiler would reload per tap (the table costs more than a few-channel GEMM).
     const int mr = tile_.mr;
@@ -373,7 +379,6 @@ class Conv2dKernel final : public Kernel {
     const int64_t borders = borders_, patch_floats = a_k_;
     // The tile's first pixel is located by division once; the others step along the row
     // (a division per pixel and tap costs more than the few-channel GEMM itself).
-    const int64_t m0 = t * mr;
     const int64_t pixels = out_h * out_w;
     int64_t n = m0 / pixels, oh = m0 - n * pixels;
     int64_t ow = oh;
@@ -559,11 +564,14 @@ class Conv2dKernel final : public Kernel {
     const ConvShape& e = ex_->s_;
     const ConvShape& d = dw_->s_;
     if (ex_->ex_) return false;  // one level of chaining (expansion_fusion.cc)
-    if (!e.nhwc || ex_->depthwise_ || ex_->padded_ || !ex_->filter_constant_ || e.groups != 1 ||
-        e.k_h != 1 || e.k_w != 1 || e.stride_h != 1 || e.stride_w != 1 || e.pad_top != 0 ||
-        e.pad_left != 0 || e.in_h != e.out_h || e.in_w != e.out_w) {
-      return false;
-    }
+    if (!e.nhwc || ex_->depthwise_ || !ex_->filter_constant_ || e.groups != 1) return false;
+    // A chained expansion is a 1x1 conv; any other (a stem's 3x3) reads its input through
+    // the implicit GEMM's pointer tables.
+    const bool pointwise = e.k_h == 1 && e.k_w == 1 && e.stride_h == 1 && e.stride_w == 1 &&
+                           e.pad_top == 0 && e.pad_left == 0 && e.in_h == e.out_h &&
+                           e.in_w == e.out_w && !ex_->padded_;
+    if (ex_->dw_ && !pointwise) return false;
+    ex_pointwise_ = pointwise;
     if (e.batch != d.batch || e.out_h != d.in_h || e.out_w != d.in_w || e.out_c != d.in_c) {
       return false;
     }
@@ -747,6 +755,34 @@ class Conv2dKernel final : public Kernel {
     const ConvShape& e = k.s_;
     GemmEpilogue ex_ep;
     ex_ep.act = k.activation_;
+    if (!k.dw_ && !ex_pointwise_) {
+      // Output pixels from row a of image n: the table of each tile from its first pixel.
+      struct TableA {
+        const Conv2dKernel* k;
+        const float* x;
+        int64_t m_base;
+      } ta{&k, in.x, (n * e.out_h + a) * e.out_w};
+      GemmAFn a_fn{[](const void* ctx, int64_t, int64_t m0, const float** scratch) {
+                     const auto& c = *static_cast<const TableA*>(ctx);
+                     c.k->fill_rows(c.x, c.m_base + m0, scratch);
+                     return static_cast<const float* const*>(scratch);
+                   },
+                   &ta};
+      GemmJob& job = ex_jobs_[thread][0];
+      job.m = (b - a) * e.out_w;
+      job.n = e.out_c;
+      job.taps = k.a_taps_;
+      job.k_per_tap = k.a_k_;
+      job.a_offset = 0;
+      job.zero = k.zero_.data();
+      job.b_packed = k.weights();
+      job.c = out;
+      job.ldc = e.out_c;
+      job.col_bias = in.bias;
+      run_gemm(simd_, ex_jobs_[thread], ex_ep, a_fn, GemmBFn{}, ex_scratch_[thread], nullptr,
+               &k.tile_);
+      return;
+    }
     if (!k.dw_) {
       const int64_t m = (b - a) * e.out_w;
       GemmJob& job = ex_jobs_[thread][0];
@@ -791,6 +827,9 @@ class Conv2dKernel final : public Kernel {
     const int64_t row_floats = d.out_w * d.out_c;
     const int64_t ex_row = e.out_w * e.out_c;
     reserve_bands(threads);
+    // A few-channel expansion (a stem) reads its image's border columns from zero-padded
+    // patches, refreshed per run as the stand-alone kernel does.
+    if (ex_->padded_) ex_->fill_patches(in.x, pool);
     const DepthwiseRowArgs a = stage_row_args(dbias);
     const SinkCtx sc{sink_, y};
     const GemmEpilogue ep = projection_epilogue(&sc);
@@ -897,6 +936,7 @@ class Conv2dKernel final : public Kernel {
   std::unique_ptr<Conv2dKernel> ex_;
   std::vector<UnaryArgs> ex_steps_;
   int64_t ex_window_rows_ = 1;
+  bool ex_pointwise_ = true;  // a 1x1 stride-1 expansion: A is its input rows in place
   std::vector<AlignedFloats> ex_windows_;
   std::vector<GemmScratch> ex_scratch_;
   std::vector<std::vector<GemmJob>> ex_jobs_;
