@@ -9,7 +9,7 @@ vectors, expansion and depthwise steps (none, relu, hardSwish, clamp, several), 
 widths on both GEMM tiles and its epilogue (activation, residual add of the block input or of
 another tensor), batch 2 and maps of several bands, and LCNet chains (the expansion is a 1x1
 conv with a depthwise stage of its own: joined from 4 MiB, left as two pairs below). Strided
-convolutions (stems, few input channels) join as the expansion too. Blocks whose expansion
+convolutions (stems, few input channels) join as the expansion too, from 4 MiB. Blocks whose expansion
 must stay a node of its own (its value read twice, a graph output, a padded stride-1 1x1, a
 non-finite filter) are checked too. Rerun with each instruction set and with 1 and 3 threads."""
 
@@ -230,20 +230,26 @@ def _stem_case(seed):
 
 @pytest.mark.parametrize(
     "case",
-    [_stem_case(s) for s in range(12)],
+    [_stem_case(s) for s in range(8)],
     ids=lambda c: "seed{seed}_stem{cin}to{ce}_k{k}_s{stride}".format(**c),
 )
-def test_strided_stem_joins(case):
+def test_small_strided_stem_left_alone(case):
+    # A strided conv (a stem) whose value stays in cache (< 4 MiB) stays a node of its own.
+    _check(case, "fused", False)
+
+
+@pytest.mark.parametrize(
+    ("cin", "sk", "spads", "stride", "batch"),
+    [(1, 3, [1, 1, 1, 1], 2, 2), (3, 2, [0, 0, 0, 0], 1, 2), (8, 5, [2, 1, 0, 2], 2, 1)],
+)  # fmt: skip
+def test_strided_stem_on_large_map_joins(cin, sk, spads, stride, batch):
     # A strided conv (a stem, few input channels through the padded-row tables) as the
-    # expansion: its rows come from the implicit GEMM's tables, from any first pixel.
-    _check(case, "fused", True)
-
-
-def test_stem_on_large_map():
+    # expansion, its value >= 4 MiB: its rows come from the implicit GEMM's tables, from any
+    # first pixel.
     case = dict(
-        CASES[0], batch=2, cin=1, ce=16, h=130, w=256, k=3, stride=2, dil=1, pads=[1, 1, 1, 1],
-        ex_steps=["hard_swish"], dw_steps=["hard_swish"], n=24, pw_tail="hard_swish", seed=7,
-        stem={"k": 3, "stride": 2, "pads": [1, 1, 1, 1]},
+        CASES[0], batch=batch, cin=cin, ce=24 * (3 - batch), h=258, w=512, k=3, stride=stride,
+        dil=1, pads=[1, 1, 1, 1], ex_steps=["hard_swish"], dw_steps=["hard_swish"], n=24,
+        pw_tail="hard_swish", seed=7 + cin, stem={"k": sk, "stride": 2, "pads": spads},
     )  # fmt: skip
     _check(case, "fused", True)
 
@@ -255,10 +261,10 @@ def test_expansion_left_alone(variant):
     _check(case, variant, False)
 
 
-def test_strided_1x1_expansion_joins():
-    # A strided 1x1 is a strided conv: it joins like a stem. The depthwise reads a 5x6 map.
+def test_small_strided_1x1_expansion_left_alone():
+    # A strided 1x1 is a strided conv: below 4 MiB it stays. The depthwise reads a 5x6 map.
     case = dict(CASES[0], pads=[1, 1, 1, 1], k=3, dil=1, stride=1, h=10, w=12, pw_tail="none")
-    _check(case, "strided", True)
+    _check(case, "strided", False)
 
 
 @pytest.mark.parametrize(

