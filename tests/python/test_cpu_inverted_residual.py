@@ -240,7 +240,12 @@ def test_small_strided_stem_left_alone(case):
 
 @pytest.mark.parametrize(
     ("cin", "sk", "spads", "stride", "batch"),
-    [(1, 3, [1, 1, 1, 1], 2, 2), (3, 2, [0, 0, 0, 0], 1, 2), (8, 5, [2, 1, 0, 2], 2, 1)],
+    [
+        (1, 3, [1, 1, 1, 1], 2, 2),
+        (3, 2, [0, 0, 0, 0], 1, 2),
+        (8, 5, [2, 1, 0, 2], 2, 1),
+        (16, 3, [1, 0, 1, 0], 1, 1),  # 16 channels: one pointer per tap, no padded rows
+    ],
 )  # fmt: skip
 def test_strided_stem_on_large_map_joins(cin, sk, spads, stride, batch):
     # A strided conv (a stem, few input channels through the padded-row tables) as the
