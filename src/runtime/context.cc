@@ -137,6 +137,25 @@ std::string env_or(const char* name, const char* fallback) {
 
 bool memory_plan_enabled() { return env_or("WEBNN_MEMORY_PLAN", "all") != "none"; }
 
+// A node's name in profiles, its fused stages first (Node::depthwise_input, and inside it
+// Node::expansion_input, which may have a depthwise stage of its own):
+// "conv2d+hardSwish>conv2d+hardSwish>conv2d+add" for expansion > depthwise > projection.
+std::string fused_op_name(const Node& node) {
+  std::string name = op_spec_name(node.kind);
+  for (const Node::Step& step : node.epilogue)
+    name += std::string("+") + op_spec_name(step.op.kind);
+  if (node.depthwise_input) name = fused_op_name(*node.depthwise_input) + ">" + name;
+  if (node.expansion_input) name = fused_op_name(*node.expansion_input) + ">" + name;
+  return name;
+}
+
+int64_t fused_step_count(const Node& node) {
+  int64_t n = static_cast<int64_t>(node.epilogue.size());
+  if (node.depthwise_input) n += fused_step_count(*node.depthwise_input);
+  if (node.expansion_input) n += fused_step_count(*node.expansion_input);
+  return n;
+}
+
 }  // namespace
 
 CompileStats CompiledGraph::stats() const {
@@ -179,17 +198,7 @@ Profile CompiledGraph::profile() const {
   for (size_t i = 0; i < optimized_.nodes.size(); ++i) {
     const Node& node = optimized_.nodes[i];
     NodeProfile n;
-    n.op = op_spec_name(node.kind);
-    // "conv2d+hardSwish>conv2d": the fused stages first (expansion, depthwise).
-    for (const Node* stage = node.depthwise_input.get(); stage;
-         stage = stage->expansion_input.get()) {
-      std::string name = op_spec_name(stage->kind);
-      for (const Node::Step& step : stage->epilogue)
-        name += std::string("+") + op_spec_name(step.op.kind);
-      n.op = name + ">" + n.op;
-    }
-    for (const Node::Step& step : node.epilogue)
-      n.op += std::string("+") + op_spec_name(step.op.kind);
+    n.op = fused_op_name(node);
     if (!node.outputs.empty()) {
       const OperandId id = node.outputs[0];
       auto name = names.find(id);
@@ -245,11 +254,7 @@ Expected<std::shared_ptr<CompiledGraph>> Context::compile(Graph graph) const {
   const Graph& exec = compiled->optimized_;
   for (const Node& node : exec.nodes) {
     ++compiled->stats_.ops_after[op_spec_name(node.kind)];
-    compiled->stats_.fused_steps += static_cast<int64_t>(node.epilogue.size());
-    for (const Node* stage = node.depthwise_input.get(); stage;
-         stage = stage->expansion_input.get()) {
-      compiled->stats_.fused_steps += static_cast<int64_t>(stage->epilogue.size());
-    }
+    compiled->stats_.fused_steps += fused_step_count(node);
   }
   bool is_static = true;
   for (const Operand& op : exec.operands) {

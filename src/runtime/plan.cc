@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <functional>
 
 #include "graph/passes/graph_util.h"
 #include "ops/infer.h"
@@ -80,21 +81,22 @@ Expected<std::unique_ptr<Plan>> build_plan(const Graph& graph, const Backend& ba
   }
   // A fused stage's value (Node::depthwise_input, its Node::expansion_input) has no buffer, but
   // the kernel reads its shape from the view.
-  auto stage_view = [&](const std::shared_ptr<const Node>& stage) -> Status {
-    if (!stage) return Status::ok();
-    const OperandId id = stage->outputs[0];
-    if (used[id]) return Status::ok();
-    TensorView& v = plan->views[id];
-    v.data_type = plan->descs[id].data_type;
-    v.shape = static_sizes(plan->descs[id].shape);
-    WEBNN_ASSIGN_OR_RETURN(v.count, element_count(v.shape));
+  // Stages nest: an expansion stage may have a depthwise stage of its own.
+  std::function<Status(const Node&)> stage_views = [&](const Node& node) -> Status {
+    for (const auto* stage : {&node.depthwise_input, &node.expansion_input}) {
+      if (!*stage) continue;
+      const OperandId id = (*stage)->outputs[0];
+      if (!used[id]) {
+        TensorView& v = plan->views[id];
+        v.data_type = plan->descs[id].data_type;
+        v.shape = static_sizes(plan->descs[id].shape);
+        WEBNN_ASSIGN_OR_RETURN(v.count, element_count(v.shape));
+      }
+      WEBNN_RETURN_IF_ERROR(stage_views(**stage));
+    }
     return Status::ok();
   };
-  for (const Node& node : graph.nodes) {
-    if (!node.depthwise_input) continue;
-    WEBNN_RETURN_IF_ERROR(stage_view(node.depthwise_input));
-    WEBNN_RETURN_IF_ERROR(stage_view(node.depthwise_input->expansion_input));
-  }
+  for (const Node& node : graph.nodes) WEBNN_RETURN_IF_ERROR(stage_views(node));
   const MemoryPlan mp = plan_memory(graph, plan->descs, sizes, backend.name());
   plan->unshared_bytes = mp.unshared_bytes;
   if (memory_plan) {

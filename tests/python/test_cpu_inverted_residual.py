@@ -7,9 +7,11 @@ depthwise_pointwise only, and the reference backend within float32 tolerance. Ra
 reach: depthwise strides, dilations, paddings and filter sizes, channel counts that fill partial
 vectors, expansion and depthwise steps (none, relu, hardSwish, clamp, several), projection
 widths on both GEMM tiles and its epilogue (activation, residual add of the block input or of
-another tensor), batch 2 and maps of several bands. Blocks whose expansion must stay a node of
-its own (its value read twice, a graph output, a strided or padded 1x1, a non-finite filter)
-are checked too. Rerun with each instruction set and with 1 and 3 threads."""
+another tensor), batch 2 and maps of several bands, and LCNet chains (the expansion is a 1x1
+conv with a depthwise stage of its own: joined from 4 MiB, left as two pairs below). Strided
+convolutions (stems, few input channels) join as the expansion too, from 4 MiB. Blocks whose expansion
+must stay a node of its own (its value read twice, a graph output, a padded stride-1 1x1, a
+non-finite filter) are checked too. Rerun with each instruction set and with 1 and 3 threads."""
 
 import os
 
@@ -72,10 +74,20 @@ def _steps(b, v, steps):
     return v
 
 
+def _expansion_hw(case):
+    if case.get("stem"):
+        k, st, p = case["stem"]["k"], case["stem"]["stride"], case["stem"]["pads"]
+        return ((case["h"] + p[0] + p[1] - k) // st + 1, (case["w"] + p[2] + p[3] - k) // st + 1)
+    # A chain's first depthwise (3x3, padding 1) may halve the map.
+    s0 = case["chain"]["stride"] if case.get("chain") else 1
+    return (case["h"] - 1) // s0 + 1, (case["w"] - 1) // s0 + 1
+
+
 def _out_shape(case):
     k, dil, s, p = case["k"], case["dil"], case["stride"], case["pads"]
-    oh = (case["h"] + p[0] + p[1] - dil * (k - 1) - 1) // s + 1
-    ow = (case["w"] + p[2] + p[3] - dil * (k - 1) - 1) // s + 1
+    h, w = _expansion_hw(case)
+    oh = (h + p[0] + p[1] - dil * (k - 1) - 1) // s + 1
+    ow = (w + p[2] + p[3] - dil * (k - 1) - 1) // s + 1
     return [case["batch"], oh, ow, case["n"]]
 
 
@@ -90,14 +102,26 @@ def _build(ctx, case, variant="fused"):
     cin, ce, n, k = case["cin"], case["ce"], case["n"], case["k"]
     b = ctx.create_graph_builder()
     x = b.input("x", [case["batch"], case["h"], case["w"], cin], "float32")
-    ex_w = rng.uniform(-0.5, 0.5, (ce, 1, 1, cin)).astype(np.float32)
+    stem = case.get("stem")
+    ek = stem["k"] if stem else 1
+    ex_w = rng.uniform(-0.5, 0.5, (ce, ek, ek, cin)).astype(np.float32)
     if variant == "nonfinite":
         ex_w[0, 0, 0, 0] = np.nan
     ex_bias = b.constant(rng.uniform(-1, 1, ce).astype(np.float32)) if case["ex_bias"] else None
+    e_in = x
+    if case.get("chain"):
+        # An LCNet chain: the expansion reads a depthwise layer of its own.
+        w0 = rng.uniform(-0.5, 0.5, (cin, 3, 3, 1)).astype(np.float32)
+        s0 = case["chain"]["stride"]
+        e_in = b.conv2d(
+            x, b.constant(w0), padding=[1, 1, 1, 1], strides=[s0, s0], groups=cin,
+            input_layout="nhwc", filter_layout="ohwi",
+        )  # fmt: skip
+        e_in = _steps(b, e_in, case["chain"]["steps"])
     e = b.conv2d(
-        x, b.constant(ex_w), bias=ex_bias, input_layout="nhwc", filter_layout="ohwi",
-        strides=[2, 2] if variant == "strided" else None,
-        padding=[1, 0, 0, 1] if variant == "padded" else None,
+        e_in, b.constant(ex_w), bias=ex_bias, input_layout="nhwc", filter_layout="ohwi",
+        strides=[2, 2] if variant == "strided" else [stem["stride"]] * 2 if stem else None,
+        padding=[1, 0, 0, 1] if variant == "padded" else stem["pads"] if stem else None,
     )  # fmt: skip
     e = _steps(b, e, case["ex_steps"])
     dw_w = rng.uniform(-0.5, 0.5, (ce, k, k, 1)).astype(np.float32)
@@ -152,14 +176,15 @@ def _feeds(case):
 
 def _check(case, variant, expect_expansion_fused):
     feeds = _feeds(case)
+    chain = 1 if case.get("chain") else 0
     fused, stats = _run("cpu", "all", case, variant, feeds)
-    assert stats["passes"].get("depthwise_pointwise", 0) == 1, stats
+    assert stats["passes"].get("depthwise_pointwise", 0) == 1 + chain, stats
     assert stats["passes"].get("expansion_fusion", 0) == int(expect_expansion_fused), stats
-    # All three convolutions in one node, or the expansion left as a node of its own.
+    # All convolutions in one node, or the expansion left as a node of its own.
     conv_nodes = 1 if expect_expansion_fused else 2
     assert stats["ops_after"].get("conv2d", 0) == conv_nodes, stats
     unfused, unfused_stats = _run("cpu", WITHOUT, case, variant, feeds)
-    assert unfused_stats["ops_after"].get("conv2d", 0) == 3, unfused_stats
+    assert unfused_stats["ops_after"].get("conv2d", 0) == 3 + chain, unfused_stats
     pair, pair_stats = _run("cpu", WITHOUT + ",depthwise_pointwise", case, variant, feeds)
     assert pair_stats["ops_after"].get("conv2d", 0) == 2, pair_stats
     want, _ = _run("reference", "all", case, variant, feeds)
@@ -178,25 +203,90 @@ def test_block_equals_unfused_and_reference(case):
     _check(case, "fused", True)
 
 
-@pytest.mark.parametrize("variant", ["twice", "output", "nonfinite", "strided", "padded"])
-def test_expansion_left_alone(variant):
-    case = dict(CASES[0], pads=[1, 1, 1, 1], k=3, dil=1, stride=1, h=9, w=11, pw_tail="none")
-    if variant == "strided":
-        # The depthwise then reads a 5x6 map: its own padding keeps the shapes valid.
-        case = dict(case, h=10, w=12)
-    _check(case, variant, False)
+@pytest.mark.parametrize(
+    "case",
+    [
+        dict(c, chain={"stride": 1 + c["seed"] % 2, "steps": STEPS[c["seed"] % 6]})
+        for c in CASES[:12]
+    ],
+    ids=lambda c: "seed{seed}_e{cin}to{ce}_k{k}_s{stride}_n{n}".format(**c),
+)
+def test_small_chain_left_as_pairs(case):
+    # depthwise -> 1x1 -> depthwise -> 1x1 (LCNet) on a map that stays in cache (< 4 MiB):
+    # two fused pairs, the chain is not joined.
+    _check(case, "fused", False)
+
+
+def _stem_case(seed):
+    rng = np.random.default_rng(seed + 500)
+    k = int(rng.choice([2, 3, 3, 5]))
+    pads = [int(rng.integers(0, k)) for _ in range(4)]
+    case = dict(CASES[seed % len(CASES)], cin=int(rng.choice([1, 1, 3, 8, 24])))
+    case["h"] = max(case["h"], k) + 6
+    case["w"] = max(case["w"], k) + 6
+    case["stem"] = {"k": k, "stride": 2, "pads": pads}
+    return case
 
 
 @pytest.mark.parametrize(
-    ("stride", "dil", "batch"), [(1, 1, 2), (2, 1, 2), (1, 2, 1), (2, 2, 2)]
+    "case",
+    [_stem_case(s) for s in range(8)],
+    ids=lambda c: "seed{seed}_stem{cin}to{ce}_k{k}_s{stride}".format(**c),
+)
+def test_small_strided_stem_left_alone(case):
+    # A strided conv (a stem) whose value stays in cache (< 4 MiB) stays a node of its own.
+    _check(case, "fused", False)
+
+
+@pytest.mark.parametrize(
+    ("cin", "sk", "spads", "stride", "batch"),
+    [
+        (1, 3, [1, 1, 1, 1], 2, 2),
+        (3, 2, [0, 0, 0, 0], 1, 2),
+        (8, 5, [2, 1, 0, 2], 2, 1),
+        (16, 3, [1, 0, 1, 0], 1, 1),  # 16 channels: one pointer per tap, no padded rows
+    ],
 )  # fmt: skip
-def test_large_map_bands(stride, dil, batch):
-    # Rows of 192 x 48 floats: one band per output row, window moves inside every task, a
-    # task boundary inside the image with more than one thread.
+def test_strided_stem_on_large_map_joins(cin, sk, spads, stride, batch):
+    # A strided conv (a stem, few input channels through the padded-row tables) as the
+    # expansion, its value >= 4 MiB: its rows come from the implicit GEMM's tables, from any
+    # first pixel.
     case = dict(
-        CASES[0], batch=batch, cin=24, ce=48, h=41, w=192, k=3, stride=stride, dil=dil,
+        CASES[0], batch=batch, cin=cin, ce=24 * (3 - batch), h=258, w=512, k=3, stride=stride,
+        dil=1, pads=[1, 1, 1, 1], ex_steps=["hard_swish"], dw_steps=["hard_swish"], n=24,
+        pw_tail="hard_swish", seed=7 + cin, stem={"k": sk, "stride": 2, "pads": spads},
+    )  # fmt: skip
+    _check(case, "fused", True)
+
+
+@pytest.mark.parametrize("variant", ["twice", "output", "nonfinite", "padded"])
+def test_expansion_left_alone(variant):
+    # A padded 1x1 at stride 1 is neither a pointwise expansion nor a strided conv.
+    case = dict(CASES[0], pads=[1, 1, 1, 1], k=3, dil=1, stride=1, h=9, w=11, pw_tail="none")
+    _check(case, variant, False)
+
+
+def test_small_strided_1x1_expansion_left_alone():
+    # A strided 1x1 is a strided conv: below 4 MiB it stays. The depthwise reads a 5x6 map.
+    case = dict(CASES[0], pads=[1, 1, 1, 1], k=3, dil=1, stride=1, h=10, w=12, pw_tail="none")
+    _check(case, "strided", False)
+
+
+@pytest.mark.parametrize(
+    ("stride", "dil", "batch", "chain"),
+    [(1, 1, 2, 0), (2, 1, 2, 0), (1, 2, 1, 0), (2, 2, 2, 0), (1, 1, 2, 1), (2, 1, 2, 2)],
+)  # fmt: skip
+def test_large_map_bands(stride, dil, batch, chain):
+    # Rows of 192 x 48 floats: one band per output row, window moves inside every task, a
+    # task boundary inside the image with more than one thread. A chain's first depthwise
+    # (stride `chain`) computes the expansion's input rows band by band too; its expansion
+    # value is 4.5 MiB (chains join from 4 MiB).
+    h, w = (41, 192) if not chain else (60 * chain, 192 * chain)
+    case = dict(
+        CASES[0], batch=batch, cin=24, ce=48, h=h + 1, w=w, k=3, stride=stride, dil=dil,
         pads=[dil, dil, dil, dil], ex_bias=True, ex_steps=["hard_swish"], dw_bias=True,
         dw_steps=["hard_swish"], n=24, pw_tail="residual" if stride == 1 else "none", seed=3,
+        chain={"stride": chain, "steps": ["hard_swish"]} if chain else None,
     )  # fmt: skip
     _check(case, "fused", True)
 

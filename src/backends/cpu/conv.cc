@@ -191,11 +191,22 @@ class Conv2dKernel final : public Kernel {
     const float* bias = p.bias.present() ? ctx.in(p.bias).as<float>() : nullptr;
     float* y = ctx.out().as<float>();
     if (dw_ && ex_) {
+      auto optional = [&](const OperandRef& r) {
+        return r.present() ? ctx.in(r).as<float>() : nullptr;
+      };
       const auto& dp = dw_node_->as<Conv2dParams>();
-      const auto& ep = dw_node_->expansion_input->as<Conv2dParams>();
-      expansion_depthwise_pointwise(
-          ctx.in(ep.input).as<float>(), ep.bias.present() ? ctx.in(ep.bias).as<float>() : nullptr,
-          dp.bias.present() ? ctx.in(dp.bias).as<float>() : nullptr, bias, y, ctx.pool());
+      const Node& ex_node = *dw_node_->expansion_input;
+      const auto& ep = ex_node.as<Conv2dParams>();
+      ExpansionInputs in;
+      in.bias = optional(ep.bias);
+      if (ex_node.depthwise_input) {  // the expansion computes its own depthwise input
+        const auto& ip = ex_node.depthwise_input->as<Conv2dParams>();
+        in.x = ctx.in(ip.input).as<float>();
+        in.dw_bias = optional(ip.bias);
+      } else {
+        in.x = ctx.in(ep.input).as<float>();
+      }
+      expansion_depthwise_pointwise(in, optional(dp.bias), bias, y, ctx.pool());
     } else if (dw_) {
       const auto& dp = dw_node_->as<Conv2dParams>();
       depthwise_pointwise(ctx.in(dp.input).as<float>(),
@@ -349,6 +360,12 @@ class Conv2dKernel final : public Kernel {
   // dst[tap * tile_.mr + r]; taps in the padding and pixels past the end point at zeros.
   // Padded rows: one pointer per filter row, into x, a border patch or the zeros.
   void fill_tile(const float* x, int64_t t, const float** dst) const {
+    fill_rows(x, t * tile_.mr, dst);
+  }
+
+  // The same for the tile_.mr output pixels from pixel m0 on (any m0: a fused expansion
+  // stage's rows start where its band does).
+  void fill_rows(const float* x, int64_t m0, const float** dst) const {
     // Everything in locals: dst's pointer stores could otherwise alias the members, which
     // the compiler would reload per tap (the table costs more than a few-channel GEMM).
     const int mr = tile_.mr;
@@ -362,7 +379,6 @@ class Conv2dKernel final : public Kernel {
     const int64_t borders = borders_, patch_floats = a_k_;
     // The tile's first pixel is located by division once; the others step along the row
     // (a division per pixel and tap costs more than the few-channel GEMM itself).
-    const int64_t m0 = t * mr;
     const int64_t pixels = out_h * out_w;
     int64_t n = m0 / pixels, oh = m0 - n * pixels;
     int64_t ow = oh;
@@ -547,11 +563,15 @@ class Conv2dKernel final : public Kernel {
     if (!ex_->init(node, cc, /*pack_constant_filter=*/true)) return false;
     const ConvShape& e = ex_->s_;
     const ConvShape& d = dw_->s_;
-    if (!e.nhwc || ex_->depthwise_ || ex_->padded_ || !ex_->filter_constant_ || e.groups != 1 ||
-        e.k_h != 1 || e.k_w != 1 || e.stride_h != 1 || e.stride_w != 1 || e.pad_top != 0 ||
-        e.pad_left != 0 || e.in_h != e.out_h || e.in_w != e.out_w) {
-      return false;
-    }
+    if (ex_->ex_) return false;  // one level of chaining (expansion_fusion.cc)
+    if (!e.nhwc || ex_->depthwise_ || !ex_->filter_constant_ || e.groups != 1) return false;
+    // A chained expansion is a 1x1 conv; any other (a stem's 3x3) reads its input through
+    // the implicit GEMM's pointer tables.
+    const bool pointwise = e.k_h == 1 && e.k_w == 1 && e.stride_h == 1 && e.stride_w == 1 &&
+                           e.pad_top == 0 && e.pad_left == 0 && e.in_h == e.out_h &&
+                           e.in_w == e.out_w && !ex_->padded_;
+    if (ex_->dw_ && !pointwise) return false;
+    ex_pointwise_ = pointwise;
     if (e.batch != d.batch || e.out_h != d.in_h || e.out_w != d.in_w || e.out_c != d.in_c) {
       return false;
     }
@@ -619,6 +639,7 @@ class Conv2dKernel final : public Kernel {
       ex_windows_[t].reserve(static_cast<size_t>(ex_window_rows_ * ex_row + 16));
       ex_jobs_[t].resize(1);
     }
+    if (ex_->dw_) ex_->reserve_bands(threads);
   }
 
   // The 1x1 product (this node) of `m` rows of the depthwise stage at `band` into y at `c`.
@@ -717,7 +738,87 @@ class Conv2dKernel final : public Kernel {
   // Expansion, depthwise and projection (Node::expansion_input): a task is a run of bands of
   // one image; its thread keeps the expansion rows in a window, computing each row once per
   // task (a task's first band also computes the halo rows the previous task had).
-  void expansion_depthwise_pointwise(const float* ex_x, const float* ex_bias, const float* dbias,
+  // The expansion stage's run-time operands: its input (the image of its own depthwise stage
+  // when it has one) and biases.
+  struct ExpansionInputs {
+    const float* x = nullptr;
+    const float* bias = nullptr;
+    const float* dw_bias = nullptr;
+  };
+
+  // Rows [a, b) of image n of the expansion stage's value (before its steps) into `out`: a 1x1
+  // product of the input rows, or (the expansion is itself a 1x1 conv with a depthwise stage,
+  // an LCNet chain) its depthwise rows band by band and their product.
+  void expansion_rows(const ExpansionInputs& in, int64_t n, int64_t a, int64_t b, float* out,
+                      int thread) {
+    Conv2dKernel& k = *ex_;
+    const ConvShape& e = k.s_;
+    GemmEpilogue ex_ep;
+    ex_ep.act = k.activation_;
+    if (!k.dw_ && !ex_pointwise_) {
+      // Output pixels from row a of image n: the table of each tile from its first pixel.
+      struct TableA {
+        const Conv2dKernel* k;
+        const float* x;
+        int64_t m_base;
+      } ta{&k, in.x, (n * e.out_h + a) * e.out_w};
+      GemmAFn a_fn{[](const void* ctx, int64_t, int64_t m0, const float** scratch) {
+                     const auto& c = *static_cast<const TableA*>(ctx);
+                     c.k->fill_rows(c.x, c.m_base + m0, scratch);
+                     return static_cast<const float* const*>(scratch);
+                   },
+                   &ta};
+      GemmJob& job = ex_jobs_[thread][0];
+      job.m = (b - a) * e.out_w;
+      job.n = e.out_c;
+      job.taps = k.a_taps_;
+      job.k_per_tap = k.a_k_;
+      job.a_offset = 0;
+      job.zero = k.zero_.data();
+      job.b_packed = k.weights();
+      job.c = out;
+      job.ldc = e.out_c;
+      job.col_bias = in.bias;
+      run_gemm(simd_, ex_jobs_[thread], ex_ep, a_fn, GemmBFn{}, ex_scratch_[thread], nullptr,
+               &k.tile_);
+      return;
+    }
+    if (!k.dw_) {
+      const int64_t m = (b - a) * e.out_w;
+      GemmJob& job = ex_jobs_[thread][0];
+      job.m = m;
+      job.n = e.out_c;
+      job.taps = 1;
+      job.k_per_tap = e.in_c;
+      job.a_offset = 0;
+      job.zero = k.zero_.data();
+      job.b_packed = k.weights();
+      job.c = out;
+      job.ldc = e.out_c;
+      job.col_bias = in.bias;
+      run_rows_gemm(simd_, ex_jobs_[thread], ex_ep, in.x + (n * e.in_h + a) * e.in_w * e.in_c, m,
+                    e.in_c, k.tile_, ex_scratch_[thread]);
+      return;
+    }
+    const ConvShape& kd = k.dw_->s_;
+    DepthwiseRowArgs r = k.stage_row_args(in.dw_bias);
+    r.x = in.x + n * kd.in_h * kd.in_w * kd.in_c;
+    float* band = k.bands_[thread].data();
+    const int64_t row_floats = kd.out_w * kd.out_c;
+    for (int64_t r0 = a; r0 < b; r0 += k.band_rows_) {
+      const int64_t r1 = std::min(b, r0 + k.band_rows_);
+      for (int64_t oh = r0; oh < r1; ++oh) {
+        r.oh = oh;
+        r.y = band + (oh - r0) * row_floats;
+        simd_.depthwise_nhwc_row(r);
+      }
+      const int64_t m = (r1 - r0) * kd.out_w;
+      for (const UnaryArgs& st : k.dw_steps_) simd_.unary(st, band, band, m * kd.out_c);
+      k.project_band(band, m, out + (r0 - a) * e.out_w * e.out_c, in.bias, ex_ep, thread);
+    }
+  }
+
+  void expansion_depthwise_pointwise(const ExpansionInputs& in, const float* dbias,
                                      const float* bias, float* y, ThreadPool* pool) {
     const ConvShape& e = ex_->s_;
     const ConvShape& d = dw_->s_;
@@ -726,11 +827,12 @@ class Conv2dKernel final : public Kernel {
     const int64_t row_floats = d.out_w * d.out_c;
     const int64_t ex_row = e.out_w * e.out_c;
     reserve_bands(threads);
+    // A few-channel expansion (a stem) reads its image's border columns from zero-padded
+    // patches, refreshed per run as the stand-alone kernel does.
+    if (ex_->padded_) ex_->fill_patches(in.x, pool);
     const DepthwiseRowArgs a = stage_row_args(dbias);
     const SinkCtx sc{sink_, y};
     const GemmEpilogue ep = projection_epilogue(&sc);
-    GemmEpilogue ex_ep;
-    ex_ep.act = ex_->activation_;
     const int64_t per_image = (d.out_h + band_rows_ - 1) / band_rows_;
     // Two runs of bands per thread and image (one with one thread): the split depends only
     // on the shapes and the thread count, and no split changes a value.
@@ -742,7 +844,6 @@ class Conv2dKernel final : public Kernel {
       const int64_t b0 = (t % runs) * per_image / runs, b1 = (t % runs + 1) * per_image / runs;
       float* window = ex_windows_[thread].data();
       float* band = bands_[thread].data();
-      const float* image = ex_x + n * e.in_h * e.in_w * e.in_c;
       // window[0] is expansion row `first`; rows [lo, hi) are computed.
       int64_t first = 0, lo = 0, hi = 0;
       for (int64_t b = b0; b < b1; ++b) {
@@ -763,19 +864,7 @@ class Conv2dKernel final : public Kernel {
         if (need_hi > hi) {
           float* out = window + (hi - first) * ex_row;
           const int64_t m = (need_hi - hi) * e.out_w;
-          GemmJob& job = ex_jobs_[thread][0];
-          job.m = m;
-          job.n = e.out_c;
-          job.taps = 1;
-          job.k_per_tap = e.in_c;
-          job.a_offset = 0;
-          job.zero = ex_->zero_.data();
-          job.b_packed = ex_->weights();
-          job.c = out;
-          job.ldc = e.out_c;
-          job.col_bias = ex_bias;
-          run_rows_gemm(simd_, ex_jobs_[thread], ex_ep, image + hi * e.in_w * e.in_c, m, e.in_c,
-                        ex_->tile_, ex_scratch_[thread]);
+          expansion_rows(in, n, hi, need_hi, out, thread);
           for (const UnaryArgs& st : ex_steps_) simd_.unary(st, out, out, m * e.out_c);
           hi = need_hi;
         }
@@ -847,6 +936,7 @@ class Conv2dKernel final : public Kernel {
   std::unique_ptr<Conv2dKernel> ex_;
   std::vector<UnaryArgs> ex_steps_;
   int64_t ex_window_rows_ = 1;
+  bool ex_pointwise_ = true;  // a 1x1 stride-1 expansion: A is its input rows in place
   std::vector<AlignedFloats> ex_windows_;
   std::vector<GemmScratch> ex_scratch_;
   std::vector<std::vector<GemmJob>> ex_jobs_;

@@ -64,6 +64,19 @@ bool is_fusable_pointwise(const Graph& graph, const Node& n) {
          finite_constant(graph, p.filter.id);
 }
 
+bool is_fusable_strided_conv(const Graph& graph, const Node& n) {
+  if (!plain_conv(n)) return false;
+  const auto& p = n.as<Conv2dParams>();
+  if (p.input_layout != "nhwc" || p.groups != 1 || all_equal(p.strides, 1)) return false;
+  const OperandDesc& x = graph.desc(p.input.id);
+  if (!static_f32(x) || x.shape.size() != 4) return false;
+  // Not a depthwise conv (one input channel would make groups == channels == 1 both).
+  const OperandDesc& w = graph.desc(p.filter.id);
+  if (filter_size(p, w, 'i') != x.shape[3].value) return false;
+  if (x.shape[3].value == 1 && filter_size(p, w, 'o') == 1) return false;
+  return static_f32(graph.desc(n.outputs[0])) && finite_constant(graph, p.filter.id);
+}
+
 bool unary_chain(const Graph& graph, const Node& n) {
   OperandId prev = n.epilogue.empty() ? n.outputs[0] : -1;
   for (size_t k = 0; k < n.epilogue.size(); ++k) {

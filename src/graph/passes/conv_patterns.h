@@ -13,6 +13,11 @@ namespace webnn {
 // other fusion in it.
 bool is_fusable_pointwise(const Graph& graph, const Node& n);
 
+// A strided conv2d (any filter size, padding and dilation), one group, NHWC, float32, finite
+// constant filter, no other fusion in it: a stem. (Stride 1 3x3 convs may run on the cpu's
+// Winograd kernel, whose values a band-by-band direct product would not reproduce.)
+bool is_fusable_strided_conv(const Graph& graph, const Node& n);
+
 // A depthwise conv2d (groups == channels, one filter per channel), NHWC, float32, finite
 // constant filter, whose fused steps (if any) are unary vector ops applied one after another.
 bool is_fusable_depthwise(const Graph& graph, const Node& n);
