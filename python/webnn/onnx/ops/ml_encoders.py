@@ -12,6 +12,7 @@ import numpy as np
 from ..host_outputs import StringInput, StringMap, ZipMap
 from .ml import ML
 from .registry import op
+from .util import tensor_attr_array
 
 # Elements of the [..., keys] comparison a LabelEncoder or OneHotEncoder makes.
 MAX_COMPARE_ELEMENTS = 1 << 26
@@ -22,11 +23,11 @@ def _tensor_attr(n, name):
     value = n.attr(name, None)
     if value is None:
         return None
-    from onnx import TensorProto, numpy_helper
+    from onnx import TensorProto
 
     if value.data_type == TensorProto.STRING:
         return [s.decode("utf-8") if isinstance(s, bytes) else s for s in value.string_data]
-    return numpy_helper.to_array(value).reshape(-1)
+    return tensor_attr_array(n, value, name).reshape(-1)
 
 
 def _encoder_table(n):

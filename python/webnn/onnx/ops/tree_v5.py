@@ -16,6 +16,7 @@ import numpy as np
 from .ml import ML
 from .registry import op
 from .trees import tree_ensemble_regressor
+from .util import tensor_attr_array
 
 MODES_V5 = ["BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ",
             "BRANCH_MEMBER"]  # fmt: skip
@@ -29,9 +30,7 @@ def _tensor(n, name, required=True):
         if required:
             n.fail(f"attribute '{name}' is required")
         return None
-    from onnx import numpy_helper
-
-    array = numpy_helper.to_array(value).reshape(-1)
+    array = tensor_attr_array(n, value, name).reshape(-1)
     return array
 
 
