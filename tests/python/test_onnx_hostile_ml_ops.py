@@ -227,3 +227,40 @@ def test_session_with_absurd_declared_input_shape_names_it(ctx):
     m = model([node], [vi("d", T.FLOAT, [2**40, 2**40])], [vi("o", T.FLOAT, None)])
     with pytest.raises(wo.OnnxImportError, match="graph input 'd': declared shape"):
         wo.InferenceSession(m, context=ctx)
+
+
+# -- LabelEncoder / OneHotEncoder tables with repeated keys ---------------------------------
+LABEL_INPUT = np.array([[1, 3, 5], [7, 3, 1]], np.int64)
+WORDS = np.array([["a", "b", "c"], ["b", "a", "zz"]], object)
+
+
+@pytest.mark.parametrize(
+    "attrs, elem, out_elem, feed",
+    [
+        # ORT keeps the first value of a repeated key; the string paths kept the last.
+        ({"keys_int64s": [1, 3, 1], "values_strings": ["x", "y", "z"]}, T.INT64, T.STRING,
+         LABEL_INPUT),
+        ({"keys_int64s": [3, 3], "values_int64s": [10, 30]}, T.INT64, T.INT64, LABEL_INPUT),
+        ({"keys_strings": ["a", "b", "a"], "values_int64s": [10, 20, 30]}, T.STRING, T.INT64,
+         WORDS),
+        ({"keys_strings": ["b", "b"], "values_strings": ["p", "q"]}, T.STRING, T.STRING, WORDS),
+    ],
+)  # fmt: skip
+def test_label_encoder_repeated_keys_match_ort(ctx, attrs, elem, out_elem, feed):
+    ort = pytest.importorskip("onnxruntime")
+    node = helper.make_node("LabelEncoder", ["i"], ["o"], domain="ai.onnx.ml", name="le", **attrs)
+    m = model([node], [vi("i", elem, [2, 3])], [vi("o", out_elem, [2, 3])], ml=4)
+    want = ort.InferenceSession(m.SerializeToString()).run(None, {"i": feed})[0]
+    got = wo.InferenceSession(m, context=ctx).run(None, {"i": feed})[0]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_one_hot_encoder_repeated_category_matches_ort(ctx):
+    # ORT makes a repeated category hot in its last column only; both columns were hot.
+    ort = pytest.importorskip("onnxruntime")
+    node = helper.make_node("OneHotEncoder", ["i"], ["o"], domain="ai.onnx.ml", name="oh",
+                            cats_int64s=[1, 3, 1, 5])  # fmt: skip
+    m = model([node], [vi("i", T.INT64, [2, 3])], [vi("o", T.FLOAT, [2, 3, 4])], ml=1)
+    want = ort.InferenceSession(m.SerializeToString()).run(None, {"i": LABEL_INPUT})[0]
+    got = wo.InferenceSession(m, context=ctx).run(None, {"i": LABEL_INPUT})[0]
+    np.testing.assert_array_equal(got, want)
