@@ -264,3 +264,13 @@ def test_one_hot_encoder_repeated_category_matches_ort(ctx):
     want = ort.InferenceSession(m.SerializeToString()).run(None, {"i": LABEL_INPUT})[0]
     got = wo.InferenceSession(m, context=ctx).run(None, {"i": LABEL_INPUT})[0]
     np.testing.assert_array_equal(got, want)
+
+
+def test_empty_constant_graph_output_names_the_output(ctx):
+    # Range(5, 0, 1) folds to an empty tensor, which WebNN cannot hold: the message said so
+    # without naming the output.
+    node = helper.make_node("Range", ["s", "l", "d"], ["r"], name="rng")
+    inits = [nh.from_array(np.array(v, np.int64), k) for k, v in (("s", 5), ("l", 0), ("d", 1))]
+    m = model([node], [], [vi("r", T.INT64, None)], inits)
+    with pytest.raises(wo.OnnxImportError, match="graph output 'r': an empty tensor"):
+        wo.load(ctx, m)
