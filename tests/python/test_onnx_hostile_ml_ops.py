@@ -274,3 +274,18 @@ def test_empty_constant_graph_output_names_the_output(ctx):
     m = model([node], [], [vi("r", T.INT64, None)], inits)
     with pytest.raises(wo.OnnxImportError, match="graph output 'r': an empty tensor"):
         wo.load(ctx, m)
+
+
+def test_host_nodes_growing_their_values_stop_at_the_bound(ctx, monkeypatch):
+    # NonZero of a [2, n] tensor is up to [2, 2n]: a chain of NonZero -> Cast grows at every
+    # host step; fifty steps ran the machine out of memory (24 GB) before the bound.
+    from webnn.onnx import host_cuts
+
+    monkeypatch.setattr(host_cuts, "MAX_HOST_ELEMENTS", 64)
+    nodes = [helper.make_node("Relu", ["x"], ["a0"])]
+    for i in range(8):
+        nodes += [helper.make_node("NonZero", [f"a{i}"], [f"b{i}"], name=f"nz{i}"),
+                  helper.make_node("Cast", [f"b{i}"], [f"a{i + 1}"], to=T.FLOAT)]  # fmt: skip
+    m = model(nodes, [vi("x", T.FLOAT, [2, 3])], [vi("a8", T.FLOAT, None)])
+    text = refused(ctx, m, "(NonZero, run on the host)", "above the bound of 64 elements")
+    assert "node 'nz" in text

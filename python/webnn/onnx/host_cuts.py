@@ -19,9 +19,10 @@ import numpy as np
 
 # Standard-domain operators a session may run on the host (their converters fold them only).
 HOST_OPS = frozenset({"NonZero", "Unique", "Compress", "NonMaxSuppression", "Range"})
-# Elements a host Range may make: its size comes from its input values (2 ** 40 in a scalar),
-# where the other host operators' outputs are bounded by their inputs' sizes.
-MAX_HOST_RANGE = 1 << 28
+# Elements a host node may read, and a host Range make (its size comes from its input values,
+# 2 ** 40 in a scalar). A chain of host nodes may grow its values at every step (NonZero of a
+# [2, n] tensor is up to [2, 2n]): without a bound, fifty steps ran a machine out of memory.
+MAX_HOST_ELEMENTS = 1 << 26
 
 
 def is_host_cut(node, inputs):
@@ -98,6 +99,12 @@ def run_host_node(node, opsets, values):
         if not name:
             continue
         arr = np.asarray(values[name])
+        if arr.size > MAX_HOST_ELEMENTS:
+            who = node.name or next((o for o in node.output if o), "?")
+            raise OnnxImportError(
+                f"node {who!r} ({node.op_type}, run on the host): input '{name}' of shape "
+                f"{list(arr.shape)} is above the bound of {MAX_HOST_ELEMENTS} elements"
+            )
         feeds[name] = arr
         elem = helper.np_dtype_to_tensor_dtype(arr.dtype)
         inputs.append(helper.make_tensor_value_info(name, elem, list(arr.shape)))
@@ -118,7 +125,7 @@ def run_host_node(node, opsets, values):
 
 
 def _check_range(node, values):
-    """Refuse a Range whose run-time start, limit and delta make more than MAX_HOST_RANGE
+    """Refuse a Range whose run-time start, limit and delta make more than MAX_HOST_ELEMENTS
     elements (the reference evaluator would try to allocate them)."""
     from .errors import OnnxImportError
 
@@ -131,9 +138,9 @@ def _check_range(node, values):
         return
     with np.errstate(all="ignore"):
         count = np.ceil((limit - start) / delta)
-    if not np.isfinite(count) or count > MAX_HOST_RANGE:
+    if not np.isfinite(count) or count > MAX_HOST_ELEMENTS:
         who = node.name or next((o for o in node.output if o), "?")
         raise OnnxImportError(
             f"node {who!r} (Range, run on the host): start {start}, limit {limit}, delta {delta} "
-            f"make {count} elements, above the bound of {MAX_HOST_RANGE}"
+            f"make {count} elements, above the bound of {MAX_HOST_ELEMENTS}"
         )
