@@ -289,3 +289,40 @@ def test_host_nodes_growing_their_values_stop_at_the_bound(ctx, monkeypatch):
     m = model(nodes, [vi("x", T.FLOAT, [2, 3])], [vi("a8", T.FLOAT, None)])
     text = refused(ctx, m, "(NonZero, run on the host)", "above the bound of 64 elements")
     assert "node 'nz" in text
+
+
+# -- scatters with a reduction and indices known at import ----------------------------------
+@pytest.mark.parametrize("reduction", ["add", "mul", "max", "min"])
+def test_scatter_elements_reduction_constant_index_out_of_range_is_refused(ctx, reduction):
+    # ORT refuses index 5 of an axis of 3; the gather/scatter rounds clamped it, silently.
+    node = helper.make_node("ScatterElements", ["d", "i", "u"], ["o"], axis=1,
+                            reduction=reduction, name="sc")  # fmt: skip
+    idx = nh.from_array(np.array([[0, 5, -1], [1, 1, 1]], np.int64), "i")
+    m = model([node], [vi("d", T.FLOAT, [2, 3]), vi("u", T.FLOAT, [2, 3])],
+              [vi("o", T.FLOAT, [2, 3])], [idx], opset=18)  # fmt: skip
+    feeds = {"d": np.ones([2, 3], np.float32), "u": np.full([2, 3], 2.0, np.float32)}
+    refused(ctx, m, "node 'sc' (ai.onnx::ScatterElements", "entry [0, 1] is out of range",
+            feeds=feeds)  # fmt: skip
+
+
+def test_scatter_nd_reduction_constant_index_out_of_range_is_refused(ctx):
+    node = helper.make_node("ScatterND", ["d", "i", "u"], ["o"], reduction="add", name="snd")
+    idx = nh.from_array(np.array([[1], [-5]], np.int64), "i")
+    m = model([node], [vi("d", T.FLOAT, [4, 3]), vi("u", T.FLOAT, [2, 3])],
+              [vi("o", T.FLOAT, [4, 3])], [idx], opset=18)  # fmt: skip
+    feeds = {"d": np.zeros([4, 3], np.float32), "u": np.ones([2, 3], np.float32)}
+    refused(ctx, m, "node 'snd' (ai.onnx::ScatterND", "entry [1, 0] is out of range",
+            feeds=feeds)  # fmt: skip
+
+
+def test_scatter_elements_reduction_constant_repeated_indices_match_ort(ctx):
+    ort = pytest.importorskip("onnxruntime")
+    node = helper.make_node("ScatterElements", ["d", "i", "u"], ["o"], axis=1, reduction="mul")
+    idx = nh.from_array(np.array([[0, 2, -1], [1, 1, 1]], np.int64), "i")
+    m = model([node], [vi("d", T.FLOAT, [2, 3]), vi("u", T.FLOAT, [2, 3])],
+              [vi("o", T.FLOAT, [2, 3])], [idx], opset=18)  # fmt: skip
+    feeds = {"d": np.full([2, 3], 1.5, np.float32),
+             "u": np.array([[2, 3, 4], [0.1, 0.2, 0.3]], np.float32)}  # fmt: skip
+    want = ort.InferenceSession(m.SerializeToString()).run(None, feeds)[0]
+    got = wo.InferenceSession(m, context=ctx).run(None, feeds)[0]
+    np.testing.assert_array_equal(got, want)
