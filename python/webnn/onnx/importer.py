@@ -744,7 +744,7 @@ class Importer:
                 info.webnn_dtype = "float32"
             elif info.elem_type not in ONNX_TO_WEBNN:
                 raise OnnxImportError(
-                    f"graph input '{vi.name}' has type {info.onnx_type}, which WebNN cannot hold"
+                    f"graph input '{vi.name}': type {info.onnx_type}, which WebNN cannot hold"
                 )
             else:
                 info.webnn_dtype = ONNX_TO_WEBNN[info.elem_type]
