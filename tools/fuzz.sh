@@ -21,14 +21,18 @@ cd "$(dirname "$0")/.."
 TARGETS="text_parser json_graph weights_manifest safetensors builder"
 CLANG_VERSION="${CLANG_VERSION:-16}"  # clang 14 lacks _Float16 on x86-64
 CXX_BIN="${CXX_BIN:-clang++-$CLANG_VERSION}"
-if ! command -v "$CXX_BIN" >/dev/null; then
-  echo "fuzz.sh: $CXX_BIN not found; apt-get install clang-$CLANG_VERSION libclang-rt-$CLANG_VERSION-dev" >&2
-  exit 2
-fi
+# Only the libFuzzer builds need clang (the onnx_importer target is Python under atheris).
+need_clang() {
+  if ! command -v "$CXX_BIN" >/dev/null; then
+    echo "fuzz.sh: $CXX_BIN not found; apt-get install clang-$CLANG_VERSION libclang-rt-$CLANG_VERSION-dev" >&2
+    exit 2
+  fi
+}
 BUILD=build/fuzz
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 
 configure() {
+  need_clang
   local launcher=()
   command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -112,6 +116,7 @@ run() {
 # build/fuzz. What it checks is the target's differential part: cpu against reference on
 # random op sequences, clean errors. Then: FUZZ_NO_BUILD=1 FUZZ_DIFF=1 tools/fuzz.sh builder S
 build_diff() {
+  need_clang
   local lib="${WEBNN_LIB_DIR:-$(ls -d build/cp3*-*/ 2>/dev/null | head -1)}"
   [ -n "$lib" ] && [ -f "$lib/libwebnn_core.a" ] || {
     echo "fuzz.sh: no Release library (pip install . first, or set WEBNN_LIB_DIR)" >&2

@@ -133,11 +133,14 @@ class Base:
 
 @functools.cache
 def bases():
-    """The real models, then the node-test models (an input picks one by index)."""
+    """The real models, the node-test models, then the hand-made models of operators the node
+    tests lack (onnx_extra_bases.py); an input picks one by index."""
     import onnx
+    from onnx_extra_bases import extra_models
 
     out = [Base(p.stem, onnx.load(str(p), load_external_data=False)) for p in real_model_paths()]
-    return out + [Base(name, proto) for name, proto in node_test_models()]
+    out += [Base(name, proto) for name, proto in node_test_models()]
+    return out + [Base(f"extra_{name}", proto) for name, proto in extra_models()]
 
 
 @functools.cache
@@ -598,15 +601,33 @@ def as_raw_input(data):
     return b"\0" + proto.SerializeToString()
 
 
+SEED_ALWAYS = (
+    "ai_onnx_ml",
+    "nonmaxsuppression",
+    "nonzero",
+    "unique",
+    "compress",
+    "range_",
+    "scatter_elements_with_reduction",
+    "scatternd_",
+    "tfidf",
+    "top_k",
+    "pool_same",
+)
+
+
 def seed_inputs(raw_every=10, structured_every=4):
     """(name, bytes) seeds: structured picks of every real model (4 each) and of every 4th
     node-test model, every 10th node-test model as a raw proto (the corpus is run once at
     start-up, at tens of inputs per second: a few hundred seeds keep that under a minute)."""
     out = []
     for k, base in enumerate(bases()):
-        if not base.real and k % raw_every == 0:
+        # The hand-made models and the node tests of the host-cut, ML and bounded operators
+        # (newer converters) are all seeds.
+        wanted = base.name.startswith("extra_") or any(w in base.name for w in SEED_ALWAYS)
+        if not base.real and (k % raw_every == 0 or wanted):
             out.append((f"raw_{base.name}", b"\0" + base.proto.SerializeToString()))
-        if not base.real and k % structured_every:
+        if not base.real and k % structured_every and not wanted:
             continue
         rng = np.random.default_rng(k)
         for j in range(4 if base.real else 1):

@@ -273,5 +273,5 @@ def test_a_string_input_read_by_another_operator_is_refused():
     ]
     outputs = [helper.make_tensor_value_info("Y", TensorProto.INT64, None),
                helper.make_tensor_value_info("T", TensorProto.STRING, None)]  # fmt: skip
-    with pytest.raises(wo.OnnxImportError, match="graph input 'S' has type tensor\\(string\\)"):
+    with pytest.raises(wo.OnnxImportError, match="graph input 'S': type tensor\\(string\\)"):
         wo.InferenceSession(_string_model(nodes, outputs))

@@ -19,6 +19,10 @@ import numpy as np
 
 # Standard-domain operators a session may run on the host (their converters fold them only).
 HOST_OPS = frozenset({"NonZero", "Unique", "Compress", "NonMaxSuppression", "Range"})
+# Elements a host node may read, and a host Range make (its size comes from its input values,
+# 2 ** 40 in a scalar). A chain of host nodes may grow its values at every step (NonZero of a
+# [2, n] tensor is up to [2, 2n]): without a bound, fifty steps ran a machine out of memory.
+MAX_HOST_ELEMENTS = 1 << 26
 
 
 def is_host_cut(node, inputs):
@@ -88,11 +92,19 @@ def run_host_node(node, opsets, values):
 
     from .errors import OnnxImportError
 
+    if node.op_type == "Range":
+        _check_range(node, values)
     inputs, feeds = [], {}
     for i, name in enumerate(node.input):
         if not name:
             continue
         arr = np.asarray(values[name])
+        if arr.size > MAX_HOST_ELEMENTS:
+            who = node.name or next((o for o in node.output if o), "?")
+            raise OnnxImportError(
+                f"node {who!r} ({node.op_type}, run on the host): input '{name}' of shape "
+                f"{list(arr.shape)} is above the bound of {MAX_HOST_ELEMENTS} elements"
+            )
         feeds[name] = arr
         elem = helper.np_dtype_to_tensor_dtype(arr.dtype)
         inputs.append(helper.make_tensor_value_info(name, elem, list(arr.shape)))
@@ -106,6 +118,29 @@ def run_host_node(node, opsets, values):
         results = ReferenceEvaluator(model).run(None, feeds)
     except Exception as exc:  # the reference raises whatever numpy raises on bad values
         raise OnnxImportError(
-            f"node {node.name or node.output[0]!r} ({node.op_type}, run on the host): {exc}"
+            f"node {node.name or next((o for o in node.output if o), '?')!r} ({node.op_type}, "
+            f"run on the host): {exc}"
         ) from exc
     return {o: np.asarray(r) for o, r in zip([o for o in node.output if o], results)}
+
+
+def _check_range(node, values):
+    """Refuse a Range whose run-time start, limit and delta make more than MAX_HOST_ELEMENTS
+    elements (the reference evaluator would try to allocate them)."""
+    from .errors import OnnxImportError
+
+    try:
+        start, limit, delta = (float(np.asarray(values[name]).reshape(-1)[0])
+                               for name in node.input[:3])  # fmt: skip
+    except (KeyError, IndexError, ValueError, TypeError):
+        return  # malformed: the reference evaluator's error names it
+    if delta == 0:
+        return
+    with np.errstate(all="ignore"):
+        count = np.ceil((limit - start) / delta)
+    if not np.isfinite(count) or count > MAX_HOST_ELEMENTS:
+        who = node.name or next((o for o in node.output if o), "?")
+        raise OnnxImportError(
+            f"node {who!r} (Range, run on the host): start {start}, limit {limit}, delta {delta} "
+            f"make {count} elements, above the bound of {MAX_HOST_ELEMENTS}"
+        )

@@ -118,11 +118,19 @@ def string_keys(node):
         return None
     attrs = {a.name: a for a in node.attribute}
     name = "cats_strings" if node.op_type == "CategoryMapper" else "keys_strings"
-    if name in attrs:
-        return [s.decode("utf-8") for s in helper.get_attribute_value(attrs[name])]
+    # Only attributes of the right type count (a mutated file may give keys_strings as an
+    # int: the node's converter then names it); undecodable bytes are replaced here, where
+    # only the vocabulary is gathered.
+    attr = attrs.get(name)
+    if attr is not None and attr.type == attr.STRINGS:
+        return [s.decode("utf-8", "replace") for s in helper.get_attribute_value(attr)]
     tensor = attrs.get("keys_tensor")
-    if tensor is not None and tensor.t.data_type == TensorProto.STRING:
-        return [s.decode("utf-8") for s in tensor.t.string_data]
+    if (
+        tensor is not None
+        and tensor.type == tensor.TENSOR
+        and tensor.t.data_type == TensorProto.STRING
+    ):
+        return [s.decode("utf-8", "replace") for s in tensor.t.string_data]
     return None
 
 

@@ -744,7 +744,7 @@ class Importer:
                 info.webnn_dtype = "float32"
             elif info.elem_type not in ONNX_TO_WEBNN:
                 raise OnnxImportError(
-                    f"graph input '{vi.name}' has type {info.onnx_type}, which WebNN cannot hold"
+                    f"graph input '{vi.name}': type {info.onnx_type}, which WebNN cannot hold"
                 )
             else:
                 info.webnn_dtype = ONNX_TO_WEBNN[info.elem_type]
@@ -782,7 +782,10 @@ class Importer:
                 info = self._input_info(vi, output=True)
             if value is None:
                 raise OnnxImportError(f"graph output '{vi.name}' is not produced by any node")
-            op = self.operand(self.narrow(vi.name, value))
+            try:
+                op = self.operand(self.narrow(vi.name, value))
+            except OnnxImportError as exc:  # a constant WebNN cannot hold (empty, a string)
+                raise OnnxImportError(f"graph output '{vi.name}': {exc}") from exc
             if info.elem_type == FLOAT16_TYPE and self.builder.operand_data_type(op) == "float32":
                 op = self.builder.cast(op, "float16")  # "float32" mode: rounded at the output
             if info.elem_type == DOUBLE_TYPE:

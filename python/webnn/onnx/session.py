@@ -60,6 +60,8 @@ from onnx import TensorProto
 
 import webnn
 
+from .errors import OnnxImportError
+
 __all__ = ["InferenceSession", "ModelMetadata", "NodeArg", "SessionOptions"]
 
 # ORT reports an unset model_version as INT64_MAX (its "unknown" value); we do the same.
@@ -583,10 +585,10 @@ class InferenceSession:
         if not self._folded and all(
             d is not None and all(isinstance(x, int) for x in d) for d in self._input_dims.values()
         ):
-            feed = {
-                n: np.zeros(self._input_dims[n], self._input_dtypes[n] or np.float32)
-                for n in self._input_dims
-            }
+            # Zero-strided zeros: only the shapes matter here, and a declared shape may be far
+            # larger than memory (the import refuses it by name).
+            feed = {n: _zeros_view(n, self._input_dims[n], self._input_dtypes[n])
+                    for n in self._input_dims}  # fmt: skip
             self._compiled_for(self._signature(feed), feed)
 
     # --- ORT's query API -------------------------------------------------------------------
@@ -708,6 +710,11 @@ class InferenceSession:
             arr = results[n]
             want = self._output_dtypes.get(n)
             if want is not None and want != object and arr.dtype != want:
+                if arr.dtype.kind in "OUS":  # strings the host computed (host_outputs.py)
+                    raise OnnxImportError(
+                        f"graph output '{n}': declared {np.dtype(want).name} in the model, but "
+                        "the node computing it returns strings"
+                    )
                 arr = arr.astype(want)  # e.g. an ONNX bool output carried as uint8
             out.append(arr)
         return out
@@ -925,6 +932,14 @@ class InferenceSession:
             float16=self._float16,
             float64=self._float64,
         )
+
+
+def _zeros_view(name: str, dims: list, dtype) -> np.ndarray:
+    """A feed of zeros of the declared shape that allocates one element."""
+    try:
+        return np.broadcast_to(np.zeros((), dtype or np.float32), dims)
+    except ValueError as exc:  # a negative or absurd declared dimension
+        raise OnnxImportError(f"graph input '{name}': declared shape {dims}: {exc}") from exc
 
 
 def _dtype_name(dtype: np.dtype) -> str:

@@ -165,6 +165,16 @@ def _scatter_reduce(n, data, nd, updates_flat, reduction):
     return out
 
 
+def _check_in_range(n, wrapped, sizes):
+    """Indices known at import (negatives already wrapped) within the sizes they address:
+    ONNX Runtime refuses the others; the gather/scatter pair of a reduction would clamp them."""
+    bad = (wrapped < 0) | (wrapped >= sizes)
+    if bad.any():
+        where = tuple(int(v) for v in np.argwhere(bad)[0])
+        n.fail(f"indices: entry {list(where)} is out of range for axis size(s) "
+               f"{np.asarray(sizes).tolist()} (after counting negatives from the end)")  # fmt: skip
+
+
 @op("ScatterElements", "Scatter")
 def scatter_elements(n):
     red = n.attr("reduction", "none")
@@ -175,6 +185,7 @@ def scatter_elements(n):
     if red != "none":
         idx = n.c(1)
         idx = np.where(idx < 0, idx + shape[axis], idx).astype(np.int64)
+        _check_in_range(n, idx, shape[axis])
         grid = np.indices(idx.shape).reshape(idx.ndim, -1).T.copy()
         grid[:, axis] = idx.reshape(-1)
         flat = n.b.reshape(n.x(2), [int(idx.size)])
@@ -193,6 +204,7 @@ def scatter_nd(n):
         k = idx.shape[-1]
         dims = np.array(shape[:k], dtype=np.int64)
         nd = np.where(idx < 0, idx + dims, idx).reshape(-1, k).astype(np.int64)
+        _check_in_range(n, nd, dims)
         flat = n.b.reshape(n.x(2), [nd.shape[0]] + shape[k:])
         return _scatter_reduce(n, n.x(0), nd, flat, red)
     return n.b.scatter_nd(n.x(0), _nd_indices(n, 1, shape, 0), n.x(2))

@@ -12,6 +12,7 @@ import numpy as np
 from ..host_outputs import StringInput, StringMap, ZipMap
 from .ml import ML
 from .registry import op
+from .util import tensor_attr_array
 
 # Elements of the [..., keys] comparison a LabelEncoder or OneHotEncoder makes.
 MAX_COMPARE_ELEMENTS = 1 << 26
@@ -22,11 +23,11 @@ def _tensor_attr(n, name):
     value = n.attr(name, None)
     if value is None:
         return None
-    from onnx import TensorProto, numpy_helper
+    from onnx import TensorProto
 
     if value.data_type == TensorProto.STRING:
         return [s.decode("utf-8") if isinstance(s, bytes) else s for s in value.string_data]
-    return numpy_helper.to_array(value).reshape(-1)
+    return tensor_attr_array(n, value, name).reshape(-1)
 
 
 def _encoder_table(n):
@@ -48,6 +49,7 @@ def _encoder_table(n):
         n.fail("no keys_* or values_* attribute")
     if len(keys) != len(values):
         n.fail(f"{len(keys)} keys for {len(values)} values")
+    keys, values = _first_of_each_key(keys, values)
     strings_out = value_kind == "values_strings" or (
         value_kind == "values_tensor" and isinstance(values, list)
     )
@@ -67,6 +69,24 @@ def _encoder_table(n):
     if default is None:  # a values_tensor without default_tensor: ONNX's per-type defaults
         default = "_Unused" if strings_out else (-1 if values.dtype.kind in "iu" else -0.0)
     return keys, values, default, strings_in, strings_out
+
+
+def _first_of_each_key(keys, values):
+    """The table without the later entries of a key listed twice: ONNX Runtime keeps the first
+    (its map's emplace; the string paths' dicts here would keep the last). NaN keys are one."""
+    seen, keep = set(), []
+    for i, key in enumerate(keys):
+        key = "NaN key" if isinstance(key, (float, np.floating)) and np.isnan(key) else key
+        if key not in seen:
+            seen.add(key)
+            keep.append(i)
+    if len(keep) == len(keys):
+        return keys, values
+
+    def pick(table):
+        return table[keep] if isinstance(table, np.ndarray) else [table[i] for i in keep]
+
+    return pick(keys), pick(values)
 
 
 @op("LabelEncoder", domain=ML)
@@ -169,8 +189,15 @@ def one_hot_encoder(n):
     shape = n.static_shape(0)
     if len(cats) * max(1, int(np.prod(shape))) > MAX_COMPARE_ELEMENTS:
         n.fail(f"{len(cats)} categories over {shape} elements: too large")
-    table = n.const(np.asarray(cats, np.int64), "int64")
-    hits = b.equal(b.unsqueeze(x, [len(shape)]), table)
+    cats = np.asarray(cats, np.int64)
+    hits = b.equal(b.unsqueeze(x, [len(shape)]), n.const(cats, "int64"))
+    # A category listed twice is hot in its last column only, as in ONNX Runtime (its map
+    # from category to column is assigned in order).
+    last = {int(c): i for i, c in enumerate(cats)}
+    if len(last) < len(cats):
+        keep = np.zeros(len(cats), np.uint8)
+        keep[list(last.values())] = 1
+        hits = b.logical_and(hits, n.const(keep, "uint8"))
     return b.cast(hits, "float32")
 
 

@@ -232,6 +232,8 @@ def svm_classifier(n):
     have_proba = prob_a.size > 0
     post = n.attr("post_transform", "NONE")
     per_class = [int(v) for v in n.attr("vectors_per_class", [])]
+    if any(v < 0 for v in per_class):
+        n.fail(f"vectors_per_class {per_class} has a negative count")
     vectors = sum(per_class)
     if vectors > 0:  # SVC mode
         if len(per_class) != K:

@@ -16,6 +16,7 @@ import numpy as np
 from .registry import op
 
 MAX_COMPARISON_ELEMENTS = 1 << 26  # [B, C, V] and [B, C, n-grams] 0/1 tensors
+MAX_OUTPUTS = 1 << 24  # the output's last axis, max(ngram_indexes) + 1
 
 
 def _pool_ngrams(n):
@@ -23,9 +24,12 @@ def _pool_ngrams(n):
     order; and the number of pool n-grams."""
     pool = [int(v) for v in (n.attr("pool_int64s") or [])]
     starts = [int(v) for v in n.attr("ngram_counts") or []]
-    low, high = int(n.attr("min_gram_length")), int(n.attr("max_gram_length"))
+    low, high = int(n.attr("min_gram_length", 0)), int(n.attr("max_gram_length", 0))
     if not 1 <= low <= high:
         n.fail(f"min_gram_length {low} and max_gram_length {high} (1 <= min <= max expected)")
+    if any(not 0 <= s <= len(pool) for s in starts) or starts != sorted(starts):
+        n.fail(f"ngram_counts {starts}: the start of each n-gram length's run in the pool "
+               f"(ascending, from 0 to the pool's {len(pool)} values)")  # fmt: skip
     grams, next_id = {}, 0
     for size, start in enumerate(starts, 1):
         end = starts[size] if size < len(starts) else len(pool)
@@ -60,11 +64,16 @@ def tfidf_vectorizer(n):
     mode = n.attr("mode")
     if mode not in ("TF", "IDF", "TFIDF"):
         n.fail(f"mode {mode!r} (TF, IDF or TFIDF expected)")
-    indexes = [int(v) for v in n.attr("ngram_indexes")]
+    indexes = [int(v) for v in n.attr("ngram_indexes") or []]
     skips = int(n.attr("max_skip_count", 0))
     by_size, pool_count = _pool_ngrams(n)
     if len(indexes) != pool_count:
         n.fail(f"{len(indexes)} ngram_indexes for {pool_count} pool n-grams")
+    if not indexes or not all(0 <= i < MAX_OUTPUTS for i in indexes):
+        n.fail(f"ngram_indexes {indexes[:8]}{'...' if len(indexes) > 8 else ''}: output "
+               f"positions from 0 to {MAX_OUTPUTS - 1} expected")  # fmt: skip
+    if skips < 0:
+        n.fail(f"max_skip_count {skips} (0 or more)")
     outputs = max(indexes) + 1
     if mode == "IDF" and n.attr("weights") and len(set(indexes)) < len(indexes):
         # ONNX Runtime writes the weight of the n-gram it found last in its scan order there

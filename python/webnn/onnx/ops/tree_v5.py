@@ -16,6 +16,7 @@ import numpy as np
 from .ml import ML
 from .registry import op
 from .trees import tree_ensemble_regressor
+from .util import tensor_attr_array
 
 MODES_V5 = ["BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ",
             "BRANCH_MEMBER"]  # fmt: skip
@@ -29,9 +30,7 @@ def _tensor(n, name, required=True):
         if required:
             n.fail(f"attribute '{name}' is required")
         return None
-    from onnx import numpy_helper
-
-    array = numpy_helper.to_array(value).reshape(-1)
+    array = tensor_attr_array(n, value, name).reshape(-1)
     return array
 
 
@@ -62,7 +61,7 @@ def _v3_attributes(n):
     # Each BRANCH_MEMBER node takes the next NaN-terminated run of membership_values.
     sets, at = {}, 0
     for i, m in enumerate(modes):
-        if int(m) >= len(MODES_V5):
+        if not 0 <= int(m) < len(MODES_V5):
             n.fail(f"node mode {int(m)} (0-6)")
         if MODES_V5[int(m)] == "BRANCH_MEMBER":
             run = []
@@ -101,23 +100,41 @@ def _v3_attributes(n):
         leaf_weights.append(float(weights[index]))
         return node
 
-    def grow(tree, index, is_leaf, depth):
-        if is_leaf:
-            return leaf(tree, index)
-        if not 0 <= index < count or depth > count:
-            n.fail(f"tree {tree}: node index {index} is out of range or the tree has a cycle")
-        mode = MODES_V5[int(modes[index])]
-        feature, track = int(features[index]), int(missing[index])
-        if mode == "BRANCH_MEMBER":  # its value: the index of its set
-            out["member_sets"].append(sets[index])
-            node = add(tree, mode, feature, float(len(out["member_sets"]) - 1), track)
-        else:
-            node = add(tree, mode, feature, float(splits[index]), track)
-        yes = grow(tree, int(true_ids[index]), bool(true_leaf[index]), depth + 1)
-        no = grow(tree, int(false_ids[index]), bool(false_leaf[index]), depth + 1)
-        out["nodes_truenodeids"][node] = yes
-        out["nodes_falsenodeids"][node] = no
-        return node
+    def grow(tree, index, is_leaf):
+        """The tree below (index, is_leaf), its nodes added depth-first with the true child
+        first. Iterative (a tree may be thousands of levels deep); a split reached twice is
+        refused: a cycle, or a node with two parents, whose paths would multiply (a chain of
+        40 such nodes is 2^40 paths)."""
+        seen, root = set(), None
+        stack = [(index, is_leaf, None, None)]  # (index, is_leaf, parent node, its column)
+        while stack:
+            index, is_leaf, parent, column = stack.pop()
+            if is_leaf:
+                node = leaf(tree, index)
+            else:
+                if not 0 <= index < count:
+                    n.fail(f"tree {tree}: node index {index} of {count} nodes")
+                if index in seen:
+                    n.fail(f"tree {tree}: node {index} is reached twice (a cycle, or a node with "
+                           "two parents: not a tree)")  # fmt: skip
+                seen.add(index)
+                mode = MODES_V5[int(modes[index])]
+                feature, track = int(features[index]), int(missing[index])
+                if mode == "BRANCH_MEMBER":  # its value: the index of its set
+                    out["member_sets"].append(sets[index])
+                    value = float(len(out["member_sets"]) - 1)
+                else:
+                    value = float(splits[index])
+                node = add(tree, mode, feature, value, track)
+                stack.append((int(false_ids[index]), bool(false_leaf[index]), node,
+                              "nodes_falsenodeids"))  # fmt: skip
+                stack.append((int(true_ids[index]), bool(true_leaf[index]), node,
+                              "nodes_truenodeids"))  # fmt: skip
+            if parent is None:
+                root = node
+            else:
+                out[column][parent] = node
+        return root
 
     roots = list(a("tree_roots", []))
     if not roots:
@@ -126,7 +143,7 @@ def _v3_attributes(n):
         if not 0 <= root < count:
             n.fail(f"tree_roots value {root} of {count} nodes")
         whole_leaf = false_ids[root] == true_ids[root] and false_leaf[root] and true_leaf[root]
-        grow(tree, root, bool(whole_leaf), 0)
+        grow(tree, root, bool(whole_leaf))
 
     post = int(a("post_transform", 0))
     aggregate = int(a("aggregate_function", 1))

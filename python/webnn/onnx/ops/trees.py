@@ -14,6 +14,7 @@ import numpy as np
 from .ml import ML, _float_input
 from .ml_scores import TRANSFORMS, class_labels, label_output, post_transform, probit
 from .registry import op
+from .util import tensor_attr_array
 
 MODES = {"BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ"}
 # Elements of the per-tree tables ([trees, splits, leaves] + [trees, leaves, targets]).
@@ -28,9 +29,7 @@ def _values_attr(n, a, name):
         return [float(v) for v in a(name, [])], False
     if isinstance(tensor, np.ndarray):  # already converted (tree_v5.py)
         return tensor.astype(np.float64).tolist(), tensor.dtype == np.float64
-    from onnx import numpy_helper
-
-    array = numpy_helper.to_array(tensor).reshape(-1)
+    array = tensor_attr_array(n, tensor, f"{name}_as_tensor").reshape(-1)
     if array.dtype not in (np.float32, np.float64):
         n.fail(f"'{name}_as_tensor' of type {array.dtype} (float or double)")
     return array.astype(np.float64).tolist(), array.dtype == np.float64

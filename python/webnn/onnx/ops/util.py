@@ -76,3 +76,15 @@ def zeros(n, shape, dtype):
     """Zeros of `shape` and WebNN `dtype`: a scalar expanded in the graph, so that nothing of
     a declared size is allocated at import."""
     return n.b.expand(n.const(0, dtype), [int(d) for d in shape])
+
+
+def tensor_attr_array(n, tensor, name):
+    """A TensorProto attribute as numpy, its external data read like an initializer's (the
+    location checked, relative to the model directory, never to the working directory)."""
+    from ..errors import OnnxImportError
+    from ..model_io import tensor_to_numpy
+
+    try:
+        return tensor_to_numpy(tensor, n.importer.base_dir)
+    except OnnxImportError as exc:
+        n.fail(f"attribute '{name}': {exc}")
