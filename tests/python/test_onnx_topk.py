@@ -114,3 +114,17 @@ def test_arg_max_rounds_order_nan_as_onnxruntime(largest, backend):
     x[0, [3, 50]] = np.nan
     x[1, 900] = np.nan
     _compare(_model(shape, 6, largest=largest), x, backend)
+
+
+@pytest.mark.parametrize("k", [np.array([2.0], np.float32), np.array([[2]], np.int64)])
+def test_a_k_that_is_not_one_integer_in_1d_is_refused_as_onnxruntime_refuses_it(k):
+    model = onnx.load_from_string(_model([2, 6], 2))
+    model.graph.initializer[0].CopyFrom(onnx.numpy_helper.from_array(k, "k"))
+    data = model.SerializeToString()
+    with pytest.raises(Exception):  # noqa: B017  (ORT's own error classes vary by version)
+        ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(
+            None, {"x": np.zeros([2, 6], np.float32)}
+        )
+    ctx = webnn.ML().create_context(accelerated=False, backend="cpu")
+    with pytest.raises(wo.OnnxImportError, match=r"TopK.*K must be one integer in a 1-D tensor"):
+        wo.load(ctx, data)

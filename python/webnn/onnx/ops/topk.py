@@ -29,7 +29,16 @@ def top_k(n):
     shape = n.static_shape(0)
     rank = len(shape)
     axis = norm_axis(n, int(n.attr("axis", -1)), rank)
-    k = int(n.c(1, what="K").reshape(-1)[0]) if n.opset >= 10 else int(n.attr("k"))
+    if n.opset >= 10:
+        given = np.asarray(n.c(1, what="K"))
+        if given.dtype.kind not in "iu" or given.size != 1 or given.ndim > 1:
+            # ONNX: a 1-D int64 tensor of one value (ONNX Runtime refuses anything else too)
+            n.fail(
+                f"K must be one integer in a 1-D tensor (got {given.dtype} shape {list(given.shape)})"
+            )
+        k = int(given.reshape(-1)[0])
+    else:
+        k = int(n.attr("k"))
     size = shape[axis]
     if k > size:
         n.fail(f"K={k} is larger than the axis size {size}")
