@@ -336,6 +336,13 @@ class Scope(dict):
         return False
 
 
+def _refuse(ctx, message):
+    """Raise the importer's error: naming the node through `ctx` when there is one."""
+    if ctx is not None:
+        ctx.fail(message)
+    raise OnnxImportError(message)
+
+
 class Importer:
     def __init__(self, builder, proto, base_dir, *, free_dims, input_shapes, constants,
                  max_sizes, rename, weights=None, float16="float32",
@@ -396,17 +403,11 @@ class Importer:
             value = np.asarray(value)
         if not isinstance(value, np.ndarray):
             if isinstance(value, StringInput):
-                msg = (f"reads {value.where}, a string tensor WebNN cannot hold (only "
-                       "LabelEncoder / CategoryMapper with string keys can read one)")  # fmt: skip
-                if ctx is not None:
-                    ctx.fail(msg)
-                raise OnnxImportError(msg)
+                _refuse(ctx, f"reads {value.where}, a string tensor WebNN cannot hold (only "
+                        "LabelEncoder / CategoryMapper with string keys can read one)")  # fmt: skip
             if isinstance(value, HostOutput):
-                msg = (f"reads a {value.kind} (from {value.where}), which WebNN cannot hold: "
-                       "such values are made on the host and can only be graph outputs")  # fmt: skip
-                if ctx is not None:
-                    ctx.fail(msg)
-                raise OnnxImportError(msg)
+                _refuse(ctx, f"reads a {value.kind} (from {value.where}), which WebNN cannot "
+                        "hold: such values are made on the host and can only be graph outputs")  # fmt: skip
             return value
         hit = self._const_cache.get(id(value))
         if hit is not None and hit[0] is value:
@@ -417,16 +418,11 @@ class Importer:
         if array.dtype == np.float64:  # a double constant made by a converter
             array = self.narrow(ctx.node.output[0] if ctx is not None else "a constant", array)
         if array.dtype not in NUMPY_TO_WEBNN:
-            msg = f"a {array.dtype} tensor is needed at run time; WebNN has no {array.dtype} type"
-            if ctx is not None:
-                ctx.fail(msg)
-            raise OnnxImportError(msg)
+            _refuse(ctx, f"a {array.dtype} tensor is needed at run time; WebNN has no "
+                    f"{array.dtype} type")  # fmt: skip
         if 0 in array.shape:
-            msg = f"an empty tensor (shape {list(array.shape)}) is needed at run time; WebNN "
-            msg += "operands cannot have a 0-sized dimension"
-            if ctx is not None:
-                ctx.fail(msg)
-            raise OnnxImportError(msg)
+            _refuse(ctx, f"an empty tensor (shape {list(array.shape)}) is needed at run time; "
+                    "WebNN operands cannot have a 0-sized dimension")  # fmt: skip
         if not array.flags.c_contiguous:
             array = np.require(array, requirements="C")
         op = self.builder.constant(array)

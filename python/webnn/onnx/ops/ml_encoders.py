@@ -30,21 +30,21 @@ def _tensor_attr(n, name):
     return tensor_attr_array(n, value, name).reshape(-1)
 
 
+def _first_given(n, prefix):
+    """(value, attribute name) of the first non-empty {prefix}_tensor / _int64s / _floats /
+    _strings attribute, or (None, None)."""
+    for name in (f"{prefix}_tensor", f"{prefix}_int64s", f"{prefix}_floats", f"{prefix}_strings"):
+        v = _tensor_attr(n, name) if name.endswith("tensor") else n.attr(name, None)
+        if v is not None and len(v):
+            return v, name
+    return None, None
+
+
 def _encoder_table(n):
     """(keys, values, default): keys/values numpy arrays or lists of str."""
-    keys = values = default = None
-    for name in ("keys_tensor", "keys_int64s", "keys_floats", "keys_strings"):
-        v = _tensor_attr(n, name) if name.endswith("tensor") else n.attr(name, None)
-        if v is not None and len(v):
-            keys = v
-            key_kind = name
-            break
-    for name in ("values_tensor", "values_int64s", "values_floats", "values_strings"):
-        v = _tensor_attr(n, name) if name.endswith("tensor") else n.attr(name, None)
-        if v is not None and len(v):
-            values = v
-            value_kind = name
-            break
+    default = None
+    keys, key_kind = _first_given(n, "keys")
+    values, value_kind = _first_given(n, "values")
     if keys is None or values is None:
         n.fail("no keys_* or values_* attribute")
     if len(keys) != len(values):
