@@ -307,3 +307,47 @@ def test_a_double_weight_read_twice_is_one_constant(tmp_path):
     assert sum(p.stat().st_size for p in weights) < 2 * 64 * 64 * 4  # one float32 copy
     x = RNG.standard_normal([2, 64])
     _assert_float32_close(_session(data, "cpu").run(None, {"x": x})[0], _ort(data, {"x": x})[0])
+
+
+def _masked_softmax_model():
+    """A double softmax over scores plus a converter's -1e300 mask (finite in double, beyond
+    float32): row 1 is masked everywhere, so ORT's double result there is uniform."""
+    mask = np.zeros([3, 4])
+    mask[0, 1] = mask[2, 3] = -1e300
+    mask[1, :] = -1e300
+    nodes = [
+        helper.make_node("Add", ["x", "mask"], ["masked"]),
+        helper.make_node("Softmax", ["masked"], ["prob"], axis=1),
+        helper.make_node("Clip", ["x", "lo", "hi"], ["clipped"]),
+    ]
+    inits = [
+        numpy_helper.from_array(mask, "mask"),
+        numpy_helper.from_array(np.array(-1e250), "lo"),
+        numpy_helper.from_array(np.array(2.0), "hi"),
+    ]
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("x", D, [3, 4])],
+        [helper.make_tensor_value_info(n, D, [3, 4]) for n in ("prob", "clipped")],
+        inits,
+    )
+
+
+@pytest.mark.parametrize("backend", ["cpu", "reference"])
+def test_doubles_beyond_float32_are_clamped_not_infinite(backend):
+    """A double constant or feed beyond float32's range is held as +-FLT_MAX, not +-inf (an inf
+    mask would make the fully masked row NaN: inf - inf); the warning counts them."""
+    data = _masked_softmax_model()
+    x = RNG.standard_normal([3, 4])
+    x[2, 0] = -1e200  # a double feed beyond float32 too, clipped by the model to -1e250's clamp
+    want = _ort(data, {"x": x})
+    with pytest.warns(wo.Float64Warning) as record:
+        got = _session(data, backend).run(None, {"x": x})
+    message = str(record[0].message)
+    assert "7 finite double value(s) beyond float32's range (the first in 'mask', 6" in message
+    assert np.isfinite(got[0]).all()
+    np.testing.assert_allclose(got[0][1], np.full(4, 0.25), rtol=1e-6)  # uniform, as ORT
+    _assert_float32_close(got[0], want[0])
+    finite = np.isfinite(x) & (np.abs(x) < 1e30)
+    _assert_float32_close(got[1][finite], want[1][finite])
+    assert got[1][2, 0] == -np.finfo(np.float32).max  # ORT: -1e200, the nearest float32 bound

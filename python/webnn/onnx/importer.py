@@ -21,7 +21,13 @@ from .model_io import read_model, sparse_to_numpy, tensor_to_numpy
 from .ops import TABLE, lookup
 from .types import DOUBLE as DOUBLE_TYPE
 from .types import FLOAT16 as FLOAT16_TYPE
-from .types import NUMPY_TO_WEBNN, ONNX_TO_NUMPY, ONNX_TO_WEBNN, onnx_type_name
+from .types import (
+    NUMPY_TO_WEBNN,
+    ONNX_TO_NUMPY,
+    ONNX_TO_WEBNN,
+    double_as_float32,
+    onnx_type_name,
+)
 
 STRING_TYPE = 8  # TensorProto.STRING
 
@@ -125,6 +131,7 @@ class SharedWeights:
         self.loads = 0  # imports that read or folded weights themselves (one per session)
         self.widened = set()  # names of float16 values held as float32 (Importer.widen)
         self.narrowed = {}  # names of double values held as float32, first seen first (narrow)
+        self.clamped_doubles = {}  # name -> how many finite doubles beyond float32 were clamped
         self.float64_warned = False  # the Float64Warning is given once per SharedWeights
         self.caller_frames = 0  # frames between the user's call and load (the warning's line)
         self.narrowed_arrays = {}  # Importer.narrow's float32 copies of double weights
@@ -354,6 +361,7 @@ class Importer:
         self.float64 = float64
         # names of double values held as float32 (Importer.narrow)
         self.narrowed = weights.narrowed if weights is not None else {}
+        self.clamped_doubles = weights.clamped_doubles if weights is not None else {}
         self.builder = builder
         # "float32": float16 values are computed in float32 and rounded to float16 where the
         # graph casts to float16 and at its outputs, as ONNX Runtime's CPU provider does;
@@ -618,7 +626,10 @@ class Importer:
         cache = self._local_narrowed if value.flags.writeable else self._narrowed_arrays
         hit = cache.get(id(value))
         if hit is None or hit[0] is not value:
-            hit = (value, _read_only(value.astype(np.float32)))
+            narrowed, beyond = double_as_float32(value)
+            if beyond:
+                self.clamped_doubles[name] = beyond
+            hit = (value, _read_only(narrowed))
             cache[id(value)] = hit
         return hit[1]
 
@@ -809,11 +820,19 @@ class Importer:
             if self.weights is not None:
                 self.weights.float64_warned = True
                 frames = self.weights.caller_frames
+            clamped = ""
+            if self.clamped_doubles:
+                name, count = next(iter(self.clamped_doubles.items()))
+                total = sum(self.clamped_doubles.values())
+                clamped = (
+                    f"; {total} finite double value(s) beyond float32's range (the first in "
+                    f"'{name}', {count} there) are held as +-3.4028235e38"
+                )
             warnings.warn(
                 Float64Warning(
                     f"the model has double (float64) tensors (the first: '{first}'); WebNN has "
-                    "no float64, so they are computed in float32 (about 7 significant digits). "
-                    "float64='error' refuses such models instead"
+                    "no float64, so they are computed in float32 (about 7 significant digits)"
+                    f"{clamped}. float64='error' refuses such models instead"
                 ),
                 stacklevel=4 + frames,  # the caller of load / convert (run <- import_model)
             )

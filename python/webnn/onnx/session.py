@@ -61,6 +61,7 @@ from onnx import TensorProto
 import webnn
 
 from .errors import OnnxImportError
+from .types import double_as_float32
 
 __all__ = ["InferenceSession", "ModelMetadata", "NodeArg", "SessionOptions"]
 
@@ -703,7 +704,7 @@ class InferenceSession:
         compiled = self._compiled_for(self._signature(feed), feed)
         graph_feed = {n: feed[n] for n in compiled.input_desc}
         for n in self._narrowed_inputs.intersection(graph_feed):
-            graph_feed[n] = graph_feed[n].astype(np.float32)
+            graph_feed[n] = double_as_float32(graph_feed[n])[0]  # as the weights (types.py)
         results = compiled.run(graph_feed)
         out = []
         for n in names:

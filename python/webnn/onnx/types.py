@@ -49,3 +49,20 @@ SIGNED_TYPES = ("int32", "int64", "int8")
 
 def onnx_type_name(elem_type):
     return ONNX_TYPE_NAMES.get(elem_type, f"type{elem_type}")
+
+
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def double_as_float32(array):
+    """A float64 array held as float32 (WebNN has no float64), and how many of its finite
+    values lie beyond float32's range. Those are clamped to +-FLT_MAX rather than cast to
+    inf: in double they were finite, and an inf would turn a converter's large sentinel
+    (a -1e300 mask, a DBL_MAX bound) into NaN at its first inf - inf or 0 * inf."""
+    with np.errstate(over="ignore"):
+        narrowed = array.astype(np.float32)
+    beyond = np.isinf(narrowed) & np.isfinite(array)
+    count = int(np.count_nonzero(beyond))
+    if count:
+        narrowed[beyond] = np.copysign(_FLOAT32_MAX, array[beyond])
+    return narrowed, count
