@@ -47,6 +47,7 @@ each call dispatches on its own tensors, so dispatches of one session may run co
 from __future__ import annotations
 
 import collections
+import functools
 import os
 import re
 import threading
@@ -899,11 +900,14 @@ class InferenceSession:
             kwargs["constants"] = constants
         if self._base_dir is not None:
             kwargs["base_dir"] = self._base_dir
+        # One context for the builder, the dispatches and an inner session: a set_providers
+        # of another thread may replace self._context while this import runs.
+        context = self._context
         with self._import_lock:
             # host_cuts: a NonMaxSuppression / NonZero / ... on run-time values ends the graph;
             # the host runs it and an inner session the rest (host_segments.py).
             imported = webnn_onnx.import_model(
-                self._context.create_graph_builder(),
+                context.create_graph_builder(),
                 self._model,
                 input_shapes=input_shapes,
                 weights=self._weights,
@@ -914,21 +918,19 @@ class InferenceSession:
         with self._lock:
             self.import_count += 1
         inputs = [n for n in self._input_dims if n not in folded]
-        compiled = _Compiled(
-            self._context, graph, inputs, imported.host_outputs, imported.host_inputs
-        )
+        compiled = _Compiled(context, graph, inputs, imported.host_outputs, imported.host_inputs)
         if imported.host_cut is None:
             return compiled
         from .host_segments import SegmentedModel
 
         return SegmentedModel(compiled, imported.host_cut, self._weights.prepared or self._model,
-                              self._inner_session)  # fmt: skip
+                              functools.partial(self._inner_session, context))  # fmt: skip
 
-    def _inner_session(self, model: onnx.ModelProto) -> InferenceSession:
+    def _inner_session(self, context, model: onnx.ModelProto) -> InferenceSession:
         """A session for the part of the model after a host node, on the same context."""
         return InferenceSession(
             model,
-            context=self._context,
+            context=context,
             max_cached_graphs=self._max_cached,
             float16=self._float16,
             float64=self._float64,
