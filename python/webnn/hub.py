@@ -7,12 +7,14 @@ Pure Python (``urllib`` only). A model is three files, ``model.webnn``, ``model.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import os
 import re
 import secrets
 import shutil
 import sys
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -253,8 +255,9 @@ class Hub:
         killed at any point leaves the old set, or a journal that the next call completes to
         the new set. Files of two revisions are never paired.
         """
-        _finish_commit(model_dir)
-        _remove_abandoned_staging(model_dir)
+        with _commit_lock(model_dir):
+            _finish_commit(model_dir)
+            _remove_abandoned_staging(model_dir)
         paths, wanted = {}, []
         for key, filename in MODEL_FILES:
             path = model_dir / filename
@@ -275,11 +278,12 @@ class Hub:
                 self._print(f"   [DOWNLOAD] {filename} from {model_id}")
                 size = self._download(key, url, staging / filename, check_graph=key == "graph")
                 self._print(f"   [OK] Downloaded {filename} ({size / _MB:.2f} MB)")
-            _write_journal(model_dir, staging.name)
+            with _commit_lock(model_dir):
+                _write_journal(model_dir, staging.name)
+                _finish_commit(model_dir)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
-        _finish_commit(model_dir)
         return paths
 
     def list_cached_models(self) -> list:
@@ -403,6 +407,36 @@ def _fsync_dir(directory):
         pass
     finally:
         os.close(fd)
+
+
+_THREAD_LOCKS: dict = {}
+_THREAD_LOCKS_GUARD = threading.Lock()
+
+
+@contextlib.contextmanager
+def _commit_lock(model_dir):
+    """Excludes other downloads of the same model directory, in this process and in others,
+    while one journals and moves its files into place: two commits at once read one journal,
+    both moved its files and both removed it (FileNotFoundError from every download but one).
+    The downloads themselves run in parallel, each in its own staging directory."""
+    key = os.path.abspath(model_dir)
+    with _THREAD_LOCKS_GUARD:
+        in_process = _THREAD_LOCKS.setdefault(key, threading.Lock())
+    with in_process:
+        try:
+            import fcntl
+        except ImportError:  # Windows: other processes are not excluded
+            yield
+            return
+        fd = os.open(model_dir, os.O_RDONLY)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except OSError:  # a file system without flock: the journal is the safeguard
+                pass
+            yield
+        finally:
+            os.close(fd)  # releases the flock
 
 
 def _write_journal(model_dir, staging_name):
