@@ -1,8 +1,11 @@
 #include "webnn/types.h"
 
+#include <sys/mman.h>
+
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
 namespace webnn {
@@ -129,12 +132,36 @@ Status allocate_zeroed(AlignedBytes& buffer, uint64_t bytes, const char* what) {
     return make_error(ErrorKind::kValue, what, ": ", bytes,
                       " bytes exceed the maximum tensor byte length ", kMaxTensorByteLength);
   }
+  const size_t old_size = buffer.size();
+  const size_t old_capacity = buffer.capacity();
   try {
-    buffer.resize(bytes, 0);
+    buffer.resize(bytes);  // no writes (CacheAlignedAllocator::construct)
   } catch (const std::bad_alloc&) {
     return make_error(ErrorKind::kRuntime, what, ": out of memory allocating ", bytes, " bytes");
+  } catch (const std::length_error&) {
+    return make_error(ErrorKind::kRuntime, what, ": out of memory allocating ", bytes, " bytes");
   }
+  // A new mapping holds the old bytes and zero pages after them; other storage is zeroed here.
+  const bool fresh_mapping =
+      buffer.capacity() != old_capacity && buffer.capacity() >= kMappedAllocationBytes;
+  if (bytes > old_size && !fresh_mapping)
+    std::memset(buffer.data() + old_size, 0, bytes - old_size);
   return Status::ok();
+}
+
+void* allocate_cache_aligned(size_t bytes) {
+  if (bytes < kMappedAllocationBytes) return ::operator new (bytes, std::align_val_t{64});
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  return p;
+}
+
+void deallocate_cache_aligned(void* p, size_t bytes) {
+  if (bytes < kMappedAllocationBytes) {
+    ::operator delete (p, std::align_val_t{64});
+  } else {
+    munmap(p, bytes);
+  }
 }
 
 std::string camel_case(std::string_view snake) {
