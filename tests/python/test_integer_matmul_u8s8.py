@@ -180,3 +180,37 @@ def test_dynamic_quantize_matmul_same_bits_with_and_without_the_pass(shape):
 )
 def test_both_u8s8_arithmetics(env):
     rerun.assert_file_passes(__file__, env)
+
+
+@pytest.mark.parametrize("a_type", [TensorProto.UINT8, TensorProto.INT8])
+def test_weights_that_never_saturate_are_exact(a_type):
+    # Without VNNI such products run on the pair-saturating tiles (int8 x flipped by 128 to
+    # uint8), which are exact when no pair of the weights can saturate: the integers must be
+    # the reference's and ORT's.
+    rng = np.random.default_rng(11)
+    k, n = 75, 40
+    b = rng.integers(-64, 65, (k, n)).astype(np.int8)  # |b0| + |b1| <= 128: never saturates
+    np_type = np.uint8 if a_type == TensorProto.UINT8 else np.int8
+    info = np.iinfo(np_type)
+    graph = helper.make_graph(
+        [helper.make_node("MatMulInteger", ["A", "B", "za"], ["Y"])],
+        "g",
+        [helper.make_tensor_value_info("A", a_type, [20, k])],
+        [helper.make_tensor_value_info("Y", TensorProto.INT32, None)],
+        [numpy_helper.from_array(b, "B"), numpy_helper.from_array(np.array(3, np_type), "za")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    data = model.SerializeToString()
+    a = rng.integers(info.min, int(info.max) + 1, (20, k)).astype(np_type)
+    a[0] = info.max  # the extremes of every pair
+    a[1] = info.min
+    ours, stats = _run(data, {"A": a})
+    assert stats["passes"].get("integer_matmul", 0) == 1, stats["passes"]
+    want = (a.astype(np.int64) - 3) @ b.astype(np.int64)
+    np.testing.assert_array_equal(ours["Y"], want)
+    ref, _ = _run(data, {"A": a}, backend="reference")
+    np.testing.assert_array_equal(ours["Y"], ref["Y"])
+    ort = pytest.importorskip("onnxruntime")
+    session = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    np.testing.assert_array_equal(ours["Y"], session.run(None, {"A": a})[0])
