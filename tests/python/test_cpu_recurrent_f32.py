@@ -3,7 +3,7 @@ the reference backend, which evaluates the ops in double and rounds once.
 
 The float32 kernel is not bit-identical to the reference: its products are float32 GEMMs and
 its gates the SIMD sigmoid / tanh. docs/performance.md states the rule that picks it (sigmoid /
-tanh activations, at least 2^20 multiply-adds per run) and the bound checked here, element by
+tanh activations, at least 2^16 multiply-adds per run) and the bound checked here, element by
 element: |cpu - reference| <= BOUND * max(1, |reference|). The cases cover every option
 (directions, layouts, activation orders, reset_after, optional biases / peepholes / initial
 states as constants or graph inputs, return_sequence, batch > 1), sizes that split a step over

@@ -92,6 +92,10 @@ CASES = [
     ("one_pair", [40, 40], True, 0),
     ("never", [33, 50], False, 0),
     ("full", [48, 32], False, -5),
+    # Fewer than 16 rows: rewritten only where the correction is absorbed.
+    ("full", [1, 7, 63], False, 0),
+    ("one_pair", [1, 40], True, 0),
+    ("never", [3, 50], False, 0),
 ]
 
 
@@ -108,18 +112,20 @@ def test_matmul_integer_same_bits_with_and_without_the_pass(case):
         feeds["za"] = np.array(131, np.uint8)
     ours, stats = _run(data, feeds)
     unfused, stats0 = _run(data, feeds, passes=WITHOUT)
-    assert stats["passes"].get("integer_matmul", 0) == 1, stats["passes"]
+    corrected = ort_u8s8.saturating_machine() and kind != "never"
+    rewritten = int(np.prod(shape[:-1])) >= 16 or (corrected and zb == 0)
+    assert stats["passes"].get("integer_matmul", 0) == int(rewritten), stats["passes"]
     assert stats0["passes"].get("integer_matmul", 0) == 0
     np.testing.assert_array_equal(ours["Y"], unfused["Y"])
     want, _ = _run(data, feeds, backend="reference")
     np.testing.assert_array_equal(ours["Y"], want["Y"])
-    corrected = ort_u8s8.saturating_machine() and kind != "never"
     assert (_corrections(stats0) > 0) == corrected, stats0["ops_after"]
     # Absorbed unless the weights carry a zero point (their raw values are not the product's).
     assert (_corrections(stats) > 0) == (corrected and zb != 0), stats["ops_after"]
 
 
-def test_dynamic_quantize_matmul_same_bits_with_and_without_the_pass():
+@pytest.mark.parametrize("shape", [[2, 20, 96], [1, 7, 96], [1, 96]])
+def test_dynamic_quantize_matmul_same_bits_with_and_without_the_pass(shape):
     rng = np.random.default_rng(7)
     b = _weights(rng, "full", 96, 40)
     node = helper.make_node(
@@ -133,7 +139,7 @@ def test_dynamic_quantize_matmul_same_bits_with_and_without_the_pass():
     graph = helper.make_graph(
         [node],
         "g",
-        [helper.make_tensor_value_info("A", TensorProto.FLOAT, [2, 20, 96])],
+        [helper.make_tensor_value_info("A", TensorProto.FLOAT, shape)],
         [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
         inits,
     )
@@ -142,13 +148,23 @@ def test_dynamic_quantize_matmul_same_bits_with_and_without_the_pass():
     )
     model.ir_version = 8
     data = model.SerializeToString()
-    feeds = {"A": rng.standard_normal((2, 20, 96)).astype(np.float32)}
+    feeds = {"A": rng.standard_normal(shape).astype(np.float32)}
     ours, stats = _run(data, feeds)
     unfused, stats0 = _run(data, feeds, passes=WITHOUT)
-    assert stats["passes"].get("integer_matmul", 0) == 1, stats["passes"]
+    # Fewer than 16 rows are rewritten only where the correction is absorbed.
+    rewritten = int(np.prod(shape[:-1])) >= 16 or ort_u8s8.saturating_machine()
+    assert stats["passes"].get("integer_matmul", 0) == int(rewritten), stats["passes"]
     np.testing.assert_array_equal(ours["Y"].view(np.uint32), unfused["Y"].view(np.uint32))
     assert _corrections(stats) == 0, stats["ops_after"]
     assert (_corrections(stats0) > 0) == ort_u8s8.saturating_machine()
+    ort = pytest.importorskip("onnxruntime")
+    if not os.environ.get("WEBNN_ONNX_U8S8"):
+        # The importer follows ORT's arithmetic on this machine (unless the environment forces
+        # one): the integer sums are ORT's, the float epilogue
+        # (scale product, bias) within a few float32 roundings.
+        session = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+        want = session.run(None, feeds)[0]
+        np.testing.assert_allclose(ours["Y"], want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
 
 
 @pytest.mark.skipif(rerun.nested(), reason="nested")
@@ -164,3 +180,37 @@ def test_dynamic_quantize_matmul_same_bits_with_and_without_the_pass():
 )
 def test_both_u8s8_arithmetics(env):
     rerun.assert_file_passes(__file__, env)
+
+
+@pytest.mark.parametrize("a_type", [TensorProto.UINT8, TensorProto.INT8])
+def test_weights_that_never_saturate_are_exact(a_type):
+    # Without VNNI such products run on the pair-saturating tiles (int8 x flipped by 128 to
+    # uint8), which are exact when no pair of the weights can saturate: the integers must be
+    # the reference's and ORT's.
+    rng = np.random.default_rng(11)
+    k, n = 75, 40
+    b = rng.integers(-64, 65, (k, n)).astype(np.int8)  # |b0| + |b1| <= 128: never saturates
+    np_type = np.uint8 if a_type == TensorProto.UINT8 else np.int8
+    info = np.iinfo(np_type)
+    graph = helper.make_graph(
+        [helper.make_node("MatMulInteger", ["A", "B", "za"], ["Y"])],
+        "g",
+        [helper.make_tensor_value_info("A", a_type, [20, k])],
+        [helper.make_tensor_value_info("Y", TensorProto.INT32, None)],
+        [numpy_helper.from_array(b, "B"), numpy_helper.from_array(np.array(3, np_type), "za")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    data = model.SerializeToString()
+    a = rng.integers(info.min, int(info.max) + 1, (20, k)).astype(np_type)
+    a[0] = info.max  # the extremes of every pair
+    a[1] = info.min
+    ours, stats = _run(data, {"A": a})
+    assert stats["passes"].get("integer_matmul", 0) == 1, stats["passes"]
+    want = (a.astype(np.int64) - 3) @ b.astype(np.int64)
+    np.testing.assert_array_equal(ours["Y"], want)
+    ref, _ = _run(data, {"A": a}, backend="reference")
+    np.testing.assert_array_equal(ours["Y"], ref["Y"])
+    ort = pytest.importorskip("onnxruntime")
+    session = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    np.testing.assert_array_equal(ours["Y"], session.run(None, {"A": a})[0])

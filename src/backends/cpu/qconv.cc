@@ -506,6 +506,12 @@ class QMatmulKernel final : public Kernel {
         // only those tiles compute it, on every ISA.
         if (x_signed_ || x_zp_ != 0 || w_shift_ != 0) return false;
         uk8_ = qgemm_u8s8_sat_ukernel();
+      } else if (!uk8_ && hi - lo <= 255 && (w_shift_ == 0 || k_ <= 16384) &&
+                 !any_pair_saturates(b16, w_shift_)) {
+        // Without VNNI: where no pair of the int8 weights can saturate for any uint8 pair of
+        // x (int8 x flipped by 128 included), the pair-saturating tiles are exact, on half
+        // the weight bytes of the int16 ones.
+        uk8_ = qgemm_u8s8_sat_ukernel();
       }
       if (uk8_) {
         std::vector<int8_t> b8(b16.size());
@@ -608,8 +614,22 @@ class QMatmulKernel final : public Kernel {
     return Status::ok();
   }
 
+  // Whether a pair (2j, 2j + 1) of some column of the k_ x n_ weights b16 - shift can
+  // saturate in the pair-saturating tiles (an odd k_'s last row pairs with 0).
+  bool any_pair_saturates(const std::vector<int16_t>& b16, int32_t shift) const {
+    for (int64_t i = 0; i < k_; i += 2) {
+      for (int64_t j = 0; j < n_; ++j) {
+        const int32_t b0 = b16[i * n_ + j] - shift;
+        const int32_t b1 = i + 1 < k_ ? b16[(i + 1) * n_ + j] - shift : 0;
+        if (qgemm_u8s8_pair_saturates(b0, b1)) return true;
+      }
+    }
+    return false;
+  }
+
   int64_t m_ = 0, k_ = 0, n_ = 0;
-  // float_output on the u8s8 tiles (VNNI; or the pair-saturating ones for u8s8_saturating),
+  // float_output on the u8s8 tiles (VNNI; or the pair-saturating ones for u8s8_saturating
+  // and where no pair can saturate),
   // else null
   QGemmU8Ukernel uk8_ = nullptr;
   std::vector<int8_t> packed8_;

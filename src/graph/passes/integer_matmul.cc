@@ -36,7 +36,8 @@ namespace webnn {
 namespace {
 
 constexpr double kExactFloatInt = 16777216.0;  // 2^24: float32 holds every integer below it
-// Fewer rows stay float: an LSTM step's 2 x 256 x 1024 product measured faster in isolation on
+// Fewer rows stay float unless ORT's saturation correction is absorbed (see
+// fuse_integer_matmuls): an LSTM step's 2 x 256 x 1024 product measured faster in isolation on
 // the int16 GEMM but slower inside tashkeel's unrolled LSTM (85 vs 73 us per step, 1 thread,
 // interleaved; the model as a whole 3.3x vs 3.0x ORT), while its 48-row input products gain
 // (2.3 -> 2.0 and 1.7 -> 0.6 ms): with 16 rows the model measured 2.77x ORT (2 runs).
@@ -54,15 +55,21 @@ OperandId cast_source(const Graph& g, OperandId id) {
   return t == DataType::kUint8 || t == DataType::kInt8 ? cp.input.id : -1;
 }
 
-bool rewrite(Graph& g, Node& mm) {
+// The rows of a matmul's output (every axis but the last).
+int64_t rows_of(const Graph& g, const Node& mm) {
+  const OperandDesc& yd = g.desc(mm.outputs[0]);
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < yd.shape.size(); ++i) rows *= yd.shape[i].value;
+  return rows;
+}
+
+bool rewrite(Graph& g, Node& mm, int64_t min_rows) {
   const auto& p = mm.as<BinaryParams>();
   const OperandDesc& yd = g.desc(mm.outputs[0]);
   if (yd.data_type != DataType::kFloat32 || yd.shape.size() < 2) return false;
   const OperandId x = cast_source(g, p.a.id);
   if (x < 0) return false;
-  int64_t rows = 1;
-  for (size_t i = 0; i + 1 < yd.shape.size(); ++i) rows *= yd.shape[i].value;
-  if (rows < kMinRows) return false;
+  if (rows_of(g, mm) < min_rows) return false;
   const OperandDesc& bd = g.desc(p.b.id);
   if (!is_constant(g, p.b.id) || bd.data_type != DataType::kFloat32 || bd.shape.size() != 2) {
     return false;
@@ -265,10 +272,17 @@ Expected<int64_t> fuse_integer_matmuls(Graph& graph) {
   int64_t rewritten = 0;
   for (Node& node : graph.nodes) {
     if (node.kind != OpKind::kMatmul || node.quantized || !node.epilogue.empty()) continue;
-    if (rewrite(graph, node)) {
-      absorb_correction(graph, node);
-      ++rewritten;
+    // Fewer rows than kMinRows are taken only where the saturation correction is absorbed:
+    // its gathers, clamps and sums cost more than the product of a few rows.
+    const OperandRef a = node.as<BinaryParams>().a;
+    if (!rewrite(graph, node, 1)) continue;
+    absorb_correction(graph, node);
+    if (!node.quantized->u8s8_saturating && rows_of(graph, node) < kMinRows) {
+      std::get<BinaryParams>(node.params).a = a;  // back to the float matmul
+      node.quantized = nullptr;
+      continue;
     }
+    ++rewritten;
   }
   return rewritten;
 }
