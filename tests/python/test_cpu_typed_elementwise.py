@@ -92,3 +92,16 @@ def test_cast_between_every_pair_matches_reference(source):
         _same_bits(
             lambda bl, i, t=target: bl.cast(i["x"], t), {"x": x}, f"cast {source} -> {target}"
         )
+
+
+@pytest.mark.parametrize("target", ["int8", "uint8"])
+def test_float32_to_byte_cast_at_its_edges_matches_reference(target):
+    # The branchless float32 -> (u)int8 cast: truncation next to every bound, saturation,
+    # infinities, NaN and -0, over enough elements for the vector loop and its tail.
+    edges = [-1e30, -256.5, -129.0, -128.5, -128.0, -127.9, -1.5, -0.9, -0.0, 0.0, 0.5, 0.99]
+    edges += [126.99, 127.0, 127.5, 128.0, 254.9, 255.0, 255.9, 256.0, 3e38, np.inf, -np.inf]
+    edges += [np.nan]
+    rng = np.random.default_rng(5)
+    x = np.concatenate([np.tile(np.array(edges, np.float32), 40), rng.uniform(-300, 300, 77)])
+    x = x.astype(np.float32).reshape(1, -1)
+    _same_bits(lambda bl, i: bl.cast(i["x"], target), {"x": x}, f"cast float32 -> {target}")

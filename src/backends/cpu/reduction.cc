@@ -5,6 +5,7 @@
 // additions differs); max and min are exact. Other axis sets run on the reference kernel.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "backends/cpu/cpu_kernels.h"
@@ -15,26 +16,35 @@ namespace {
 
 constexpr int kLanesX = 16;
 
-// The extreme of x[0, n) over kLanesX independent lanes (selects the compiler vectorizes). It
-// is the ordered loop's answer unless some value is NaN or infinite (v - v is then NaN in a
-// check lane) or the extreme is a zero (the first of -0 / +0 in order is wanted): *ok false
-// then, and the caller takes the ordered loop.
+// The extreme of x[0, n) over kLanesX independent lanes, four vectors of four (GCC / Clang
+// vector extensions: the scalar form of these lanes was not vectorized, 1.3 ns per element,
+// a quarter of that now). It is the ordered loop's answer unless some value is NaN or
+// infinite (v - v is then NaN in a check lane) or the extreme is a zero (the first of -0 / +0
+// in order is wanted): *ok false then, and the caller takes the ordered loop.
+typedef float LaneF4 __attribute__((vector_size(16)));
+
 template <bool kMax>
 float extreme_lanes(const float* x, int64_t n, bool* ok) {
-  float lane[kLanesX], check[kLanesX];
-  for (int j = 0; j < kLanesX; ++j) lane[j] = x[j], check[j] = x[j] - x[j];
+  constexpr int kVecs = kLanesX / 4;
+  LaneF4 lane[kVecs], check[kVecs];
+  for (int j = 0; j < kVecs; ++j) {
+    std::memcpy(&lane[j], x + 4 * j, sizeof(LaneF4));
+    check[j] = lane[j] - lane[j];
+  }
   int64_t i = kLanesX;
   for (; i + kLanesX <= n; i += kLanesX) {
-    for (int j = 0; j < kLanesX; ++j) {
-      const float v = x[i + j];
+    for (int j = 0; j < kVecs; ++j) {
+      LaneF4 v;
+      std::memcpy(&v, x + i + 4 * j, sizeof(LaneF4));
       check[j] += v - v;
       lane[j] = kMax ? (v > lane[j] ? v : lane[j]) : (v < lane[j] ? v : lane[j]);
     }
   }
-  float m = lane[0], c = 0.0f;
+  float m = lane[0][0], c = 0.0f;
   for (int j = 0; j < kLanesX; ++j) {
-    c += check[j];
-    m = kMax ? (lane[j] > m ? lane[j] : m) : (lane[j] < m ? lane[j] : m);
+    const float l = lane[j / 4][j % 4];
+    c += check[j / 4][j % 4];
+    m = kMax ? (l > m ? l : m) : (l < m ? l : m);
   }
   for (; i < n; ++i) {
     c += x[i] - x[i];

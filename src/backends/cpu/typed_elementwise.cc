@@ -4,6 +4,9 @@
 // function (ops/scalar_ops.h), so results are bit-identical to it; what changes is the
 // walk: broadcast rows (broadcast_rows.h) instead of an index vector per element, split over
 // the pool, with the op fixed at compile time instead of switched per element.
+#include <cstdint>
+#include <limits>
+
 #include "backends/cpu/broadcast_rows.h"
 #include "backends/cpu/cpu_kernels.h"
 #include "ops/scalar_ops.h"
@@ -137,9 +140,14 @@ class FlatUnaryKernel final : public Kernel {
     const TensorView& in = ctx.in(input_);
     const In* x = in.as<In>();
     Out* out = ctx.out().as<Out>();
+    // Local restrict pointers: a (u)int8 output may alias anything, so through the closure's
+    // references the compiler reloaded x and out per element and kept the loop scalar (a
+    // float32 -> int8 cast ran at 17 ns per element).
     parallel_chunks(ctx.pool(), static_cast<int64_t>(in.count), kGrain,
-                    [&](int64_t begin, int64_t end) {
-                      for (int64_t i = begin; i < end; ++i) out[i] = f_(x[i]);
+                    [x, out, f = f_](int64_t begin, int64_t end) {
+                      const In* __restrict src = x;
+                      Out* __restrict dst = out;
+                      for (int64_t i = begin; i < end; ++i) dst[i] = f(src[i]);
                     });
     return Status::ok();
   }
@@ -152,6 +160,20 @@ class FlatUnaryKernel final : public Kernel {
 template <class In, class Out, class F>
 std::unique_ptr<Kernel> flat(OperandRef input, F f) {
   return std::make_unique<FlatUnaryKernel<In, Out, F>>(input, f);
+}
+
+// cast_value's float32 -> (u)int8 (saturate_cast: NaN -> 0, clamped, truncated) without
+// branches, so the loop vectorizes: the type's bounds are exact floats, so clamping in float
+// and truncating gives the same integer as clamping the exact double (the reference's branchy
+// form ran at 6-17 ns per element, the branches mispredicting on saturating values).
+template <class To>
+To saturate_small(float v) {
+  constexpr float lo = static_cast<float>(std::numeric_limits<To>::min());
+  constexpr float hi = static_cast<float>(std::numeric_limits<To>::max());
+  float c = v < lo ? lo : v;  // NaN stays NaN through both selects
+  c = c > hi ? hi : c;
+  c = c == c ? c : 0.0f;
+  return static_cast<To>(static_cast<int32_t>(c));
 }
 
 std::unique_ptr<Kernel> make_unary(const Node& node, const CompileContext& cc) {
@@ -178,6 +200,16 @@ std::unique_ptr<Kernel> make_unary(const Node& node, const CompileContext& cc) {
     const DataType from = cc.view(x).data_type;
     const DataType to = cc.view(OperandRef{node.outputs[0]}).data_type;
     if (is_4bit(from) || is_4bit(to)) return nullptr;  // saturating nibble rules stay there
+    if (from == DataType::kFloat32) {
+      switch (to) {
+        case DataType::kInt8:
+          return flat<float, int8_t>(x, [](float v) { return saturate_small<int8_t>(v); });
+        case DataType::kUint8:
+          return flat<float, uint8_t>(x, [](float v) { return saturate_small<uint8_t>(v); });
+        default:
+          break;
+      }
+    }
     return dispatch_type(from, [&](auto from_tag) {
       using From = decltype(from_tag);
       return dispatch_type(to, [&](auto to_tag) {
