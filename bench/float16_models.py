@@ -11,11 +11,17 @@ ORT holds some chains in float32 between its inserted casts).
 
     pip install ".[bench]"   # onnxconverter-common among them
     python bench/float16_models.py --threads 1 2 --models encoder minilm cls rec [--rounds 15]
+        [--onnx-float16 float16]
+
+--onnx-float16 float16 imports the float16 models with webnn.onnx.load(float16="float16")
+(ONNX's per-operator rounding: a graph of float16 operators, as a builder-API float16 graph
+is); the default "float32" importer mode computes them in float32 already (docs/onnx.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import subprocess
@@ -42,7 +48,19 @@ def to_float16(model):
     return float16.convert_float_to_float16(proto, keep_io_types=False, op_block_list=blocked)
 
 
-def child(threads, names, rounds):
+def ours_float16(model, feed, folded, onnx_float16):
+    """models.Ours on a float16 model imported with webnn.onnx.load(float16=onnx_float16)."""
+    import webnn.onnx
+
+    load = webnn.onnx.load
+    webnn.onnx.load = functools.partial(load, float16=onnx_float16)
+    try:
+        return models.Ours(model, feed, folded)
+    finally:
+        webnn.onnx.load = load
+
+
+def child(threads, names, rounds, onnx_float16):
     os.environ["WEBNN_NUM_THREADS"] = str(threads)
     for title, (model, feed, folded) in models.model_cases(names).items():
         row = {"model": title, "threads": threads}
@@ -53,11 +71,11 @@ def child(threads, names, rounds):
             }
             ort16 = models.Ort(half, feed16, threads)
             reference = ort16.result()
-            ours16 = models.Ours(half, feed16, folded)
+            ours16 = ours_float16(half, feed16, folded, onnx_float16)
             row["err_ours16"] = models._max_rel_error(ours16.result(), reference)
             os.environ["WEBNN_FLOAT16"] = "per_op"  # read when the graph is built
             try:
-                per_op = models.Ours(half, feed16, folded)
+                per_op = ours_float16(half, feed16, folded, onnx_float16)
             finally:
                 del os.environ["WEBNN_FLOAT16"]
             row["err_per_op"] = models._max_rel_error(per_op.result(), reference)
@@ -101,14 +119,16 @@ def main():
     ap.add_argument("--threads", type=int, nargs="+", default=[1])
     ap.add_argument("--models", nargs="+", default=["encoder", "minilm", "cls", "rec"])
     ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--onnx-float16", choices=["float32", "float16"], default="float32")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child is not None:
-        child(args.child, args.models, args.rounds)
+        child(args.child, args.models, args.rounds, args.onnx_float16)
         return
     rows = []
     for threads in args.threads:
         cmd = [sys.executable, __file__, "--child", str(threads), "--rounds", str(args.rounds)]
+        cmd += ["--onnx-float16", args.onnx_float16]
         out = subprocess.run(
             cmd + ["--models", *args.models], capture_output=True, text=True, check=False
         )
