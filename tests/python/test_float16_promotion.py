@@ -242,3 +242,19 @@ def test_unknown_mode_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("WEBNN_FLOAT16", "fast")
     with pytest.raises(ValueError, match="WEBNN_FLOAT16.*'fast'"):
         _build("cpu", lambda b, o: {"y": b.relu(b.neg(o["x"]))}, {"x": np.ones(4, F16)}, {})
+
+
+def test_constants_no_output_reaches_are_left_alone():
+    # build() releases the bytes of constants the outputs do not reach (PP-OCRv4 rec imported
+    # with float16="float16" has three): the pass must not read them.
+    x = np.linspace(-2, 2, 12, dtype=F16).reshape(3, 4)
+
+    def make(b, o):
+        b.add(o["x"], o["unused"])  # a node no output reaches, and its constant
+        return {"y": b.relu(b.mul(o["x"], o["two"]))}
+
+    consts = {"unused": np.ones([3, 4], F16), "two": np.array(2, F16)}
+    got, graph = _run("cpu", make, {"x": x}, consts)
+    want, _ = _run("reference", make, {"x": x}, consts)
+    np.testing.assert_array_equal(got["y"], want["y"])
+    assert graph.compile_stats["passes"]["float16_promotion"] > 0

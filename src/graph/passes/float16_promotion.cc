@@ -161,6 +161,7 @@ Expected<int64_t> promote_float16(Graph& graph) {
   for (size_t id = 0; id < count; ++id) {
     Operand& op = g.operands[id];
     if (!was_f16[id] || op.kind != OperandKind::kConstant) continue;
+    if (!op.constant) continue;  // its bytes released: a constant no node reads
     if (!is_output[id]) {
       op.desc.data_type = kF32;
       op.constant = std::make_shared<const ConstantData>(widened(*op.constant));
