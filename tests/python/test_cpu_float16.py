@@ -1,8 +1,9 @@
-"""float16 graphs on the cpu kernels (cpu/float16_elementwise.cc, cpu/float16.cc) against the
-reference backend: the element-wise ops the float32 arithmetic computes exactly are
+"""float16 nodes on the cpu backend's per-op float16 kernels (cpu/float16_elementwise.cc,
+cpu/float16.cc; WEBNN_FLOAT16=per_op, so that graphs of several nodes run them too rather than
+their float32 form, graph/passes/float16_promotion.cc, which test_float16_promotion.py covers)
+against the reference backend: the element-wise ops the float32 arithmetic computes exactly are
 bit-identical, the float32 approximations (exp, tanh, ...) and reductions within one float16
-step; data movement and casts are bit-identical; whole float16 models match ONNX Runtime's
-float16 result within float16 tolerances."""
+step; data movement and casts are bit-identical."""
 
 import numpy as np
 import pytest
@@ -10,6 +11,11 @@ import rerun
 from test_cpu_backend import _context
 
 F16 = np.float16
+
+
+@pytest.fixture(autouse=True)
+def _per_op_float16(monkeypatch):
+    monkeypatch.setenv("WEBNN_FLOAT16", "per_op")  # read when a graph is built
 
 
 def _values(rng, shape, special=True):

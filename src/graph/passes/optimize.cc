@@ -14,6 +14,8 @@ bool cpu_only(std::string_view backend) { return backend == "cpu"; }
 const std::vector<Pass>& all_passes() {
   static const std::vector<Pass> passes = {
       {"dead_code", every_backend, remove_dead_code},
+      // First: every later pass and kernel then sees the float16 graph's float32 form.
+      {"float16_promotion", cpu_only, promote_float16},
       {"canonicalization", fast_backends, canonicalize},
       {"qdq_fusion", cpu_only, fuse_qdq},  // before folding turns quantized weights to float
       {"constant_folding", fast_backends, fold_constants},

@@ -50,6 +50,7 @@ inline bool fast_backends(std::string_view backend) { return backend != "referen
 
 // The passes (one per file).
 Expected<int64_t> remove_dead_code(Graph& graph);
+Expected<int64_t> promote_float16(Graph& graph);
 Expected<int64_t> canonicalize(Graph& graph);
 Expected<int64_t> fold_constants(Graph& graph);
 Expected<int64_t> fold_batch_norm(Graph& graph);
