@@ -9,6 +9,7 @@ so computing both is exact). `Loop` with a trip count / condition known at impor
 import numpy as np
 
 from ..errors import OnnxImportError
+from ..sequence_values import NON_TENSOR
 from .registry import op
 
 MAX_UNROLLED_NODES = 200_000
@@ -55,6 +56,13 @@ def if_(n):
             f"imported, and one cannot be: {exc}. Give the inputs the condition depends on "
             "with constants= (e.g. constants={'sr': 16000})"
         )
+    for va, vb, name in zip(a, b, n.node.output):
+        if isinstance(va, NON_TENSOR) or isinstance(vb, NON_TENSOR):
+            n.fail(
+                f"output '{name}' is a sequence or optional and the condition is only known at "
+                "run time (sequences are held at import); give the inputs the condition "
+                "depends on with constants="
+            )
     bl = n.b
     c = n.x(0)
     if len(bl.operand_shape(c)) > 0:
