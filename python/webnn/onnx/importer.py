@@ -31,6 +31,7 @@ from .types import (
 )
 
 STRING_TYPE = 8  # TensorProto.STRING
+_MISSING = object()  # not given (input_shapes=)
 
 # Import(float16=...): how float16 values are computed (Importer.__init__ says what each does).
 FLOAT16_MODES = ("float32", "float16")
@@ -381,7 +382,9 @@ class Importer:
         self.proto = proto
         self.base_dir = base_dir
         self.free_dims = dict(free_dims or {})
-        self.input_shapes = {k: list(v) for k, v in (input_shapes or {}).items()}
+        self.input_shapes = {  # None: an optional input without an element
+            k: None if v is None else list(v) for k, v in (input_shapes or {}).items()
+        }
         self.constants = dict(constants or {})
         self.max_sizes = dict(max_sizes or {})
         self.rename = rename or (lambda name: name)
@@ -875,23 +878,46 @@ class Importer:
         )
 
     def _sequence_input(self, vi, inputs, sequence_inputs):
-        """A sequence graph input: its elements, one graph input each ('x[0]', 'x[1]', ...),
-        with the number and shapes given by input_shapes={'x': [[...], ...]}."""
+        """A sequence or optional graph input. A sequence's elements become graph inputs
+        ('x[0]', 'x[1]', ...) of the shapes given by input_shapes={'x': [[...], ...]}; an
+        optional is given as input_shapes={'x': None} (no element) or its element's shape(s).
+        sequence_inputs[name] gets the graph input names the value is fed through."""
         name = vi.name
+        given = self.input_shapes.get(name, _MISSING)
         if vi.type.HasField("optional_type"):
-            raise OnnxImportError(
-                f"graph input '{name}' is an optional; the MLGraph API has tensors only and "
-                "optional graph inputs are not supported (optional values inside the graph are)"
-            )
-        elem_proto = vi.type.sequence_type.elem_type
+            inner = vi.type.optional_type.elem_type
+            if given is _MISSING:
+                raise OnnxImportError(
+                    f"graph input '{name}' is an optional; the MLGraph API has tensors only, so "
+                    f"say whether it has an element with input_shapes={{{name!r}: None}} (none) "
+                    "or the shape of its element (InferenceSession does this from its feed)"
+                )
+            if given is None:
+                sequence_inputs[name] = []
+                return OptionalValue(None)
+            if inner.HasField("sequence_type"):
+                return OptionalValue(self._sequence_elements(name, inner, given, inputs,
+                                                             sequence_inputs))  # fmt: skip
+            if not inner.HasField("tensor_type"):
+                raise OnnxImportError(f"graph input '{name}': an optional of a non-tensor")
+            op, graph_name = self._element_input(name, name, inner, given, inputs)
+            sequence_inputs[name] = [graph_name]
+            return OptionalValue(op)
+        return self._sequence_elements(name, vi.type, given, inputs, sequence_inputs)
+
+    def _sequence_elements(self, name, seq_type, shapes, inputs, sequence_inputs):
+        elem_proto = seq_type.sequence_type.elem_type
         if not elem_proto.HasField("tensor_type"):
             raise OnnxImportError(
                 f"graph input '{name}' is a sequence of non-tensors; only sequences of tensors "
                 "are supported"
             )
         elem = elem_proto.tensor_type.elem_type
-        shapes = self.input_shapes.get(name)
-        if shapes is None or not all(isinstance(s, (list, tuple)) for s in shapes):
+        if (
+            shapes is _MISSING
+            or not isinstance(shapes, (list, tuple))
+            or not all(isinstance(s, (list, tuple)) for s in shapes)
+        ):
             raise OnnxImportError(
                 f"graph input '{name}' is a sequence (seq(tensor({onnx_type_name(elem)}))); the "
                 "MLGraph API has tensors only, so give the number of its elements and their "
@@ -899,38 +925,45 @@ class Importer:
                 f"graph inputs '{element_name(name, 0)}', ...; InferenceSession does this from "
                 "the list it is fed)"
             )
+        elements, names = [], []
+        for index, shape in enumerate(shapes):
+            op, graph_name = self._element_input(
+                name, element_name(name, index), elem_proto, shape, inputs
+            )
+            elements.append(op)
+            names.append(graph_name)
+        sequence_inputs[name] = names
+        return SequenceValue(elements, elem)
+
+    def _element_input(self, name, ename, tensor_proto, shape, inputs):
+        """The graph input `ename` for an element of sequence / optional input `name`."""
+        elem = tensor_proto.tensor_type.elem_type
         if elem not in ONNX_TO_WEBNN and elem != DOUBLE_TYPE:
             raise OnnxImportError(
                 f"graph input '{name}': elements of type {onnx_type_name(elem)}, which WebNN "
                 "cannot hold"
             )
-        declared = _dim_list(elem_proto)
-        elements, names = [], []
-        for index, shape in enumerate(shapes):
-            ename = element_name(name, index)
-            info = TensorInfo(ename, self.rename(ename), f"tensor({onnx_type_name(elem)})", elem,
-                              list(declared) if declared is not None else None)  # fmt: skip
-            info.numpy_dtype = ONNX_TO_NUMPY.get(elem)
-            self.input_shapes[ename] = list(shape)
-            info.webnn_shape = self._resolve_shape(info)
-            if elem == DOUBLE_TYPE:
-                self.narrowed[ename] = None
-                info.webnn_dtype = "float32"
-            else:
-                info.webnn_dtype = ONNX_TO_WEBNN[elem]
-            if 0 in info.webnn_shape:
-                raise OnnxImportError(
-                    f"graph input '{name}' element {index} has shape {info.webnn_shape}: "
-                    "WebNN operands cannot have a 0-sized dimension"
-                )
-            op = self.builder.input(info.graph_name, info.webnn_shape, info.webnn_dtype)
-            self._leaves.add(id(op))
-            self._keep.append(op)
-            elements.append(self.widen(ename, op))
-            names.append(info.graph_name)
-            inputs.append(info)
-        sequence_inputs[name] = names
-        return SequenceValue(elements, elem)
+        declared = _dim_list(tensor_proto)
+        info = TensorInfo(ename, self.rename(ename), f"tensor({onnx_type_name(elem)})", elem,
+                          list(declared) if declared is not None else None)  # fmt: skip
+        info.numpy_dtype = ONNX_TO_NUMPY.get(elem)
+        self.input_shapes[ename] = list(shape)
+        info.webnn_shape = self._resolve_shape(info)
+        if elem == DOUBLE_TYPE:
+            self.narrowed[ename] = None
+            info.webnn_dtype = "float32"
+        else:
+            info.webnn_dtype = ONNX_TO_WEBNN[elem]
+        if 0 in info.webnn_shape:
+            raise OnnxImportError(
+                f"graph input '{ename}' has shape {info.webnn_shape}: WebNN operands cannot "
+                "have a 0-sized dimension"
+            )
+        op = self.builder.input(info.graph_name, info.webnn_shape, info.webnn_dtype)
+        self._leaves.add(id(op))
+        self._keep.append(op)
+        inputs.append(info)
+        return self.widen(ename, op), info.graph_name
 
     def _flatten_output(self, name, value, type_proto, flat):
         """A sequence / optional graph output as graph outputs: appends (ValueInfoProto,

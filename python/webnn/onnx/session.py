@@ -62,7 +62,15 @@ from onnx import TensorProto
 import webnn
 
 from .errors import OnnxImportError
-from .session_sequences import check_sequence_feed, element_dtype, flatten_feed, pack_output
+from .session_sequences import (
+    check_optional_feed,
+    check_sequence_feed,
+    element_dtype,
+    feed_key,
+    feed_shapes,
+    flatten_feed,
+    pack_output,
+)
 from .types import double_as_float32
 
 __all__ = ["InferenceSession", "ModelMetadata", "NodeArg", "SessionOptions"]
@@ -540,8 +548,9 @@ class InferenceSession:
         self._sequence_inputs = {
             vi.name: element_dtype(vi.type)
             for vi in self._input_infos
-            if vi.type.HasField("sequence_type")
+            if vi.type.HasField("sequence_type") or vi.type.HasField("optional_type")
         }
+        self._input_types = {vi.name: vi.type for vi in self._input_infos}
         self._fast_checks = None  # _feed_fast_path's per-input checks, made on first use
         if self._free_dims:  # fixed sizes: _check_feed then holds feeds to them
             self._input_dims = {
@@ -770,9 +779,14 @@ class InferenceSession:
                 )
             value = input_feed[name]
             if name in self._sequence_inputs:
-                feed[name] = check_sequence_feed(
-                    name, value, self._sequence_inputs[name], self._inputs_by_name(name).type
-                )
+                dtype, text = self._sequence_inputs[name], self._inputs_by_name(name).type
+                kind = self._input_types[name]
+                if kind.HasField("optional_type"):
+                    feed[name] = check_optional_feed(
+                        name, value, kind.optional_type.elem_type, dtype, text
+                    )
+                else:
+                    feed[name] = check_sequence_feed(name, value, dtype, text)
                 continue
             arr = value if isinstance(value, np.ndarray) else np.asarray(value)
             want = self._input_dtypes[name]
@@ -844,7 +858,7 @@ class InferenceSession:
         for name, dims in self._input_dims.items():
             arr = feed[name]
             if name in self._sequence_inputs:  # its length and element shapes
-                key.append((name, "seq", tuple(a.shape for a in arr)))
+                key.append(feed_key(name, arr))
                 continue
             if name in self._folded or arr.size == 0:
                 # An empty feed (e.g. a decoder's past key/value cache of length 0 on the first
@@ -923,7 +937,7 @@ class InferenceSession:
             n for n, a in feed.items() if n not in sequences and a.size == 0
         }
         input_shapes = {
-            n: [list(e.shape) for e in a] if n in sequences else self._input_shape(n, a)
+            n: feed_shapes(a) if n in sequences else self._input_shape(n, a)
             for n, a in feed.items()
             if n not in folded
         }

@@ -46,13 +46,50 @@ def check_sequence_feed(name, value, dtype, type_text):
     return out
 
 
+def check_optional_feed(name, value, inner_type, dtype, type_text):
+    """A fed optional: None (no element), an array, or a list (an optional sequence)."""
+    if value is None:
+        return None
+    if inner_type.HasField("sequence_type"):
+        return check_sequence_feed(name, value, dtype, type_text)
+    arr = value if isinstance(value, np.ndarray) else np.asarray(value)
+    if dtype is not None and arr.dtype != dtype:
+        raise TypeError(
+            f"InferenceSession.run: input {name!r} has data type {arr.dtype}, expected "
+            f"{dtype} ({type_text})"
+        )
+    return arr
+
+
+def feed_key(name, value):
+    """The shape-signature entry of a sequence / optional feed."""
+    if value is None:
+        return (name, "none")
+    if isinstance(value, list):
+        return (name, "seq", tuple(a.shape for a in value))
+    return (name, "optional", value.shape)
+
+
+def feed_shapes(value):
+    """What input_shapes= says for a sequence / optional feed."""
+    if value is None:
+        return None
+    if isinstance(value, list):
+        return [list(a.shape) for a in value]
+    return list(value.shape)
+
+
 def flatten_feed(feed, sequence_inputs):
-    """The feed with each sequence input replaced by its elements' graph inputs."""
+    """The feed with each sequence / optional input replaced by its elements' graph inputs."""
     if not sequence_inputs:
         return feed
     flat = dict(feed)
     for name, element_names in sequence_inputs.items():
         elements = flat.pop(name)
+        if elements is None:
+            continue
+        if isinstance(elements, np.ndarray):
+            elements = [elements]
         if len(elements) != len(element_names):  # the signature has the length: a bug if so
             raise OnnxImportError(f"input {name!r}: {len(elements)} elements fed to a graph "
                                   f"imported for {len(element_names)}")  # fmt: skip
