@@ -820,7 +820,11 @@ class InferenceSession:
         model's inputs, numpy arrays of the right dtypes whose shapes match every fixed size
         (per-run checks were a fifth of a small model's call); None sends anything else
         through the checks that explain what is wrong."""
-        if type(input_feed) is not dict or len(input_feed) != len(self._input_dims):
+        if (
+            type(input_feed) is not dict
+            or len(input_feed) != len(self._input_dims)
+            or self._sequence_inputs  # lists and None: checked by _check_feed
+        ):
             return None
         checks = self._fast_checks
         if checks is None:
