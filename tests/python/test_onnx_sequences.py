@@ -346,3 +346,23 @@ def test_sequence_feed_of_wrong_form_is_a_clear_error():
         session.run(None, {"xs": np.ones(2, np.float32)})
     with pytest.raises(TypeError, match=r"'xs' element 1 has data type int32"):
         session.run(None, {"xs": [np.ones(2, np.float32), np.ones(2, np.int32)]})
+
+
+def test_sequence_read_after_a_host_step_is_refused():
+    """A session runs NonZero on run-time values on the host between graphs; a sequence
+    (held at import) cannot cross that step."""
+    model = _model(
+        [
+            h.make_node("SplitToSequence", ["x"], ["s"], axis=0),
+            h.make_node("NonZero", ["x"], ["nz"], name="nonzero"),
+            h.make_node("SequenceAt", ["s", "zero"], ["first"]),
+        ],
+        [h.make_tensor_value_info("x", T.FLOAT, [3])],
+        [
+            h.make_tensor_value_info("nz", T.INT64, None),
+            h.make_tensor_value_info("first", T.FLOAT, None),
+        ],
+        [_i64("zero", 0)],
+    )
+    with pytest.raises(wo.OnnxImportError, match=r"sequence or optional 's'.*'nonzero'.*host"):
+        wo.InferenceSession(model)
