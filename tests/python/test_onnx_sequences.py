@@ -306,33 +306,46 @@ def test_sequence_where_a_tensor_is_needed_is_refused():
         wo.import_model(_builder(), model)
 
 
-def test_if_with_run_time_condition_and_sequence_outputs_is_refused():
-    def branch(name, op):
+def _if_model(then_ops, else_ops):
+    def branch(name, ops):
+        nodes = [h.make_node(op, ["x"], [f"v{i}"]) for i, op in enumerate(ops)]
+        nodes.append(h.make_node("SequenceConstruct", [f"v{i}" for i in range(len(ops))], ["o"]))
         return h.make_graph(
-            [h.make_node(op, ["x"], ["v"]), h.make_node("SequenceConstruct", ["v"], ["o"])],
-            name,
-            [],
-            [h.make_tensor_sequence_value_info("o", T.FLOAT, None)],
+            nodes, name, [], [h.make_tensor_sequence_value_info("o", T.FLOAT, None)]
         )
 
-    model = _model(
+    return _model(
         [
+            h.make_node("ReduceSum", ["x"], ["total"], keepdims=0),
+            h.make_node("Greater", ["total", "zero"], ["c"]),  # known at run time only
             h.make_node(
                 "If",
                 ["c"],
                 ["s"],
                 name="choose",
-                then_branch=branch("a", "Relu"),
-                else_branch=branch("b", "Neg"),
-            )
+                then_branch=branch("a", then_ops),
+                else_branch=branch("b", else_ops),
+            ),
         ],
-        [h.make_tensor_value_info("c", T.BOOL, []), h.make_tensor_value_info("x", T.FLOAT, [2])],
+        [h.make_tensor_value_info("x", T.FLOAT, [2])],
         [h.make_tensor_sequence_value_info("s", T.FLOAT, None)],
+        [h.make_tensor("zero", T.FLOAT, [], [0.0])],
     )
-    with pytest.raises(wo.OnnxImportError, match=r"'choose'.*sequence or optional.*run time"):
+
+
+def test_if_with_run_time_condition_selects_sequences_element_by_element():
+    model = _if_model(["Relu", "Abs"], ["Neg", "Sigmoid"])
+    session = wo.InferenceSession(model)
+    for x in ([1.0, -0.5], [-1.0, 0.25]):
+        have = _against_ort(model, {"x": np.array(x, np.float32)}, session)
+        assert len(have[0]) == 2
+    assert session.import_count == 1  # one graph: the condition is a run-time value
+
+
+def test_if_with_run_time_condition_and_sequences_of_two_lengths_is_refused():
+    model = _if_model(["Relu"], ["Neg", "Abs"])
+    with pytest.raises(wo.OnnxImportError, match=r"'choose'.*different lengths.*run time"):
         wo.import_model(_builder(), model)
-    # Known at import (a session folds the scalar bool input): the chosen branch is inlined.
-    _against_ort(model, {"c": np.array(False), "x": np.array([1.0, -2.0], np.float32)})
 
 
 def test_sequence_feed_of_wrong_form_is_a_clear_error():
