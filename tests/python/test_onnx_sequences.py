@@ -379,3 +379,25 @@ def test_sequence_read_after_a_host_step_is_refused():
     )
     with pytest.raises(wo.OnnxImportError, match=r"sequence or optional 's'.*'nonzero'.*host"):
         wo.InferenceSession(model)
+
+
+def test_only_empty_sequence_and_optional_outputs():
+    """ORT returns [] and None; the session needs no WebNN graph for them, load refuses."""
+    empty_type = h.make_tensor_type_proto(T.FLOAT, [1])
+    model = _model(
+        [
+            h.make_node("SequenceEmpty", [], ["e"], dtype=T.INT64),
+            h.make_node("Optional", [], ["o"], type=empty_type),
+        ],
+        [h.make_tensor_value_info("x", T.FLOAT, [2])],
+        [
+            h.make_tensor_sequence_value_info("e", T.INT64, None),
+            h.make_value_info("o", h.make_optional_type_proto(empty_type)),
+        ],
+        opset=18,
+    )
+    have = _against_ort(model, {"x": np.ones(2, np.float32)})
+    assert have == [[], None]
+    context = webnn.ML().create_context(backend="cpu")
+    with pytest.raises(wo.OnnxImportError, match="every graph output is an empty sequence"):
+        wo.load(context, model)

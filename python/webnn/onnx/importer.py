@@ -92,6 +92,11 @@ class ImportedModel:
     sequence_inputs: dict = field(default_factory=dict)
 
     def build(self):
+        if not self.operands and self.composite_outputs:
+            raise OnnxImportError(
+                "every graph output is an empty sequence or optional: there is no tensor for a "
+                "WebNN graph to compute (InferenceSession returns them without one)"
+            )
         return self.builder.build(self.operands)
 
 

@@ -63,6 +63,7 @@ import webnn
 
 from .errors import OnnxImportError
 from .session_sequences import (
+    NoGraph,
     check_optional_feed,
     check_sequence_feed,
     element_dtype,
@@ -967,14 +968,19 @@ class InferenceSession:
                 host_cuts=True,
                 **kwargs,
             )
-            graph = imported.build()
+            graph = None if not imported.operands else imported.build()
         with self._lock:
             self.import_count += 1
         inputs = []
         for n in self._input_dims:
             if n not in folded:
                 inputs.extend(imported.sequence_inputs.get(n, [n]))
-        compiled = _Compiled(context, graph, inputs, imported.host_outputs, imported.host_inputs)
+        if graph is None:  # every output an empty sequence / optional (host_cut: never)
+            compiled = NoGraph()
+        else:
+            compiled = _Compiled(
+                context, graph, inputs, imported.host_outputs, imported.host_inputs
+            )
         compiled.sequence_inputs = imported.sequence_inputs
         compiled.composite_outputs = imported.composite_outputs
         if imported.host_cut is None:
