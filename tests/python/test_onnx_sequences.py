@@ -401,3 +401,29 @@ def test_only_empty_sequence_and_optional_outputs():
     context = webnn.ML().create_context(backend="cpu")
     with pytest.raises(wo.OnnxImportError, match="every graph output is an empty sequence"):
         wo.load(context, model)
+
+
+def test_split_map_concat_with_a_dynamic_batch():
+    """The split axis is static, the batch dynamic (max_sizes): one graph for every batch."""
+    relu = h.make_graph(
+        [h.make_node("Relu", ["a"], ["b"])],
+        "relu",
+        [h.make_tensor_value_info("a", T.FLOAT, None)],
+        [h.make_tensor_value_info("b", T.FLOAT, None)],
+    )
+    model = _model(
+        [
+            h.make_node("SplitToSequence", ["x", "two"], ["s"], axis=1),
+            h.make_node("SequenceMap", ["s"], ["r"], body=relu),
+            h.make_node("ConcatFromSequence", ["r"], ["y"], axis=1),
+        ],
+        [h.make_tensor_value_info("x", T.FLOAT, ["N", 5])],
+        [h.make_tensor_value_info("y", T.FLOAT, None)],
+        [_i64("two", 2)],  # chunks of 2, 2 and 1
+    )
+    session = wo.InferenceSession(model, max_sizes={"N": 8})
+    for batch in (3, 6):
+        x = RNG.standard_normal((batch, 5)).astype(np.float32)
+        have = _against_ort(model, {"x": x}, session)
+        np.testing.assert_array_equal(have[0], np.maximum(x, 0))
+    assert session.import_count == 1
