@@ -427,3 +427,13 @@ def test_split_map_concat_with_a_dynamic_batch():
         have = _against_ort(model, {"x": x}, session)
         np.testing.assert_array_equal(have[0], np.maximum(x, 0))
     assert session.import_count == 1
+
+
+def test_output_declared_a_sequence_but_made_a_tensor_is_refused():
+    model = _model(
+        [h.make_node("Relu", ["x"], ["y"])],
+        [h.make_tensor_value_info("x", T.FLOAT, [2])],
+        [h.make_tensor_sequence_value_info("y", T.FLOAT, None)],
+    )
+    with pytest.raises(wo.OnnxImportError, match=r"graph output 'y' is declared a sequence"):
+        wo.import_model(_builder(), model)

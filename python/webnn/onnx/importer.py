@@ -461,10 +461,15 @@ class Importer:
     def _input_info(self, vi, output=False):
         if not vi.type.HasField("tensor_type") and output and not vi.type.HasField("sequence_type"):
             return TensorInfo(vi.name, self.rename(vi.name), "tensor(unknown)", 0, None)
+        if not vi.type.HasField("tensor_type") and output:
+            raise OnnxImportError(
+                f"graph output '{vi.name}' is declared a sequence, but the node making it gives "
+                "a tensor"
+            )
         if not vi.type.HasField("tensor_type"):
             raise OnnxImportError(
-                f"graph input '{vi.name}' is not a tensor (sequence, map and optional inputs are "
-                "not supported)"
+                f"graph input '{vi.name}' is not a tensor, a sequence or an optional (map "
+                "inputs are not supported)"
             )
         elem = vi.type.tensor_type.elem_type
         shape = _dim_list(vi.type)
