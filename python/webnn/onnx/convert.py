@@ -34,6 +34,10 @@ def load(context, model, *, free_dims=None, input_shapes=None, constants=None, b
     (ONNX's definition); float64: "float32" holds and computes double tensors as float32
     (inputs and outputs of the graph are float32; a webnn.onnx.Float64Warning says so),
     "error" refuses a model with double tensors.
+    A sequence input needs input_shapes={"xs": [[2, 3], [4, 3]]} (its elements' shapes; the
+    graph inputs are 'xs[0]', 'xs[1]', ...), an optional one None or its element's shape;
+    sequence outputs are the graph outputs 'ys[0]', ... (docs/onnx.md, Sequences and
+    optionals).
     Raises webnn.onnx.OnnxImportError (a ValueError) when the model cannot be imported, and
     for a model with outputs WebNN cannot hold (string labels, ZipMap's maps: run those with
     webnn.onnx.InferenceSession, which finishes them on the host).

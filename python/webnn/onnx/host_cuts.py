@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .sequence_values import NON_TENSOR
+
 # Standard-domain operators a session may run on the host (their converters fold them only).
 HOST_OPS = frozenset({"NonZero", "Unique", "Compress", "NonMaxSuppression", "Range"})
 # Elements a host node may read, and a host Range make (its size comes from its input values,
@@ -79,6 +81,15 @@ def plan_cut(index, nodes, scope, graph_outputs):
             continue  # computed by the remaining nodes (or by the host node itself)
         if isinstance(value, np.ndarray):
             cut.constants[name] = value
+        elif isinstance(value, NON_TENSOR):
+            from .errors import OnnxImportError
+
+            raise OnnxImportError(
+                f"the sequence or optional '{name}' is read after node "
+                f"'{nodes[index].name or nodes[index].output[0]}' ({nodes[index].op_type}), "
+                "which runs on the host: sequences are held at import and cannot cross the "
+                "host step"
+            )
         else:
             cut.exported.append(name)
     return cut

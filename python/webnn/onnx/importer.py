@@ -19,6 +19,7 @@ from .host_cuts import is_host_cut, plan_cut
 from .host_outputs import HostOutput, StringInput, pass_through, string_vocabulary
 from .model_io import read_model, sparse_to_numpy, tensor_to_numpy
 from .ops import TABLE, lookup
+from .sequence_values import NON_TENSOR, OptionalValue, SequenceValue, element_name
 from .types import DOUBLE as DOUBLE_TYPE
 from .types import FLOAT16 as FLOAT16_TYPE
 from .types import (
@@ -30,6 +31,7 @@ from .types import (
 )
 
 STRING_TYPE = 8  # TensorProto.STRING
+_MISSING = object()  # not given (input_shapes=)
 
 # Import(float16=...): how float16 values are computed (Importer.__init__ says what each does).
 FLOAT16_MODES = ("float32", "float16")
@@ -83,8 +85,18 @@ class ImportedModel:
     host_outputs: dict = field(default_factory=dict)
     # graph input name -> StringInput: string inputs the session encodes as int32 indices
     host_inputs: dict = field(default_factory=dict)
+    # graph output name -> how a sequence / optional output is made of graph outputs: a list
+    # (a sequence) of structures, ("optional", structure or None), or a graph output's name
+    composite_outputs: dict = field(default_factory=dict)
+    # graph input name -> the graph input names of a sequence input's elements
+    sequence_inputs: dict = field(default_factory=dict)
 
     def build(self):
+        if not self.operands and self.composite_outputs:
+            raise OnnxImportError(
+                "every graph output is an empty sequence or optional: there is no tensor for a "
+                "WebNN graph to compute (InferenceSession returns them without one)"
+            )
         return self.builder.build(self.operands)
 
 
@@ -375,7 +387,9 @@ class Importer:
         self.proto = proto
         self.base_dir = base_dir
         self.free_dims = dict(free_dims or {})
-        self.input_shapes = {k: list(v) for k, v in (input_shapes or {}).items()}
+        self.input_shapes = {  # None: an optional input without an element
+            k: None if v is None else list(v) for k, v in (input_shapes or {}).items()
+        }
         self.constants = dict(constants or {})
         self.max_sizes = dict(max_sizes or {})
         self.rename = rename or (lambda name: name)
@@ -416,6 +430,10 @@ class Importer:
             if isinstance(value, HostOutput):
                 _refuse(ctx, f"reads a {value.kind} (from {value.where}), which WebNN cannot "
                         "hold: such values are made on the host and can only be graph outputs")  # fmt: skip
+            if isinstance(value, NON_TENSOR):
+                kind = "a sequence" if isinstance(value, SequenceValue) else "an optional"
+                _refuse(ctx, f"reads {kind} where a tensor is needed (take an element with "
+                        "SequenceAt / OptionalGetElement)")  # fmt: skip
             return value
         hit = self._const_cache.get(id(value))
         if hit is not None and hit[0] is value:
@@ -443,10 +461,15 @@ class Importer:
     def _input_info(self, vi, output=False):
         if not vi.type.HasField("tensor_type") and output and not vi.type.HasField("sequence_type"):
             return TensorInfo(vi.name, self.rename(vi.name), "tensor(unknown)", 0, None)
+        if not vi.type.HasField("tensor_type") and output:
+            raise OnnxImportError(
+                f"graph output '{vi.name}' is declared a sequence, but the node making it gives "
+                "a tensor"
+            )
         if not vi.type.HasField("tensor_type"):
             raise OnnxImportError(
-                f"graph input '{vi.name}' is not a tensor (sequence, map and optional inputs are "
-                "not supported)"
+                f"graph input '{vi.name}' is not a tensor, a sequence or an optional (map "
+                "inputs are not supported)"
             )
         elem = vi.type.tensor_type.elem_type
         shape = _dim_list(vi.type)
@@ -677,6 +700,8 @@ class Importer:
         """In "float32" mode a float16 value (array or operand) as float32, its name noted."""
         if self.float16 != "float32" or value is None or isinstance(value, HostOutput):
             return value
+        if isinstance(value, NON_TENSOR):  # its elements were widened where they were made
+            return value
         if isinstance(value, np.ndarray):
             if value.dtype != np.float16:
                 return value
@@ -713,10 +738,13 @@ class Importer:
         for sparse in onnx_graph.sparse_initializer:
             name = sparse.values.name
             scope[name] = self.widen(name, sparse_to_numpy(sparse, self.base_dir))
-        inputs, folded, host_inputs = [], {}, {}
+        inputs, folded, host_inputs, sequence_inputs = [], {}, {}, {}
         for vi in onnx_graph.input:
             if vi.name in scope and vi.name not in self.constants:
                 continue  # an initializer listed as an input (IR < 4): a weight
+            if vi.type.HasField("sequence_type") or vi.type.HasField("optional_type"):
+                scope[vi.name] = self._sequence_input(vi, inputs, sequence_inputs)
+                continue
             info = self._input_info(vi)
             if vi.name in self.constants:
                 dtype = info.numpy_dtype or np.float32
@@ -779,8 +807,15 @@ class Importer:
             from onnx import ValueInfoProto
 
             output_infos = [ValueInfoProto(name=n) for n in self.cut.exported]
+        composite = {}
+        flat = []  # (ValueInfoProto, value): tensors, sequence / optional outputs flattened
         for vi in output_infos:
             value = scope.lookup(vi.name)
+            if isinstance(value, NON_TENSOR):
+                composite[vi.name] = self._flatten_output(vi.name, value, vi.type, flat)
+            else:
+                flat.append((vi, value))
+        for vi, value in flat:
             if isinstance(value, HostOutput):  # the graph computes its numbers (a map too)
                 info = TensorInfo(vi.name, self.rename(vi.name), "tensor(unknown)", 0, None)
                 host[info.graph_name] = value
@@ -848,7 +883,135 @@ class Importer:
             host_cut=self.cut,
             host_outputs=host,
             host_inputs=host_inputs,
+            composite_outputs=composite,
+            sequence_inputs=sequence_inputs,
         )
+
+    def _sequence_input(self, vi, inputs, sequence_inputs):
+        """A sequence or optional graph input. A sequence's elements become graph inputs
+        ('x[0]', 'x[1]', ...) of the shapes given by input_shapes={'x': [[...], ...]}; an
+        optional is given as input_shapes={'x': None} (no element) or its element's shape(s).
+        sequence_inputs[name] gets the graph input names the value is fed through."""
+        name = vi.name
+        given = self.input_shapes.get(name, _MISSING)
+        if vi.type.HasField("optional_type"):
+            inner = vi.type.optional_type.elem_type
+            if given is _MISSING:
+                raise OnnxImportError(
+                    f"graph input '{name}' is an optional; the MLGraph API has tensors only, so "
+                    f"say whether it has an element with input_shapes={{{name!r}: None}} (none) "
+                    "or the shape of its element (InferenceSession does this from its feed)"
+                )
+            if given is None:
+                sequence_inputs[name] = []
+                return OptionalValue(None)
+            if inner.HasField("sequence_type"):
+                return OptionalValue(self._sequence_elements(name, inner, given, inputs,
+                                                             sequence_inputs))  # fmt: skip
+            if not inner.HasField("tensor_type"):
+                raise OnnxImportError(f"graph input '{name}': an optional of a non-tensor")
+            op, graph_name = self._element_input(name, name, inner, given, inputs)
+            sequence_inputs[name] = [graph_name]
+            return OptionalValue(op)
+        return self._sequence_elements(name, vi.type, given, inputs, sequence_inputs)
+
+    def _sequence_elements(self, name, seq_type, shapes, inputs, sequence_inputs):
+        elem_proto = seq_type.sequence_type.elem_type
+        if not elem_proto.HasField("tensor_type"):
+            raise OnnxImportError(
+                f"graph input '{name}' is a sequence of non-tensors; only sequences of tensors "
+                "are supported"
+            )
+        elem = elem_proto.tensor_type.elem_type
+        if (
+            shapes is _MISSING
+            or not isinstance(shapes, (list, tuple))
+            or not all(isinstance(s, (list, tuple)) for s in shapes)
+        ):
+            raise OnnxImportError(
+                f"graph input '{name}' is a sequence (seq(tensor({onnx_type_name(elem)}))); the "
+                "MLGraph API has tensors only, so give the number of its elements and their "
+                f"shapes with input_shapes={{{name!r}: [[...], ...]}} (its elements become the "
+                f"graph inputs '{element_name(name, 0)}', ...; InferenceSession does this from "
+                "the list it is fed)"
+            )
+        elements, names = [], []
+        for index, shape in enumerate(shapes):
+            op, graph_name = self._element_input(
+                name, element_name(name, index), elem_proto, shape, inputs
+            )
+            elements.append(op)
+            names.append(graph_name)
+        sequence_inputs[name] = names
+        return SequenceValue(elements, elem)
+
+    def _element_input(self, name, ename, tensor_proto, shape, inputs):
+        """The graph input `ename` for an element of sequence / optional input `name`."""
+        elem = tensor_proto.tensor_type.elem_type
+        if elem not in ONNX_TO_WEBNN and elem != DOUBLE_TYPE:
+            raise OnnxImportError(
+                f"graph input '{name}': elements of type {onnx_type_name(elem)}, which WebNN "
+                "cannot hold"
+            )
+        declared = _dim_list(tensor_proto)
+        info = TensorInfo(ename, self.rename(ename), f"tensor({onnx_type_name(elem)})", elem,
+                          list(declared) if declared is not None else None)  # fmt: skip
+        info.numpy_dtype = ONNX_TO_NUMPY.get(elem)
+        self.input_shapes[ename] = list(shape)
+        info.webnn_shape = self._resolve_shape(info)
+        if elem == DOUBLE_TYPE:
+            self.narrowed[ename] = None
+            info.webnn_dtype = "float32"
+        else:
+            info.webnn_dtype = ONNX_TO_WEBNN[elem]
+        if 0 in info.webnn_shape:
+            raise OnnxImportError(
+                f"graph input '{ename}' has shape {info.webnn_shape}: WebNN operands cannot "
+                "have a 0-sized dimension"
+            )
+        op = self.builder.input(info.graph_name, info.webnn_shape, info.webnn_dtype)
+        self._leaves.add(id(op))
+        self._keep.append(op)
+        inputs.append(info)
+        return self.widen(ename, op), info.graph_name
+
+    def _flatten_output(self, name, value, type_proto, flat):
+        """A sequence / optional graph output as graph outputs: appends (ValueInfoProto,
+        tensor) pairs to `flat`, returns the structure (ImportedModel.composite_outputs)."""
+        from onnx import ValueInfoProto, helper
+
+        def tensor_info(tname, proto):
+            if proto is not None and proto.HasField("tensor_type"):
+                elem = proto.tensor_type.elem_type
+                if elem:
+                    return helper.make_tensor_value_info(tname, elem, None)
+            return ValueInfoProto(name=tname)
+
+        if isinstance(value, OptionalValue):
+            inner = type_proto.optional_type.elem_type if type_proto is not None and \
+                type_proto.HasField("optional_type") else None  # fmt: skip
+            if value.element is None:
+                return ("optional", None)
+            if isinstance(value.element, NON_TENSOR):
+                return ("optional", self._flatten_output(name, value.element, inner, flat))
+            flat.append((tensor_info(name, inner), value.element))
+            return ("optional", self.rename(name))
+        inner = type_proto.sequence_type.elem_type if type_proto is not None and \
+            type_proto.HasField("sequence_type") else None  # fmt: skip
+        if (inner is None or not inner.HasField("tensor_type")) and value.elem_type:
+            from onnx import TypeProto
+
+            inner = TypeProto()
+            inner.tensor_type.elem_type = value.elem_type
+        out = []
+        for index, element in enumerate(value):
+            ename = element_name(name, index)
+            if isinstance(element, NON_TENSOR):
+                out.append(self._flatten_output(ename, element, inner, flat))
+            else:
+                flat.append((tensor_info(ename, inner), element))
+                out.append(self.rename(ename))
+        return out
 
     def _metadata(self):
         p = self.proto
@@ -974,8 +1137,8 @@ class Importer:
                 f"{ctx.describe()}: malformed node, a missing or invalid input or attribute "
                 f"({type(exc).__name__}: {exc})"
             ) from exc
-        if not isinstance(result, (list, tuple)):
-            result = [result]
+        if not isinstance(result, (list, tuple)) or isinstance(result, SequenceValue):
+            result = [result]  # one output (a sequence is a tuple of its elements)
         result = list(result)
         if len(result) < len(node.output):
             missing = [o for o in node.output[len(result) :] if o]

@@ -62,6 +62,16 @@ from onnx import TensorProto
 import webnn
 
 from .errors import OnnxImportError
+from .session_sequences import (
+    NoGraph,
+    check_optional_feed,
+    check_sequence_feed,
+    element_dtype,
+    feed_key,
+    feed_shapes,
+    flatten_feed,
+    pack_output,
+)
 from .types import double_as_float32
 
 __all__ = ["InferenceSession", "ModelMetadata", "NodeArg", "SessionOptions"]
@@ -170,7 +180,10 @@ def _dims(value_info: onnx.ValueInfoProto) -> list | None:
 
 
 def _node_arg(value_info: onnx.ValueInfoProto) -> NodeArg:
-    return NodeArg(value_info.name, _dims(value_info), _value_type_string(value_info.type))
+    shape = _dims(value_info)
+    if value_info.type.WhichOneof("value") in ("sequence_type", "optional_type"):
+        shape = []  # as ORT reports a sequence's / optional's shape
+    return NodeArg(value_info.name, shape, _value_type_string(value_info.type))
 
 
 def _numpy_dtype(value_info: onnx.ValueInfoProto) -> np.dtype | None:
@@ -531,11 +544,14 @@ class InferenceSession:
         self._inputs = [_node_arg(vi) for vi in self._input_infos]
         self._outputs = None  # completed lazily (shape inference costs time on big models)
         self._input_dtypes = {vi.name: _numpy_dtype(vi) for vi in self._input_infos}
-        # double inputs: fed float64 (ORT's rule), held by the graph as float32
-        self._narrowed_inputs = frozenset(
-            n for n, d in self._input_dtypes.items() if d == np.dtype(np.float64)
-        )
         self._input_dims = {vi.name: _dims(vi) for vi in self._input_infos}
+        # sequence inputs: name -> the dtype of their elements (fed as lists of arrays)
+        self._sequence_inputs = {
+            vi.name: element_dtype(vi.type)
+            for vi in self._input_infos
+            if vi.type.HasField("sequence_type") or vi.type.HasField("optional_type")
+        }
+        self._input_types = {vi.name: vi.type for vi in self._input_infos}
         self._fast_checks = None  # _feed_fast_path's per-input checks, made on first use
         if self._free_dims:  # fixed sizes: _check_feed then holds feeds to them
             self._input_dims = {
@@ -545,6 +561,12 @@ class InferenceSession:
                 for n, d in self._input_dims.items()
             }
         self._output_dtypes = {vi.name: _numpy_dtype(vi) for vi in self._output_infos}
+        # sequence / optional outputs: name -> the dtype of their tensors (or None)
+        self._composite_dtypes = {
+            vi.name: element_dtype(vi.type)
+            for vi in self._output_infos
+            if not vi.type.HasField("tensor_type") and vi.type.WhichOneof("value")
+        }
         self._output_names = [vi.name for vi in self._output_infos]
 
         unknown = [n for n in constant_inputs if n not in self._input_dims]
@@ -703,12 +725,20 @@ class InferenceSession:
                     )
         feed = self._check_feed(input_feed)
         compiled = self._compiled_for(self._signature(feed), feed)
+        sequence_inputs = getattr(compiled, "sequence_inputs", None)
+        if sequence_inputs:
+            feed = flatten_feed(feed, sequence_inputs)
         graph_feed = {n: feed[n] for n in compiled.input_desc}
-        for n in self._narrowed_inputs.intersection(graph_feed):
-            graph_feed[n] = double_as_float32(graph_feed[n])[0]  # as the weights (types.py)
+        for n, arr in graph_feed.items():
+            if arr.dtype == np.float64:  # a double input (or element) is held as float32
+                graph_feed[n] = double_as_float32(arr)[0]  # as the weights (types.py)
         results = compiled.run(graph_feed)
+        composite = getattr(compiled, "composite_outputs", None) or {}
         out = []
         for n in names:
+            if n in composite:  # a sequence (a list) or an optional (its element or None)
+                out.append(pack_output(composite[n], results, self._composite_dtypes.get(n)))
+                continue
             arr = results[n]
             want = self._output_dtypes.get(n)
             if want is not None and want != object and arr.dtype != want:
@@ -749,6 +779,16 @@ class InferenceSession:
                     f"InferenceSession.run: missing input {name!r} (model inputs: {list(self._input_dims)})"
                 )
             value = input_feed[name]
+            if name in self._sequence_inputs:
+                dtype, text = self._sequence_inputs[name], self._inputs_by_name(name).type
+                kind = self._input_types[name]
+                if kind.HasField("optional_type"):
+                    feed[name] = check_optional_feed(
+                        name, value, kind.optional_type.elem_type, dtype, text
+                    )
+                else:
+                    feed[name] = check_sequence_feed(name, value, dtype, text)
+                continue
             arr = value if isinstance(value, np.ndarray) else np.asarray(value)
             want = self._input_dtypes[name]
             if (
@@ -781,7 +821,11 @@ class InferenceSession:
         model's inputs, numpy arrays of the right dtypes whose shapes match every fixed size
         (per-run checks were a fifth of a small model's call); None sends anything else
         through the checks that explain what is wrong."""
-        if type(input_feed) is not dict or len(input_feed) != len(self._input_dims):
+        if (
+            type(input_feed) is not dict
+            or len(input_feed) != len(self._input_dims)
+            or self._sequence_inputs  # lists and None: checked by _check_feed
+        ):
             return None
         checks = self._fast_checks
         if checks is None:
@@ -818,6 +862,9 @@ class InferenceSession:
         key = []
         for name, dims in self._input_dims.items():
             arr = feed[name]
+            if name in self._sequence_inputs:  # its length and element shapes
+                key.append(feed_key(name, arr))
+                continue
             if name in self._folded or arr.size == 0:
                 # An empty feed (e.g. a decoder's past key/value cache of length 0 on the first
                 # call) has no contents: folded as a constant, its shape is all the key needs.
@@ -890,8 +937,15 @@ class InferenceSession:
     def _import(self, feed: dict) -> _Compiled:
         from webnn import onnx as webnn_onnx  # the package defines load before importing us
 
-        folded = set(self._folded) | {n for n, a in feed.items() if a.size == 0}
-        input_shapes = {n: self._input_shape(n, a) for n, a in feed.items() if n not in folded}
+        sequences = self._sequence_inputs
+        folded = set(self._folded) | {
+            n for n, a in feed.items() if n not in sequences and a.size == 0
+        }
+        input_shapes = {
+            n: feed_shapes(a) if n in sequences else self._input_shape(n, a)
+            for n, a in feed.items()
+            if n not in folded
+        }
         constants = {n: feed[n] for n in folded}
         kwargs = {"float16": self._float16, "float64": self._float64}
         if self._free_dims:
@@ -914,11 +968,21 @@ class InferenceSession:
                 host_cuts=True,
                 **kwargs,
             )
-            graph = imported.build()
+            graph = None if not imported.operands else imported.build()
         with self._lock:
             self.import_count += 1
-        inputs = [n for n in self._input_dims if n not in folded]
-        compiled = _Compiled(context, graph, inputs, imported.host_outputs, imported.host_inputs)
+        inputs = []
+        for n in self._input_dims:
+            if n not in folded:
+                inputs.extend(imported.sequence_inputs.get(n, [n]))
+        if graph is None:  # every output an empty sequence / optional (host_cut: never)
+            compiled = NoGraph()
+        else:
+            compiled = _Compiled(
+                context, graph, inputs, imported.host_outputs, imported.host_inputs
+            )
+        compiled.sequence_inputs = imported.sequence_inputs
+        compiled.composite_outputs = imported.composite_outputs
         if imported.host_cut is None:
             return compiled
         from .host_segments import SegmentedModel

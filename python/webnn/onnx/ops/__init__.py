@@ -22,6 +22,7 @@ from . import (  # noqa: F401  (imported for their registrations)
     reduction,
     resize,
     roi,
+    sequence,
     spectral,
     svm,
     tensor,

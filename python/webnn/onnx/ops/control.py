@@ -9,6 +9,7 @@ so computing both is exact). `Loop` with a trip count / condition known at impor
 import numpy as np
 
 from ..errors import OnnxImportError
+from ..sequence_values import NON_TENSOR, OptionalValue, SequenceValue
 from .registry import op
 
 MAX_UNROLLED_NODES = 200_000
@@ -59,22 +60,47 @@ def if_(n):
     c = n.x(0)
     if len(bl.operand_shape(c)) > 0:
         c = bl.reshape(c, [])
-    outs = []
-    for va, vb, name in zip(a, b, n.node.output):
-        if isinstance(va, np.ndarray) and isinstance(vb, np.ndarray) and va.shape != vb.shape:
-            n.fail(
-                f"output '{name}': the branches give different shapes and the condition is "
-                "only known at run time; give the inputs it depends on with constants="
-            )
-        oa, ob = n.importer.operand(va, n), n.importer.operand(vb, n)
-        if bl.operand_shape(oa) != bl.operand_shape(ob):
-            n.fail(
-                f"output '{name}': the branches give shapes {bl.operand_shape(oa)} and "
-                f"{bl.operand_shape(ob)} and the condition is only known at run time; give "
-                "the inputs it depends on with constants="
-            )
-        outs.append(bl.where(c, oa, ob))
-    return outs
+    return [_select(n, c, va, vb, name) for va, vb, name in zip(a, b, n.node.output)]
+
+
+def _select(n, c, va, vb, name):
+    """`where(c, va, vb)` for one output of an If whose condition is known at run time only;
+    sequences (held at import) element by element when both branches give the same number,
+    optionals when both have an element or neither has."""
+    if isinstance(va, NON_TENSOR) or isinstance(vb, NON_TENSOR):
+        same_kind = type(va) is type(vb)
+        if same_kind and isinstance(va, SequenceValue) and len(va) == len(vb):
+            values = [_select(n, c, x, y, f"{name}[{i}]") for i, (x, y) in enumerate(zip(va, vb))]
+            return SequenceValue(values, va.elem_type or vb.elem_type)
+        if same_kind and isinstance(va, OptionalValue):
+            if va.element is None and vb.element is None:
+                return va
+            if va.element is not None and vb.element is not None:
+                return OptionalValue(_select(n, c, va.element, vb.element, name), va.type_proto)
+        n.fail(
+            f"output '{name}': the branches give sequences of different lengths, optionals "
+            "with and without an element, or a sequence and a tensor, and the condition is "
+            "only known at run time (sequences are held at import); give the inputs the "
+            "condition depends on with constants="
+        )
+    return _where(n, c, va, vb, name)
+
+
+def _where(n, c, va, vb, name):
+    bl = n.b
+    if isinstance(va, np.ndarray) and isinstance(vb, np.ndarray) and va.shape != vb.shape:
+        n.fail(
+            f"output '{name}': the branches give different shapes and the condition is "
+            "only known at run time; give the inputs it depends on with constants="
+        )
+    oa, ob = n.importer.operand(va, n), n.importer.operand(vb, n)
+    if bl.operand_shape(oa) != bl.operand_shape(ob):
+        n.fail(
+            f"output '{name}': the branches give shapes {bl.operand_shape(oa)} and "
+            f"{bl.operand_shape(ob)} and the condition is only known at run time; give "
+            "the inputs it depends on with constants="
+        )
+    return bl.where(c, oa, ob)
 
 
 def _stack(n, values, axis=0):

@@ -4,6 +4,7 @@ import numpy as np
 
 from ..host_cuts import HOST_OPS
 from ..model_io import sparse_to_numpy, tensor_to_numpy
+from ..sequence_values import NON_TENSOR
 from .registry import op
 from .util import MAX_MADE_ELEMENTS, norm_axes, norm_axis, prod
 
@@ -66,6 +67,8 @@ def _check_inference_dropout(n):
 
 @op("Identity", "Dropout")
 def identity(n):
+    if n.node.op_type == "Identity" and isinstance(n.value(0), NON_TENSOR):
+        return [n.value(0)]  # a sequence or optional, held at import
     if n.node.op_type == "Dropout":
         _check_inference_dropout(n)
     outs = [n.b.identity(n.x(0))]
@@ -337,8 +340,6 @@ for _name, _why in {
     "BitwiseNot": "WebNN has no bitwise operators",
     "Det": "WebNN has no determinant",
     "MelWeightMatrix": "a table of its scalar inputs (known at import in audio front ends)",
-    "SequenceConstruct": "WebNN has no sequence type",
-    "SplitToSequence": "WebNN has no sequence type",
 }.items():
     op(_name, runtime=False, note=_why, fold_without_inputs=_name.startswith("Random"))(
         _fold_only(_why)
