@@ -34,6 +34,17 @@ def is_host_cut(node, inputs):
     return any(v is not None and not isinstance(v, np.ndarray) for v in inputs)
 
 
+def reads_host_tensor(node, inputs):
+    """Whether `node` reads a tensor the host finishes (a HostOutput of kind "tensor", e.g. an
+    SVM's coupled probabilities) and does not merely forward it: the session then cuts before
+    `node`, and the rest of the model takes the finished tensor as an input."""
+    from .host_outputs import HostOutput, pass_through
+
+    if not any(isinstance(v, HostOutput) and v.kind == "tensor" for v in inputs):
+        return False
+    return pass_through(node, inputs) is None
+
+
 def names_read(node):
     """Every value name `node` reads, including the outer-scope names its subgraphs read."""
     names = [n for n in node.input if n]
@@ -61,16 +72,24 @@ class HostCut:
     remaining: list
     exported: list = field(default_factory=list)
     constants: dict = field(default_factory=dict)
+    # False: nothing runs on the host but the graph's host outputs (reads_host_tensor); the
+    # rest of the model starts at `node` itself.
+    runs_node: bool = True
+
+    @property
+    def after(self):
+        """The nodes the rest of the model (the inner session) runs."""
+        return self.remaining[1:] if self.runs_node else self.remaining
 
 
-def plan_cut(index, nodes, scope, graph_outputs):
+def plan_cut(index, nodes, scope, graph_outputs, runs_node=True):
     """The HostCut for an import stopped at nodes[index], given the scope at that point."""
     remaining = list(nodes[index:])
     wanted = []
     for node in remaining:
         wanted += names_read(node)
     wanted += [vi.name for vi in graph_outputs]
-    cut = HostCut(index=index, node=nodes[index], remaining=remaining)
+    cut = HostCut(index=index, node=nodes[index], remaining=remaining, runs_node=runs_node)
     seen = set()
     for name in wanted:
         if name in seen:

@@ -42,11 +42,10 @@ class SegmentedModel:
         self._make_session = make_session  # ModelProto -> InferenceSession on our context
         self._opsets = {e.domain: int(e.version) for e in proto.opset_import}
         self._bools = _bool_names(proto, cut.exported)
-        later = cut.remaining[1:]
+        later = cut.after
         read = []
         for node in later:
             read += names_read(node)
-        read += [vi.name for vi in proto.graph.output]
         self._rest_reads = list(dict.fromkeys(read))
         self._rest = None
         self._lock = threading.Lock()
@@ -55,18 +54,26 @@ class SegmentedModel:
         values = dict(self.cut.constants)
         for name, arr in self.first.run(feed).items():
             values[name] = arr.astype(np.bool_) if name in self._bools else arr
-        values.update(run_host_node(self.cut.node, self._opsets, values))
+        if self.cut.runs_node:
+            values.update(run_host_node(self.cut.node, self._opsets, values))
         model = self._rest_proto(values)
         names = [vi.name for vi in model.graph.input]
         rest_feed = {n: values[n] for n in names}
-        if any(0 in np.shape(v) for v in rest_feed.values()):
+        result = {}
+        if not model.graph.output:
+            pass  # every graph output was ready before the cut (below)
+        elif any(0 in np.shape(v) for v in rest_feed.values()):
             # Nothing selected: the rest holds empty tensors, which WebNN operands cannot.
             # onnx's reference evaluates it (on no elements: cheap), with ONNX's semantics.
             outputs = self._rest_reference(model).run(None, rest_feed)
-            outputs = [np.asarray(o) for o in outputs]
+            result = dict(zip(self._rest_outputs, (np.asarray(o) for o in outputs)))
         else:
             outputs = self._rest_session(model).run(None, rest_feed)
-        return dict(zip([vi.name for vi in self.proto.graph.output], outputs))
+            result = dict(zip(self._rest_outputs, outputs))
+        # Graph outputs computed before the cut (a classifier's string labels beside the
+        # probabilities a ZipMap reads) are returned as they are, not through the rest.
+        return {vi.name: result[vi.name] if vi.name in result else values[vi.name]
+                for vi in self.proto.graph.output}  # fmt: skip
 
     def _rest_proto(self, values):
         with self._lock:
@@ -94,6 +101,14 @@ class SegmentedModel:
         from onnx import helper, numpy_helper
 
         inputs, initializers = [], []
+        produced = set()
+        for node in self.cut.after:
+            produced.update(o for o in node.output if o)
+        # Outputs already known before the rest runs are passed around it (a string label
+        # output would be a string input of the rest, which a WebNN graph cannot take).
+        outputs = [vi for vi in self.proto.graph.output
+                   if vi.name in produced or vi.name not in values]  # fmt: skip
+        self._rest_outputs = [vi.name for vi in outputs]
         for name in self._rest_reads:
             if name not in values:
                 continue  # computed by the rest itself
@@ -103,10 +118,10 @@ class SegmentedModel:
                 elem = helper.np_dtype_to_tensor_dtype(np.asarray(values[name]).dtype)
                 inputs.append(helper.make_tensor_value_info(name, elem, None))
         graph = helper.make_graph(
-            list(self.cut.remaining[1:]),
+            list(self.cut.after),
             f"{self.proto.graph.name}_after_{self.cut.node.op_type}",
             inputs,
-            list(self.proto.graph.output),
+            outputs,
             initializer=initializers,
         )
         model = helper.make_model(graph, opset_imports=list(self.proto.opset_import))

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import folding
 from .errors import Float64Warning, OnnxImportError
-from .host_cuts import is_host_cut, plan_cut
+from .host_cuts import is_host_cut, plan_cut, reads_host_tensor
 from .host_outputs import HostOutput, StringInput, pass_through, string_vocabulary
 from .model_io import read_model, sparse_to_numpy, tensor_to_numpy
 from .ops import TABLE, lookup
@@ -1045,6 +1045,11 @@ class Importer:
                     )
             if at_top and self.host_cuts and is_host_cut(node, inputs):
                 self.cut = plan_cut(index, nodes, scope, self.proto.graph.output)
+                return
+            if at_top and self.host_cuts and reads_host_tensor(node, inputs):
+                # A tensor the host finishes (an SVM's coupled probabilities) read by a later
+                # node: the graph ends here, the rest takes the finished tensor (host_cuts.py).
+                self.cut = plan_cut(index, nodes, scope, self.proto.graph.output, runs_node=False)
                 return
             outputs = self.convert_node(node, inputs, scope)
             if self.float16 == "float32":

@@ -15,8 +15,9 @@ linear SVMs as skl2onnx writes them), as ONNX Runtime computes them (svmclassifi
 
 import numpy as np
 
+from ..host_svm import CoupledProbabilities
 from .ml import ML, _float_input
-from .ml_scores import class_labels, label_output, post_transform
+from .ml_scores import TRANSFORMS, class_labels, label_output, post_transform
 from .registry import op
 
 KERNELS = ("LINEAR", "POLY", "RBF", "SIGMOID")
@@ -25,6 +26,10 @@ KERNELS = ("LINEAR", "POLY", "RBF", "SIGMOID")
 MAX_RBF_DIRECT = 1 << 24
 # ORT's multiclass_probability: at most this many rounds, stopping when the error < 0.005 / K.
 PROBABILITY_ROUNDS = 100
+# The graph form of the coupling unrolls PROBABILITY_ROUNDS x K Gauss-Seidel steps (about 17
+# operators each): bounded here (K = 16 is ~27,000 operators, a second to import). An
+# InferenceSession couples on the host instead, for any K (host_svm.py).
+MAX_UNROLLED_CLASSES = 16
 
 
 def _c(n, v):
@@ -214,6 +219,21 @@ def _coupled_probabilities(n, decision, pairs, classes, prob_a, prob_b):
     return p
 
 
+def _probabilities(n, decision, pairs, K, prob_a, prob_b, post):
+    """The scores of an SVC with prob_a / prob_b: coupled on the host in a session (the
+    session finishes the decision values), else unrolled in the graph for K <= the bound."""
+    if post not in TRANSFORMS:
+        post_transform(n, decision, post)  # the error naming the choices
+    if n.importer.host_cuts:
+        return CoupledProbabilities(decision, prob_a, prob_b, K, post, n.describe())
+    if K > MAX_UNROLLED_CLASSES:
+        n.fail(f"probabilities (prob_a / prob_b) of {K} classes: libsvm's coupling is a loop "
+               f"of {PROBABILITY_ROUNDS} x {K} dependent steps, unrolled in a graph only up to "
+               f"{MAX_UNROLLED_CLASSES} classes; webnn.onnx.InferenceSession runs this model "
+               "(it couples the probabilities on the host)")  # fmt: skip
+    return post_transform(n, _coupled_probabilities(n, decision, pairs, K, prob_a, prob_b), post)
+
+
 @op("SVMClassifier", domain=ML)
 def svm_classifier(n):
     b = n.b
@@ -249,8 +269,7 @@ def svm_classifier(n):
         decision = b.add(b.matmul(k, n.const(w, "float32")), n.const(rho[: len(pairs)], "float32"))
         index = _votes(n, decision, pairs, K)
         if have_proba:
-            scores = post_transform(n, _coupled_probabilities(n, decision, pairs, K, prob_a,
-                                                              prob_b), post)  # fmt: skip
+            scores = _probabilities(n, decision, pairs, K, prob_a, prob_b, post)
         elif K == 2:
             if post == "PROBIT":
                 n.fail("post_transform 'PROBIT' of a two-class SVM without probabilities (ORT "
