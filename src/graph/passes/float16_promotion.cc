@@ -21,7 +21,8 @@
 // are at least as accurate as per-op float16, with one visible difference: an intermediate
 // that would overflow float16 (65504) stays finite (an output still rounds to inf).
 //
-// WEBNN_FLOAT16 (read at build()): "auto" (default) promotes graphs of two nodes or more (a
+// WEBNN_FLOAT16 (read at build()): "auto" (default) promotes graphs of two nodes or more that
+// compute (not only move values: moves_values_only) (a
 // single node gains nothing to fuse, and its float16 kernel moves half the bytes), "promote"
 // every graph, "per_op" none (each float16 node then runs its float16 kernel, converting at
 // its own edges: cpu/float16.cc, cpu/float16_elementwise.cc).
@@ -129,12 +130,48 @@ bool types_consistent(const Graph& g) {
   return true;
 }
 
+// Ops that only move, select or copy values: a float16 graph of nothing else has no
+// arithmetic to speed up, and its float16 kernels keep every bit (a NaN payload included),
+// which a round trip through float32 does not.
+bool moves_values_only(OpKind k) {
+  switch (k) {
+    case OpKind::kIdentity:
+    case OpKind::kConcat:
+    case OpKind::kExpand:
+    case OpKind::kReshape:
+    case OpKind::kSlice:
+    case OpKind::kSplit:
+    case OpKind::kTile:
+    case OpKind::kTranspose:
+    case OpKind::kPad:
+    case OpKind::kReverse:
+    case OpKind::kTriangular:
+    case OpKind::kGather:
+    case OpKind::kGatherElements:
+    case OpKind::kGatherNd:
+    case OpKind::kScatterElements:
+    case OpKind::kScatterNd:
+    case OpKind::kWhere:
+    case OpKind::kSqueeze:
+    case OpKind::kUnsqueeze:
+    case OpKind::kShape:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 Expected<int64_t> promote_float16(Graph& graph) {
   WEBNN_ASSIGN_OR_RETURN(Mode mode, mode_from_env());
   if (mode == Mode::kPerOp) return 0;
-  if (mode == Mode::kAuto && graph.nodes.size() < 2) return 0;
+  if (mode == Mode::kAuto) {
+    if (graph.nodes.size() < 2) return 0;
+    bool computes = false;
+    for (const Node& node : graph.nodes) computes = computes || !moves_values_only(node.kind);
+    if (!computes) return 0;
+  }
   const size_t count = graph.operands.size();
   std::vector<bool> was_f16(count, false), is_output(count, false), read(count, false);
   bool any = false;
