@@ -8,18 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import webnn
-from test_hub import FILES, MODEL, FakeHub, clean_env  # noqa: F401 - the autouse fixture
+from test_hub import FILES, MODEL, clean_env, server  # noqa: F401 - fixtures (clean_env autouse)
 
 THREADS = 8
 WATCHDOG_SECONDS = 120
-
-
-@pytest.fixture
-def server(monkeypatch):
-    srv = FakeHub()
-    monkeypatch.setenv("HF_ENDPOINT", srv.url)
-    yield srv
-    srv.close()
 
 
 def _all_at_once(call):
@@ -63,7 +55,7 @@ def _expected(files):
 
 
 @pytest.mark.parametrize("force", [False, True])
-def test_threads_download_one_model_at_once(server, tmp_path, force):
+def test_threads_download_one_model_at_once(server, tmp_path, force):  # noqa: F811 - the fixture
     server.serve_model()
     cache = tmp_path / "cache"
     errors = _all_at_once(

@@ -37,43 +37,42 @@ bool read_indices(const TensorView& v, int64_t axis_size, std::vector<int64_t>* 
   return true;
 }
 
-template <class T>
-void gather_rows(const T* in, const int64_t* idx, T* out, int64_t count, int64_t axis_size,
-                 int64_t b, int64_t e) {
-  // Output elements [b, e) of (outer, count) with inner == 1, a row at a time: one division
-  // per chunk, not two per element (they cost more than the copy: 0.3 GB/s on ORT's u8s8
-  // saturation gathers of [32 x 59392]).
-  int64_t row = b / count, col = b % count;
-  for (int64_t k = b; k < e; ++row, col = 0) {
-    const T* src = in + row * axis_size;
-    const int64_t* ix = idx + col;
-    const int64_t n = std::min(e - k, count - col);
-    T* dst = out + k;
-    for (int64_t j = 0; j < n; ++j) dst[j] = src[ix[j]];
-    k += n;
-  }
-}
-
-// gather_rows reading the indices as given (a run-time operand of type I), each normalized as
-// read_indices does, in the same loop: a separate normalizing pass over an int64 copy cost
-// more than the gather itself (ORT-style QLinearAdd tables of QDQ PP-OCR cls: 44 gathers of
-// up to 38k bytes, 3.5 ns per element).
-template <class T, class I>
-void gather_rows_raw(const T* in, const I* idx, T* out, int64_t count, int64_t axis_size, int64_t b,
-                     int64_t e) {
+// Output elements [b, e) of (outer, count) with inner == 1, a row at a time: one division
+// per chunk, not two per element (they cost more than the copy: 0.3 GB/s on ORT's u8s8
+// saturation gathers of [32 x 59392]). `at(index)` maps an index to its position in the row.
+template <class T, class I, class At>
+void walk_rows(const T* in, const I* idx, T* out, int64_t count, int64_t axis_size, int64_t b,
+               int64_t e, At at) {
   int64_t row = b / count, col = b % count;
   for (int64_t k = b; k < e; ++row, col = 0) {
     const T* src = in + row * axis_size;
     const I* ix = idx + col;
     const int64_t n = std::min(e - k, count - col);
     T* dst = out + k;
-    for (int64_t j = 0; j < n; ++j) {
-      int64_t i = static_cast<int64_t>(ix[j]);
-      if (i < 0) i += axis_size;
-      dst[j] = src[std::clamp<int64_t>(i, 0, axis_size - 1)];
-    }
+    for (int64_t j = 0; j < n; ++j) dst[j] = src[at(ix[j])];
     k += n;
   }
+}
+
+// Indices already normalized (read_indices).
+template <class T>
+void gather_rows(const T* in, const int64_t* idx, T* out, int64_t count, int64_t axis_size,
+                 int64_t b, int64_t e) {
+  walk_rows(in, idx, out, count, axis_size, b, e, [](int64_t i) { return i; });
+}
+
+// The indices as given (a run-time operand of type I), each normalized as read_indices does,
+// in the same loop: a separate normalizing pass over an int64 copy cost more than the gather
+// itself (ORT-style QLinearAdd tables of QDQ PP-OCR cls: 44 gathers of up to 38k bytes,
+// 3.5 ns per element).
+template <class T, class I>
+void gather_rows_raw(const T* in, const I* idx, T* out, int64_t count, int64_t axis_size, int64_t b,
+                     int64_t e) {
+  walk_rows(in, idx, out, count, axis_size, b, e, [axis_size](I raw) {
+    int64_t i = static_cast<int64_t>(raw);
+    if (i < 0) i += axis_size;
+    return std::clamp<int64_t>(i, 0, axis_size - 1);
+  });
 }
 
 template <class T>
