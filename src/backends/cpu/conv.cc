@@ -746,6 +746,24 @@ class Conv2dKernel final : public Kernel {
     const float* dw_bias = nullptr;
   };
 
+  // The expansion stage's product for `m` output pixels into `out` (rows of e.out_c floats):
+  // its packed filter, `taps` x `k_per_tap` of reduction.
+  void set_expansion_job(int thread, int64_t m, int64_t taps, int64_t k_per_tap, float* out,
+                         const float* bias) {
+    Conv2dKernel& k = *ex_;
+    GemmJob& job = ex_jobs_[thread][0];
+    job.m = m;
+    job.n = k.s_.out_c;
+    job.taps = taps;
+    job.k_per_tap = k_per_tap;
+    job.a_offset = 0;
+    job.zero = k.zero_.data();
+    job.b_packed = k.weights();
+    job.c = out;
+    job.ldc = k.s_.out_c;
+    job.col_bias = bias;
+  }
+
   // Rows [a, b) of image n of the expansion stage's value (before its steps) into `out`: a 1x1
   // product of the input rows, or (the expansion is itself a 1x1 conv with a depthwise stage,
   // an LCNet chain) its depthwise rows band by band and their product.
@@ -768,34 +786,14 @@ class Conv2dKernel final : public Kernel {
                      return static_cast<const float* const*>(scratch);
                    },
                    &ta};
-      GemmJob& job = ex_jobs_[thread][0];
-      job.m = (b - a) * e.out_w;
-      job.n = e.out_c;
-      job.taps = k.a_taps_;
-      job.k_per_tap = k.a_k_;
-      job.a_offset = 0;
-      job.zero = k.zero_.data();
-      job.b_packed = k.weights();
-      job.c = out;
-      job.ldc = e.out_c;
-      job.col_bias = in.bias;
+      set_expansion_job(thread, (b - a) * e.out_w, k.a_taps_, k.a_k_, out, in.bias);
       run_gemm(simd_, ex_jobs_[thread], ex_ep, a_fn, GemmBFn{}, ex_scratch_[thread], nullptr,
                &k.tile_);
       return;
     }
     if (!k.dw_) {
       const int64_t m = (b - a) * e.out_w;
-      GemmJob& job = ex_jobs_[thread][0];
-      job.m = m;
-      job.n = e.out_c;
-      job.taps = 1;
-      job.k_per_tap = e.in_c;
-      job.a_offset = 0;
-      job.zero = k.zero_.data();
-      job.b_packed = k.weights();
-      job.c = out;
-      job.ldc = e.out_c;
-      job.col_bias = in.bias;
+      set_expansion_job(thread, m, 1, e.in_c, out, in.bias);
       run_rows_gemm(simd_, ex_jobs_[thread], ex_ep, in.x + (n * e.in_h + a) * e.in_w * e.in_c, m,
                     e.in_c, k.tile_, ex_scratch_[thread]);
       return;
