@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import folding
+from . import folding, held
 from .errors import Float64Warning, OnnxImportError
 from .host_cuts import is_host_cut, plan_cut, reads_host_tensor
 from .host_outputs import HostOutput, StringInput, pass_through, string_vocabulary
@@ -173,6 +173,8 @@ class NodeContext:
         self.opset = opset
         self.b = importer.builder
         self._attrs = None
+        # the ONNX type of each input WebNN lacks (held.py), None for the others
+        self.elems = [None] * len(inputs)
 
     # -- attributes -------------------------------------------------------------------------
     @property
@@ -411,6 +413,8 @@ class Importer:
         # Stop at the first value-dependent-size node reading run-time values (host_cuts.py).
         self.host_cuts = host_cuts
         self.cut = None
+        # run-time value name -> the ONNX type WebNN lacks that it holds (held.py)
+        self.held = {}
 
     # -- constants --------------------------------------------------------------------------
     def webnn_numpy(self, dtype):
@@ -443,6 +447,8 @@ class Importer:
             array = array.astype(np.uint8)
         if array.dtype == np.float64:  # a double constant made by a converter
             array = self.narrow(ctx.node.output[0] if ctx is not None else "a constant", array)
+        if held.elem_of_array(array) is not None:  # int16, bfloat16, float8 codes, ...
+            array = held.to_holding(array)
         if array.dtype not in NUMPY_TO_WEBNN:
             _refuse(ctx, f"a {array.dtype} tensor is needed at run time; WebNN has no "
                     f"{array.dtype} type")  # fmt: skip
@@ -481,6 +487,8 @@ class Importer:
             shape=list(shape) if shape is not None else None,
         )
         info.numpy_dtype = ONNX_TO_NUMPY.get(elem)
+        if elem in held.HELD:
+            info.numpy_dtype = held.numpy_type(elem)
         return info
 
     def _resolve_shape(self, info):
@@ -777,6 +785,9 @@ class Importer:
             if info.elem_type == DOUBLE_TYPE:  # held as float32 (refused above in "error")
                 self.narrowed[vi.name] = None
                 info.webnn_dtype = "float32"
+            elif info.elem_type in held.HELD:  # int16 as int32, float8 as codes, ...
+                info.webnn_dtype = held.holding_type(info.elem_type)
+                self.held[vi.name] = info.elem_type
             elif info.elem_type not in ONNX_TO_WEBNN:
                 raise OnnxImportError(
                     f"graph input '{vi.name}': type {info.onnx_type}, which WebNN cannot hold"
@@ -824,6 +835,7 @@ class Importer:
                 info = self._input_info(vi, output=True)
             if value is None:
                 raise OnnxImportError(f"graph output '{vi.name}' is not produced by any node")
+            self._check_held_output(vi.name, value, info.elem_type)
             try:
                 op = self.operand(self.narrow(vi.name, value))
             except OnnxImportError as exc:  # a constant WebNN cannot hold (empty, a string)
@@ -885,6 +897,29 @@ class Importer:
             host_inputs=host_inputs,
             composite_outputs=composite,
             sequence_inputs=sequence_inputs,
+        )
+
+    def held_elem(self, name, value):
+        """The ONNX type WebNN lacks of a value (held.py), or None."""
+        if isinstance(value, np.ndarray):
+            return held.elem_of_array(value)
+        return self.held.get(name) if name else None
+
+    def _check_held_output(self, name, value, declared):
+        """A graph output declared of a held type must be computed as one (and the reverse):
+        codes or 16-bit integers must never come out as other numbers."""
+        have = self.held_elem(name, value)
+        if have is None and isinstance(value, np.ndarray):
+            return  # a folded value: its numpy type converts
+        if not declared or have == declared or (have is None and declared not in held.HELD):
+            return
+        if have is None and held.holding_type(declared) in ("int32", "float32") and \
+                declared not in held.FLOAT_CODED and \
+                self.builder.operand_data_type(value) == held.holding_type(declared):  # fmt: skip
+            return  # computed in the holding type by an operator without a schema
+        raise OnnxImportError(
+            f"graph output '{name}' is declared {onnx_type_name(declared)}, but the importer "
+            f"computes it as {onnx_type_name(have) if have else 'another type'}"
         )
 
     def _sequence_input(self, vi, inputs, sequence_inputs):
@@ -1115,9 +1150,24 @@ class Importer:
                 return folded
         # Run time: double values known at import become float32 (what converters and WebNN
         # hold); folding above kept them double.
+        ctx.elems = elems = [self.held_elem(name, v) for name, v in zip(node.input, inputs)]
+        if (
+            any(e in held.FLOAT_CODED for e in elems)
+            and not (node.op_type in held.SELF_TAGGING or node.op_type in held.MOVERS)
+            or (domain and any(elems))
+        ):
+            i = next(i for i, e in enumerate(elems) if e)
+            ctx.fail(
+                f"reads '{node.input[i]}', a {onnx_type_name(elems[i])} tensor: WebNN has no such "
+                "type, and this operator cannot take it (float8 / float4 values are held as "
+                "codes, read only by Cast, CastLike, QuantizeLinear, DequantizeLinear and data "
+                "movement; standard operators only read int16 / bfloat16 values)"
+            )
         ctx.inputs = inputs = [
-            self.narrow(name, v) if isinstance(v, np.ndarray) else v
-            for name, v in zip(node.input, inputs)
+            (held.to_holding(v) if e is not None else self.narrow(name, v))
+            if isinstance(v, np.ndarray)
+            else v
+            for name, v, e in zip(node.input, inputs, elems)
         ]
         try:
             result = entry.convert(ctx)
@@ -1149,6 +1199,32 @@ class Importer:
             missing = [o for o in node.output[len(result) :] if o]
             if missing:
                 ctx.fail(f"outputs {missing} are not supported by this converter")
+        if any(elems) and node.op_type not in held.SELF_TAGGING:
+            result = self._held_results(ctx, domain, opset, elems, result)
+        return result
+
+    def _held_results(self, ctx, domain, opset, elems, result):
+        """Outputs of held types (by the schema's type constraints) recorded, and made exact
+        (int16 wrapped, bfloat16 rounded) unless the operator only moves or selects values."""
+        node = ctx.node
+        out_elems = held.output_elems(domain, node.op_type, opset, elems, len(node.output))
+        result = list(result)
+        for j, (name, elem) in enumerate(zip(node.output, out_elems)):
+            if elem is None or not name or j >= len(result):
+                continue
+            value = result[j]
+            if isinstance(value, (np.ndarray, NON_TENSOR)) or value is None:
+                continue
+            if self.builder.operand_data_type(value) != held.holding_type(elem):
+                ctx.fail(
+                    f"output '{name}' is {onnx_type_name(elem)}, held as "
+                    f"{held.holding_type(elem)}, but the converter made "
+                    f"{self.builder.operand_data_type(value)}"
+                )
+            if node.op_type not in held.SELECTORS:
+                value = held.fix_result(ctx, value, elem)
+            self.held[name] = elem
+            result[j] = value
         return result
 
 
