@@ -206,3 +206,20 @@ def test_operator_reading_float8_codes_is_refused():
     ctx = webnn.ML().create_context(backend="cpu")
     with pytest.raises(wo.OnnxImportError, match=r"Add.*float8e4m3fn tensor"):
         wo.load(ctx, model)
+
+
+@pytest.mark.parametrize("elem", [T.BFLOAT16, T.FLOAT8E4M3FN, T.FLOAT8E5M2, 24, T.INT16])
+def test_external_data_initializers_of_held_types(tmp_path, elem):
+    """Weights of these types in an external-data file are memory-mapped as their type."""
+    w = np.random.default_rng(7).uniform(-8, 8, (4, 5)).astype(np.float32)
+    w = w.astype(held.numpy_type(elem))
+    nodes = [helper.make_node("Cast", ["w"], ["f"], to=T.FLOAT),
+             helper.make_node("Add", ["f", "x"], ["y"])]  # fmt: skip
+    model = _model(nodes, [("x", T.FLOAT, [4, 5])], [("y", T.FLOAT, [4, 5])])
+    model.graph.initializer.append(onnx.numpy_helper.from_array(w, "w"))
+    path = tmp_path / "m.onnx"
+    onnx.save(model, path, save_as_external_data=True, location="w.bin", size_threshold=0)
+    assert (tmp_path / "w.bin").stat().st_size == w.nbytes
+    x = np.ones((4, 5), np.float32)
+    got = wo.InferenceSession(str(path)).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(got, w.astype(np.float32) + 1)
