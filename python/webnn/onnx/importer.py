@@ -357,6 +357,11 @@ class Scope(dict):
         return False
 
 
+def _run_time(value):
+    """Whether a value is a run-time tensor (an operand: not folded, not a sequence)."""
+    return value is not None and not isinstance(value, (np.ndarray, *NON_TENSOR, HostOutput))
+
+
 def _refuse(ctx, message):
     """Raise the importer's error: naming the node through `ctx` when there is one."""
     if ctx is not None:
@@ -1086,7 +1091,18 @@ class Importer:
                 # node: the graph ends here, the rest takes the finished tensor (host_cuts.py).
                 self.cut = plan_cut(index, nodes, scope, self.proto.graph.output, runs_node=False)
                 return
-            outputs = self.convert_node(node, inputs, scope)
+            try:
+                outputs = self.convert_node(node, inputs, scope)
+            except OnnxImportError as exc:
+                # A value this node needs at import (TopK's K, a shape) computed at run time:
+                # the session cuts here and an inner session runs the rest with that value
+                # folded, one graph per value (host_cuts.py, "folded cuts").
+                name = exc.needs_constant
+                if not (at_top and self.host_cuts and name and _run_time(scope.lookup(name))):
+                    raise
+                self.cut = plan_cut(index, nodes, scope, self.proto.graph.output, runs_node=False)
+                self.cut.fold = [name]
+                return
             if self.float16 == "float32":
                 outputs = [self.widen(name, v) for name, v in zip(node.output, outputs)]
             for name, v in zip(node.output, outputs):

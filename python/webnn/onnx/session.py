@@ -997,11 +997,13 @@ class InferenceSession:
         return SegmentedModel(compiled, imported.host_cut, self._weights.prepared or self._model,
                               functools.partial(self._inner_session, context))  # fmt: skip
 
-    def _inner_session(self, context, model: onnx.ModelProto) -> InferenceSession:
-        """A session for the part of the model after a host node, on the same context."""
+    def _inner_session(self, context, model: onnx.ModelProto, fold=()) -> InferenceSession:
+        """A session for the part of the model after a host node (or from a node needing the
+        values `fold` at import), on the same context."""
         return InferenceSession(
             model,
             context=context,
+            constant_inputs=list(fold),
             max_cached_graphs=self._max_cached,
             float16=self._float16,
             float64=self._float64,
