@@ -223,3 +223,37 @@ def test_external_data_initializers_of_held_types(tmp_path, elem):
     x = np.ones((4, 5), np.float32)
     got = wo.InferenceSession(str(path)).run(None, {"x": x})[0]
     np.testing.assert_array_equal(got, w.astype(np.float32) + 1)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_loop_state_of_int16_wraps_every_step(backend):
+    """A Loop whose carried int16 state overflows at each step (body inputs are held as their
+    declared type says), against ONNX Runtime."""
+    ort = pytest.importorskip("onnxruntime")
+    body = helper.make_graph(
+        [
+            helper.make_node("Identity", ["cond"], ["cond_out"]),
+            helper.make_node("Mul", ["s", "s"], ["sq"]),
+            helper.make_node("Div", ["sq", "seven"], ["d"]),  # wrapped before dividing
+            helper.make_node("Add", ["d", "x"], ["s_out"]),
+        ],  # fmt: skip
+        "body",
+        [
+            helper.make_tensor_value_info("i", T.INT64, []),
+            helper.make_tensor_value_info("cond", T.BOOL, []),
+            helper.make_tensor_value_info("s", T.INT16, [8]),
+        ],  # fmt: skip
+        [
+            helper.make_tensor_value_info("cond_out", T.BOOL, []),
+            helper.make_tensor_value_info("s_out", T.INT16, [8]),
+        ],  # fmt: skip
+    )
+    trip = onnx.numpy_helper.from_array(np.array(4, np.int64), "trip")
+    nodes = [helper.make_node("Loop", ["trip", "", "x"], ["y"], body=body)]
+    model = _model(nodes, [("x", T.INT16, [8])], [("y", T.INT16, [8])], opset=17)
+    seven = onnx.numpy_helper.from_array(np.array([7], np.int16), "seven")
+    model.graph.initializer.extend([trip, seven])
+    x = np.array([3, -7, 181, 255, -32768, 32767, 1000, 0], np.int16)
+    want = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
+    got = _session(model, backend).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(got, want)

@@ -908,7 +908,35 @@ class Importer:
         """The ONNX type WebNN lacks of a value (held.py), or None."""
         if isinstance(value, np.ndarray):
             return held.elem_of_array(value)
-        return self.held.get(name) if name else None
+        if not name or value is None or isinstance(value, (*NON_TENSOR, HostOutput)):
+            return None
+        if name in self.held:
+            return self.held[name]
+        # A value no converter tagged: a subgraph's input (a Loop's carried state) or an If's
+        # output, held as its declared type says (when the operand has that holding type).
+        declared = self._declared_types().get(name)
+        if declared in held.HELD and not isinstance(value, (list, tuple)):
+            if self.builder.operand_data_type(value) == held.holding_type(declared):
+                return declared
+        return None
+
+    def _declared_types(self):
+        """Value name -> declared ONNX element type, over every graph of the model."""
+        if getattr(self, "_declared", None) is None:
+            types = {}
+
+            def walk(graph):
+                for vi in [*graph.input, *graph.output, *graph.value_info]:
+                    if vi.type.HasField("tensor_type"):
+                        types.setdefault(vi.name, vi.type.tensor_type.elem_type)
+                for node in graph.node:
+                    for a in node.attribute:
+                        for g in [a.g] if a.type == a.GRAPH else list(a.graphs):
+                            walk(g)
+
+            walk(self.proto.graph)
+            self._declared = types
+        return self._declared
 
     def _check_held_output(self, name, value, declared):
         """A graph output declared of a held type must be computed as one (and the reverse):
