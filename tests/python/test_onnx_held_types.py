@@ -236,17 +236,17 @@ def test_loop_state_of_int16_wraps_every_step(backend):
             helper.make_node("Mul", ["s", "s"], ["sq"]),
             helper.make_node("Div", ["sq", "seven"], ["d"]),  # wrapped before dividing
             helper.make_node("Add", ["d", "x"], ["s_out"]),
-        ],  # fmt: skip
+        ],
         "body",
         [
             helper.make_tensor_value_info("i", T.INT64, []),
             helper.make_tensor_value_info("cond", T.BOOL, []),
             helper.make_tensor_value_info("s", T.INT16, [8]),
-        ],  # fmt: skip
+        ],
         [
             helper.make_tensor_value_info("cond_out", T.BOOL, []),
             helper.make_tensor_value_info("s_out", T.INT16, [8]),
-        ],  # fmt: skip
+        ],
     )
     trip = onnx.numpy_helper.from_array(np.array(4, np.int64), "trip")
     nodes = [helper.make_node("Loop", ["trip", "", "x"], ["y"], body=body)]

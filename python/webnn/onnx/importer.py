@@ -915,9 +915,12 @@ class Importer:
         # A value no converter tagged: a subgraph's input (a Loop's carried state) or an If's
         # output, held as its declared type says (when the operand has that holding type).
         declared = self._declared_types().get(name)
-        if declared in held.HELD and not isinstance(value, (list, tuple)):
-            if self.builder.operand_data_type(value) == held.holding_type(declared):
-                return declared
+        if (
+            declared in held.HELD
+            and not isinstance(value, (list, tuple))
+            and self.builder.operand_data_type(value) == held.holding_type(declared)
+        ):
+            return declared
         return None
 
     def _declared_types(self):
