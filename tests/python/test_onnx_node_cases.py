@@ -19,6 +19,7 @@ import json
 import warnings
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -26,6 +27,7 @@ onnx = pytest.importorskip("onnx")
 
 import webnn
 import webnn.onnx as wo
+from webnn.onnx import held
 from webnn.onnx.importer import schema_function
 from webnn.onnx.ops import lookup
 from webnn.onnx.types import DOUBLE, ONNX_TO_WEBNN, onnx_type_name
@@ -119,7 +121,8 @@ def unclaimed_reason(case):
         if tensor is None:
             return f"'{vi.name}' is not a tensor, a sequence or an optional of tensors"
         elem = tensor.elem_type
-        if elem not in ONNX_TO_WEBNN and elem != DOUBLE:  # double is computed in float32
+        # double is computed in float32, int16 / bfloat16 / float8 ... are held (held.py)
+        if elem not in ONNX_TO_WEBNN and elem != DOUBLE and elem not in held.HELD:
             return f"data type {onnx_type_name(elem)} of '{vi.name}' does not exist in WebNN"
     if _has_composite_io(case):
         # Sequence / optional inputs and outputs: run through InferenceSession (lists and
@@ -206,6 +209,24 @@ _CLAIMS = claim_table()
 _BY_NAME = {c.name: c for c in CASES}
 
 
+def _held_output(have, want):
+    """An output of a type WebNN lacks, as the graph holds it (int32, float32, uint8 codes),
+    back in that type; float8 / float4 / bfloat16 values as float64 (compared exactly)."""
+    elem = held.elem_of_array(want)
+    if elem is None:
+        return have, want
+    have = held.from_holding(have, elem)
+    if elem in held.WRAPPED or elem in (25, 26):  # 16-bit and 2-bit integers
+        return have, want
+    return have.astype(np.float64), want.astype(np.float64)
+
+
+def _rtol(case, want):
+    """onnx's backend runner: rtol 1e-3 (or the case's), two ulps (2^-6) for bfloat16."""
+    rtol = max(case.rtol, 1e-3)
+    return max(rtol, 2**-6) if want.dtype == ml_dtypes.bfloat16 else rtol
+
+
 def _assert_close(case, name, have, want):
     if want is None or isinstance(want, list):
         assert type(have) is type(want), f"{name}: {type(have).__name__}, expected {want!r}"
@@ -217,7 +238,12 @@ def _assert_close(case, name, have, want):
     if want.dtype == np.bool_:
         have = have.astype(np.bool_)
     assert list(have.shape) == list(want.shape), f"{name}: shape"
-    if np.issubdtype(want.dtype, np.floating):
+    if held.elem_of_array(want) in held.FLOAT_CODED:  # the session returned the ONNX type
+        np.testing.assert_array_equal(have.astype(np.float64), want.astype(np.float64), name)
+    elif want.dtype == ml_dtypes.bfloat16:
+        np.testing.assert_allclose(have.astype(np.float64), want.astype(np.float64),
+                                   rtol=_rtol(case, want), atol=max(case.atol, 1e-7))  # fmt: skip
+    elif np.issubdtype(want.dtype, np.floating):
         atol = max(case.atol, 1e-7 if want.dtype != np.float16 else 1e-3)
         np.testing.assert_allclose(
             have.astype(np.float64),
@@ -266,14 +292,19 @@ def _check(case, context):
                     a = a.astype(np.uint8)
                 elif a.dtype == np.float64:  # a double input is held as float32
                     a = a.astype(np.float32)
+                elif held.elem_of_array(a) is not None:  # int16 as int32, float8 as codes
+                    a = held.to_holding(a)
                 run_feeds[name] = a
         got = context.compute(g, run_feeds)
         for vi, want in zip(graph.output, expected):
-            have = got[vi.name]
+            bf16 = want.dtype == ml_dtypes.bfloat16
+            have, want = _held_output(got[vi.name], want)
             if want.dtype == np.bool_:
                 have = have.astype(np.bool_)
             assert list(have.shape) == list(want.shape), f"{vi.name}: shape"
-            if np.issubdtype(want.dtype, np.floating):
+            if held.elem_of_array(np.zeros(0, vi_numpy(vi))) in held.FLOAT_CODED:
+                np.testing.assert_array_equal(have, want, err_msg=vi.name)  # exact, NaN == NaN
+            elif np.issubdtype(want.dtype, np.floating):
                 atol = max(case.atol, 1e-7 if want.dtype != np.float16 else 1e-3)
                 if case.name.startswith(("test_dft", "test_stft")):
                     # sums of N float32 products: the reference's own rounding noise near 0
@@ -282,12 +313,16 @@ def _check(case, context):
                 np.testing.assert_allclose(
                     have.astype(np.float64),
                     want.astype(np.float64),
-                    rtol=max(case.rtol, 1e-3),
+                    rtol=max(max(case.rtol, 1e-3), 2**-6 if bf16 else 0),
                     atol=atol,
                     err_msg=vi.name,
                 )
             else:
                 np.testing.assert_array_equal(have, want.astype(have.dtype), err_msg=vi.name)
+
+
+def vi_numpy(vi):
+    return onnx.helper.tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type)
 
 
 @pytest.mark.parametrize("backend", ["cpu", "reference"])

@@ -2,9 +2,8 @@
 
 int2 / uint2 values are held as int8 / uint8 (the same integers). float8 (e4m3fn, e4m3fnuz,
 e5m2, e5m2fnuz), float4e2m1 and float8e8m0 values are held as their uint8 bit codes, so that
-nothing is rounded on the way; Cast / CastLike / QuantizeLinear / DequantizeLinear (and
-Identity) are to read and make them (CODE_READERS; the converters are not wired to this
-module yet: the tables and graph pieces here are tested on their own). Decoding is a gather from the table of the exact values of the
+nothing is rounded on the way; Cast / CastLike / QuantizeLinear / DequantizeLinear read and
+make them, data movement passes them on (held.py says which operators). Decoding is a gather from the table of the exact values of the
 256 (float4: 16) codes. Encoding a float32 x is done with comparisons: |x| >= t for the sorted
 thresholds t where the result steps from one magnitude to the next (each threshold is the
 smallest float32 that rounds to the larger one, so round-to-nearest-even ties, saturation
@@ -40,31 +39,6 @@ CODED = {
 }
 FLOAT_CODED = (FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ, FLOAT4E2M1, FLOAT8E8M0)
 INT_RANGE = {UINT2: (0, 3), INT2: (-2, 1)}
-_BY_NUMPY = {np.dtype(t): elem for elem, (t, _) in CODED.items()}
-
-# Operators that read coded values (the converters that know the codes) and Identity.
-CODE_READERS = frozenset(["Cast", "CastLike", "QuantizeLinear", "DequantizeLinear", "Identity"])
-
-
-def coded_type_of_numpy(dtype):
-    """The ONNX type of a numpy (ml_dtypes) dtype held as codes, or None."""
-    return _BY_NUMPY.get(np.dtype(dtype))
-
-
-def to_held(array):
-    """An ml_dtypes array of a coded type as the WebNN graph holds it (codes / integers)."""
-    elem = _BY_NUMPY[array.dtype]
-    if elem in FLOAT_CODED:
-        return np.ascontiguousarray(array).view(np.uint8)
-    return array.astype(CODED[elem][1])
-
-
-def from_held(array, elem):
-    """What the graph computed for a coded ONNX type, as the ml_dtypes array ONNX gives."""
-    dtype = CODED[elem][0]
-    if elem in FLOAT_CODED:
-        return np.ascontiguousarray(array.astype(np.uint8, copy=False)).view(dtype)
-    return array.astype(dtype)
 
 
 @functools.cache

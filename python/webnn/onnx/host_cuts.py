@@ -9,6 +9,11 @@ the model reads, the node runs on the host with onnx's reference implementation 
 rest of the model becomes a model of its own whose inputs are those values — imported by an
 inner session, so it is compiled per shape of its inputs and may be cut again further on.
 
+A node that needs a value at import which the graph computes at run time (TopK's K, an
+Expand's or Reshape's shape from values) is cut the same way, without a host step: the graph
+so far returns that value, and the rest of the model, starting at the node, is imported by an
+inner session that folds the value (`constant_inputs`), one compiled graph per value.
+
 `webnn.onnx.load` and `convert` make one graph and never cut: there such a node is an import
 error naming it, as before.
 """
@@ -75,6 +80,10 @@ class HostCut:
     # False: nothing runs on the host but the graph's host outputs (reads_host_tensor); the
     # rest of the model starts at `node` itself.
     runs_node: bool = True
+    # Values `node` needs at import that the graph computes (TopK's K, a Reshape's shape):
+    # the rest of the model starts at `node`, and its session folds them (constant_inputs),
+    # compiling one graph per value.
+    fold: list = field(default_factory=list)
 
     @property
     def after(self):

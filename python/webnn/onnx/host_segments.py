@@ -84,7 +84,7 @@ class SegmentedModel:
     def _rest_session(self, model):
         with self._lock:
             if "session" not in self._rest:
-                self._rest["session"] = self._make_session(model)
+                self._rest["session"] = self._make_session(model, self.cut.fold)
             return self._rest["session"]
 
     def _rest_reference(self, model):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import folding
+from . import folding, held
 from .errors import Float64Warning, OnnxImportError
 from .host_cuts import is_host_cut, plan_cut, reads_host_tensor
 from .host_outputs import HostOutput, StringInput, pass_through, string_vocabulary
@@ -173,6 +173,8 @@ class NodeContext:
         self.opset = opset
         self.b = importer.builder
         self._attrs = None
+        # the ONNX type of each input WebNN lacks (held.py), None for the others
+        self.elems = [None] * len(inputs)
 
     # -- attributes -------------------------------------------------------------------------
     @property
@@ -355,6 +357,11 @@ class Scope(dict):
         return False
 
 
+def _run_time(value):
+    """Whether a value is a run-time tensor (an operand: not folded, not a sequence)."""
+    return value is not None and not isinstance(value, (np.ndarray, *NON_TENSOR, HostOutput))
+
+
 def _refuse(ctx, message):
     """Raise the importer's error: naming the node through `ctx` when there is one."""
     if ctx is not None:
@@ -411,6 +418,8 @@ class Importer:
         # Stop at the first value-dependent-size node reading run-time values (host_cuts.py).
         self.host_cuts = host_cuts
         self.cut = None
+        # run-time value name -> the ONNX type WebNN lacks that it holds (held.py)
+        self.held = {}
 
     # -- constants --------------------------------------------------------------------------
     def webnn_numpy(self, dtype):
@@ -443,6 +452,8 @@ class Importer:
             array = array.astype(np.uint8)
         if array.dtype == np.float64:  # a double constant made by a converter
             array = self.narrow(ctx.node.output[0] if ctx is not None else "a constant", array)
+        if held.elem_of_array(array) is not None:  # int16, bfloat16, float8 codes, ...
+            array = held.to_holding(array)
         if array.dtype not in NUMPY_TO_WEBNN:
             _refuse(ctx, f"a {array.dtype} tensor is needed at run time; WebNN has no "
                     f"{array.dtype} type")  # fmt: skip
@@ -481,6 +492,8 @@ class Importer:
             shape=list(shape) if shape is not None else None,
         )
         info.numpy_dtype = ONNX_TO_NUMPY.get(elem)
+        if elem in held.HELD:
+            info.numpy_dtype = held.numpy_type(elem)
         return info
 
     def _resolve_shape(self, info):
@@ -777,6 +790,9 @@ class Importer:
             if info.elem_type == DOUBLE_TYPE:  # held as float32 (refused above in "error")
                 self.narrowed[vi.name] = None
                 info.webnn_dtype = "float32"
+            elif info.elem_type in held.HELD:  # int16 as int32, float8 as codes, ...
+                info.webnn_dtype = held.holding_type(info.elem_type)
+                self.held[vi.name] = info.elem_type
             elif info.elem_type not in ONNX_TO_WEBNN:
                 raise OnnxImportError(
                     f"graph input '{vi.name}': type {info.onnx_type}, which WebNN cannot hold"
@@ -824,6 +840,7 @@ class Importer:
                 info = self._input_info(vi, output=True)
             if value is None:
                 raise OnnxImportError(f"graph output '{vi.name}' is not produced by any node")
+            self._check_held_output(vi.name, value, info.elem_type)
             try:
                 op = self.operand(self.narrow(vi.name, value))
             except OnnxImportError as exc:  # a constant WebNN cannot hold (empty, a string)
@@ -885,6 +902,60 @@ class Importer:
             host_inputs=host_inputs,
             composite_outputs=composite,
             sequence_inputs=sequence_inputs,
+        )
+
+    def held_elem(self, name, value):
+        """The ONNX type WebNN lacks of a value (held.py), or None."""
+        if isinstance(value, np.ndarray):
+            return held.elem_of_array(value)
+        if not name or value is None or isinstance(value, (*NON_TENSOR, HostOutput)):
+            return None
+        if name in self.held:
+            return self.held[name]
+        # A value no converter tagged: a subgraph's input (a Loop's carried state) or an If's
+        # output, held as its declared type says (when the operand has that holding type).
+        declared = self._declared_types().get(name)
+        if (
+            declared in held.HELD
+            and not isinstance(value, (list, tuple))
+            and self.builder.operand_data_type(value) == held.holding_type(declared)
+        ):
+            return declared
+        return None
+
+    def _declared_types(self):
+        """Value name -> declared ONNX element type, over every graph of the model."""
+        if getattr(self, "_declared", None) is None:
+            types = {}
+
+            def walk(graph):
+                for vi in [*graph.input, *graph.output, *graph.value_info]:
+                    if vi.type.HasField("tensor_type"):
+                        types.setdefault(vi.name, vi.type.tensor_type.elem_type)
+                for node in graph.node:
+                    for a in node.attribute:
+                        for g in [a.g] if a.type == a.GRAPH else list(a.graphs):
+                            walk(g)
+
+            walk(self.proto.graph)
+            self._declared = types
+        return self._declared
+
+    def _check_held_output(self, name, value, declared):
+        """A graph output declared of a held type must be computed as one (and the reverse):
+        codes or 16-bit integers must never come out as other numbers."""
+        have = self.held_elem(name, value)
+        if have is None and isinstance(value, np.ndarray):
+            return  # a folded value: its numpy type converts
+        if not declared or have == declared or (have is None and declared not in held.HELD):
+            return
+        if have is None and held.holding_type(declared) in ("int32", "float32") and \
+                declared not in held.FLOAT_CODED and \
+                self.builder.operand_data_type(value) == held.holding_type(declared):  # fmt: skip
+            return  # computed in the holding type by an operator without a schema
+        raise OnnxImportError(
+            f"graph output '{name}' is declared {onnx_type_name(declared)}, but the importer "
+            f"computes it as {onnx_type_name(have) if have else 'another type'}"
         )
 
     def _sequence_input(self, vi, inputs, sequence_inputs):
@@ -1051,7 +1122,18 @@ class Importer:
                 # node: the graph ends here, the rest takes the finished tensor (host_cuts.py).
                 self.cut = plan_cut(index, nodes, scope, self.proto.graph.output, runs_node=False)
                 return
-            outputs = self.convert_node(node, inputs, scope)
+            try:
+                outputs = self.convert_node(node, inputs, scope)
+            except OnnxImportError as exc:
+                # A value this node needs at import (TopK's K, a shape) computed at run time:
+                # the session cuts here and an inner session runs the rest with that value
+                # folded, one graph per value (host_cuts.py, "folded cuts").
+                name = exc.needs_constant
+                if not (at_top and self.host_cuts and name and _run_time(scope.lookup(name))):
+                    raise
+                self.cut = plan_cut(index, nodes, scope, self.proto.graph.output, runs_node=False)
+                self.cut.fold = [name]
+                return
             if self.float16 == "float32":
                 outputs = [self.widen(name, v) for name, v in zip(node.output, outputs)]
             for name, v in zip(node.output, outputs):
@@ -1115,9 +1197,24 @@ class Importer:
                 return folded
         # Run time: double values known at import become float32 (what converters and WebNN
         # hold); folding above kept them double.
+        ctx.elems = elems = [self.held_elem(name, v) for name, v in zip(node.input, inputs)]
+        if (
+            any(e in held.FLOAT_CODED for e in elems)
+            and not (node.op_type in held.SELF_TAGGING or node.op_type in held.MOVERS)
+            or (domain and any(elems))
+        ):
+            i = next(i for i, e in enumerate(elems) if e)
+            ctx.fail(
+                f"reads '{node.input[i]}', a {onnx_type_name(elems[i])} tensor: WebNN has no such "
+                "type, and this operator cannot take it (float8 / float4 values are held as "
+                "codes, read only by Cast, CastLike, QuantizeLinear, DequantizeLinear and data "
+                "movement; standard operators only read int16 / bfloat16 values)"
+            )
         ctx.inputs = inputs = [
-            self.narrow(name, v) if isinstance(v, np.ndarray) else v
-            for name, v in zip(node.input, inputs)
+            (held.to_holding(v) if e is not None else self.narrow(name, v))
+            if isinstance(v, np.ndarray)
+            else v
+            for name, v, e in zip(node.input, inputs, elems)
         ]
         try:
             result = entry.convert(ctx)
@@ -1149,6 +1246,32 @@ class Importer:
             missing = [o for o in node.output[len(result) :] if o]
             if missing:
                 ctx.fail(f"outputs {missing} are not supported by this converter")
+        if any(elems) and node.op_type not in held.SELF_TAGGING:
+            result = self._held_results(ctx, domain, opset, elems, result)
+        return result
+
+    def _held_results(self, ctx, domain, opset, elems, result):
+        """Outputs of held types (by the schema's type constraints) recorded, and made exact
+        (int16 wrapped, bfloat16 rounded) unless the operator only moves or selects values."""
+        node = ctx.node
+        out_elems = held.output_elems(domain, node.op_type, opset, elems, len(node.output))
+        result = list(result)
+        for j, (name, elem) in enumerate(zip(node.output, out_elems)):
+            if elem is None or not name or j >= len(result):
+                continue
+            value = result[j]
+            if isinstance(value, (np.ndarray, NON_TENSOR)) or value is None:
+                continue
+            if self.builder.operand_data_type(value) != held.holding_type(elem):
+                ctx.fail(
+                    f"output '{name}' is {onnx_type_name(elem)}, held as "
+                    f"{held.holding_type(elem)}, but the converter made "
+                    f"{self.builder.operand_data_type(value)}"
+                )
+            if node.op_type not in held.SELECTORS:
+                value = held.fix_result(ctx, value, elem)
+            self.held[name] = elem
+            result[j] = value
         return result
 
 

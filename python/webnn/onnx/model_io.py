@@ -68,6 +68,12 @@ def _np_dtypes():
         T.UINT64: np.uint64,
         T.BOOL: np.bool_,
     }
+    # One element per byte or two: mapped as they are (the importer holds them, held.py);
+    # the packed 4-bit and 2-bit types need unpacking (onnx's loader).
+    from .held import HELD
+
+    for elem in (T.BFLOAT16, T.FLOAT8E4M3FN, T.FLOAT8E4M3FNUZ, T.FLOAT8E5M2, T.FLOAT8E5M2FNUZ, 24):
+        table[elem] = HELD[elem][0]
     return table
 
 

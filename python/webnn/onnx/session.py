@@ -61,6 +61,7 @@ from onnx import TensorProto
 
 import webnn
 
+from . import held
 from .errors import OnnxImportError
 from .session_sequences import (
     NoGraph,
@@ -732,6 +733,8 @@ class InferenceSession:
         for n, arr in graph_feed.items():
             if arr.dtype == np.float64:  # a double input (or element) is held as float32
                 graph_feed[n] = double_as_float32(arr)[0]  # as the weights (types.py)
+            elif held.elem_of_array(arr) is not None:  # int16 as int32, float8 as codes, ...
+                graph_feed[n] = held.to_holding(arr)
         results = compiled.run(graph_feed)
         composite = getattr(compiled, "composite_outputs", None) or {}
         out = []
@@ -747,7 +750,11 @@ class InferenceSession:
                         f"graph output '{n}': declared {np.dtype(want).name} in the model, but "
                         "the node computing it returns strings"
                     )
-                arr = arr.astype(want)  # e.g. an ONNX bool output carried as uint8
+                elem = held.elem_of_array(np.zeros(0, want))
+                if elem is not None:  # held in another type (int32, float32, uint8 codes)
+                    arr = held.from_holding(arr, elem)
+                else:
+                    arr = arr.astype(want)  # e.g. an ONNX bool output carried as uint8
             out.append(arr)
         return out
 
@@ -990,11 +997,13 @@ class InferenceSession:
         return SegmentedModel(compiled, imported.host_cut, self._weights.prepared or self._model,
                               functools.partial(self._inner_session, context))  # fmt: skip
 
-    def _inner_session(self, context, model: onnx.ModelProto) -> InferenceSession:
-        """A session for the part of the model after a host node, on the same context."""
+    def _inner_session(self, context, model: onnx.ModelProto, fold=()) -> InferenceSession:
+        """A session for the part of the model after a host node (or from a node needing the
+        values `fold` at import), on the same context."""
         return InferenceSession(
             model,
             context=context,
+            constant_inputs=list(fold),
             max_cached_graphs=self._max_cached,
             float16=self._float16,
             float64=self._float64,

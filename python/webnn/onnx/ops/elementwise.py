@@ -2,6 +2,8 @@
 
 import numpy as np
 
+from .. import codes
+from ..held import HELD
 from ..types import DOUBLE, FLOAT16, FLOAT_TYPES, ONNX_TO_WEBNN
 from .registry import op, unary_ops
 from .util import to_dtype
@@ -287,9 +289,54 @@ def atanh(n):
 @op("Cast")
 def cast(n):
     to = n.attr("to")
+    if to in HELD or n.elems[0] is not None:
+        return cast_held(n, n.x(0), n.elems[0], to)
     if to == FLOAT16 and _float16_cast_dropped(n):
         return n.b.identity(n.x(0))
     return _cast_to(n, n.x(0), to)
+
+
+def cast_held(n, x, src_elem, to):
+    """Cast from or to a type WebNN lacks (held.py): float8 / float4 / e8m0 codes decoded
+    and encoded exactly as onnx's reference (codes.py; `saturate`, e8m0's `round_mode`),
+    bfloat16 rounded to nearest even, int16 / uint16 wrapped modulo 2^16 (from floats: after
+    truncation to int32, which saturates; ONNX leaves out-of-range values undefined), int2 /
+    uint2 from values out of their range 0 (onnx's reference, ml_dtypes; undefined in ONNX)."""
+    from ..held import FLOAT_CODED, fix_result, holding_type
+    from ..types import BFLOAT16
+
+    b = n.b
+    out = n.node.output[0]
+    if src_elem == to:
+        n.importer.held[out] = to
+        return b.identity(x)
+    if src_elem in FLOAT_CODED:
+        x = codes.decode(n, x, src_elem)
+    src = b.operand_data_type(x)
+    if to not in HELD:
+        if to == FLOAT16 and src == "float32" and _float16_cast_dropped(n):
+            return b.identity(x)
+        return _cast_to(n, x, to)
+    n.importer.held[out] = to
+    if to in FLOAT_CODED:
+        saturate = bool(n.attr("saturate", 1))
+        round_mode = n.attr("round_mode", "up")
+        if round_mode not in ("up", "down", "nearest"):
+            n.fail(f"round_mode {round_mode!r}: one of 'up', 'down', 'nearest'")
+        return codes.encode(n, to_dtype(n, x, "float32"), to, saturate, round_mode)
+    if to == BFLOAT16:
+        if src_elem == BFLOAT16:
+            return b.identity(x)
+        return fix_result(n, to_dtype(n, x, "float32"), to)
+    if to in codes.INT_RANGE:  # int2 / uint2, held as int8 / uint8
+        lo, hi = codes.INT_RANGE[to]
+        v = _trunc(n, x) if src in FLOAT_TYPES else x
+        keep = b.logical_and(b.greater_or_equal(v, n.const(lo, src)),
+                             b.lesser_or_equal(v, n.const(hi, src)))  # fmt: skip
+        v = b.where(keep, v, n.const(0, src))
+        return b.cast(v, holding_type(to))
+    v = _convert(n, x, src, "int32")  # int64 -> int32 wraps (C++ conversion), floats saturate
+    return fix_result(n, v, to)
 
 
 def _float16_cast_dropped(n):
@@ -360,6 +407,17 @@ def _convert(n, x, src, dst):
 def cast_like(n):
     from ..types import NUMPY_TO_WEBNN
 
+    if n.elems[0] is not None or n.elems[1] is not None:
+        from onnx import helper
+
+        to = n.elems[1]
+        if to is None:
+            to = helper.np_dtype_to_tensor_dtype(n.np_dtype(1))
+            if n.node.input[1] in n.importer.widened:
+                to = FLOAT16
+            elif n.node.input[1] in n.importer.narrowed:
+                to = DOUBLE
+        return cast_held(n, n.x(0), n.elems[0], to)
     target = n.np_dtype(1)
     if n.node.input[1] in n.importer.widened:
         # float16 held as float32 ("float32" mode): as Cast to float16 would

@@ -9,7 +9,9 @@ even, plus the output zero point, saturated.
 
 import numpy as np
 
-from ..types import NUMPY_TO_WEBNN
+from .. import codes
+from ..held import FLOAT_CODED, HELD, fix_result, holding_type
+from ..types import BFLOAT16, NUMPY_TO_WEBNN
 from .registry import op
 from .util import norm_axis
 
@@ -58,6 +60,9 @@ def _linear_param_shape(n):
 
 @op("QuantizeLinear")
 def quantize_linear(n):
+    out = n.elems[2] if n.has(2) else (n.attr("output_dtype", 0) or 2)
+    if out in HELD or any(n.elems):
+        return _quantize_held(n, out)
     pshape = _linear_param_shape(n)
     scale = _reshaped(n, 1, pshape)
     if n.has(2):
@@ -89,6 +94,8 @@ def quantize_like_onnx(n, x, scale, zp):
 
 @op("DequantizeLinear")
 def dequantize_linear(n):
+    if any(n.elems):
+        return _dequantize_held(n)
     pshape = _linear_param_shape(n)
     scale = _reshaped(n, 1, pshape)
     zp = _reshaped(n, 2, pshape) if n.has(2) else None
@@ -464,3 +471,93 @@ def qlinear_concat(n):
 
 
 del NUMPY_TO_WEBNN
+
+
+# -- types WebNN lacks (held.py): int16 / uint16 / int2 / uint2 integers, float8 / float4 codes
+
+
+def _held_param(n, i, pshape, xshape):
+    """Scale or zero point i as a float32 operand broadcastable against x: reshaped, and
+    repeated block_size times along `axis` for blocked quantization (the block count is
+    ceil(size / block_size), the last block cut at the input's size)."""
+    b = n.b
+    v = _reshaped(n, i, pshape)
+    if n.elems[i] in FLOAT_CODED:
+        v = codes.decode(n, v, n.elems[i])
+    elif b.operand_data_type(v) != "float32":
+        v = b.cast(v, "float32")
+    block = int(n.attr("block_size", 0))
+    if not block or len(pshape) != len(xshape) or list(pshape) == list(xshape):
+        return v
+    axes = [a for a, (p, d) in enumerate(zip(pshape, xshape)) if p != d and p != 1]
+    if len(axes) != 1:
+        n.fail(f"blocked quantization: scale shape {pshape} against input {xshape}")
+    axis = axes[0]
+    count, size = pshape[axis], xshape[axis]
+    if count != -(-size // block):
+        n.fail(f"blocked quantization: {count} blocks of {block} along axis {axis} for {size}")
+    v = b.reshape(v, pshape[: axis + 1] + [1] + pshape[axis + 1 :])
+    v = b.expand(v, pshape[: axis + 1] + [block] + pshape[axis + 1 :])
+    v = b.reshape(v, pshape[:axis] + [count * block] + pshape[axis + 1 :])
+    if count * block != size:
+        starts = [0] * len(xshape)
+        sizes = list(pshape[:axis]) + [size] + list(pshape[axis + 1 :])
+        v = b.slice(v, starts, sizes)
+    return v
+
+
+def _quantize_held(n, out):
+    """QuantizeLinear to a type WebNN lacks, or from bfloat16: x / scale in float32 (ONNX's
+    order), then to int16 / uint16 / int2 / uint2 rounded half to even plus the zero point and
+    saturated, or to float8 / float4 with the zero point added and encoded as Cast does
+    (`saturate`)."""
+    b = n.b
+    xshape = n.static_shape(0)
+    pshape = _linear_param_shape(n)
+    x = b.cast(n.x(0), "float32") if b.operand_data_type(n.x(0)) != "float32" else n.x(0)
+    v = b.div(x, _held_param(n, 1, pshape, xshape))
+    zp = _held_param(n, 2, pshape, xshape) if n.has(2) else None
+    n.importer.held[n.node.output[0]] = out if out in HELD else None
+    if out in FLOAT_CODED:
+        if zp is not None:
+            v = b.add(v, zp)
+        return codes.encode(n, v, out, bool(n.attr("saturate", 1)))
+    ranges = {**codes.INT_RANGE, 4: (0, 65535), 5: (-32768, 32767), 2: (0, 255), 3: (-128, 127)}
+    if out not in ranges:
+        n.fail(f"QuantizeLinear to ONNX type {out} is not supported")
+    lo, hi = ranges[out]
+    v = b.round_even(v)
+    if zp is not None:
+        v = b.add(v, zp)
+    v = b.clamp(v, min_value=float(lo), max_value=float(hi))
+    dtype = holding_type(out) if out in HELD else {2: "uint8", 3: "int8"}[out]
+    return b.cast(v, dtype)
+
+
+def _dequantize_held(n):
+    """DequantizeLinear of a type WebNN lacks (or to bfloat16): (x - zero point) * scale in
+    float32, exact for the 16-bit integers and the float8 / float4 values; a bfloat16 scale
+    gives a bfloat16 result, rounded."""
+    b = n.b
+    xshape = n.static_shape(0)
+    pshape = _linear_param_shape(n)
+    x = n.x(0)
+    if n.elems[0] in FLOAT_CODED:
+        x = codes.decode(n, x, n.elems[0])
+    else:
+        x = b.cast(x, "float32")
+    if n.has(2):
+        x = b.sub(x, _held_param(n, 2, pshape, xshape))
+    scale = _held_param(n, 1, pshape, xshape)
+    y = b.mul(x, scale)
+    out = n.elems[1] if n.elems[1] is not None else None
+    if n.attr("output_dtype", 0) and n.attr("output_dtype") != 1:
+        out = n.attr("output_dtype")
+    if out == BFLOAT16:
+        n.importer.held[n.node.output[0]] = BFLOAT16
+        return fix_result(n, y, BFLOAT16)
+    if out is None and n.dtype(1) == "float16":
+        return b.cast(y, "float16")
+    if out not in (None, 1):
+        n.fail(f"DequantizeLinear to ONNX type {out} is not supported")
+    return y

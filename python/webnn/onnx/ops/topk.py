@@ -12,6 +12,11 @@
   elements whose value is the mask (-inf for largest, +inf for smallest, the integer
   extremes) they may repeat an index; with largest=0 NaN counts as +inf (after every finite
   number, tied with +inf by index) (docs/onnx.md).
+* Sorting network: K > MAX_ROUNDS over an axis too long for the ranks (K = 300 of a
+  detector's 25,200 boxes): a bitonic sort of the axis padded to a power of two, log2(P)
+  (log2(P) + 1) / 2 compare-exchange steps of `where`s over the (value, index) pairs, in the
+  same order as the ranks (ties by index, NaN as ONNX Runtime orders it, padding last), then
+  the first K. Exact; bounded by MAX_SORT_ELEMENTS (rows x P).
 """
 
 import numpy as np
@@ -21,6 +26,7 @@ from .util import check_made, norm_axis, prod
 
 MAX_ROUNDS = 256
 MAX_RANK_ELEMENTS = 1 << 24
+MAX_SORT_ELEMENTS = 1 << 22
 SMALL = 1 << 16  # comparisons so few that the exact rank form costs nothing
 
 
@@ -51,10 +57,14 @@ def top_k(n):
         return _by_ranks(n, axis, k, largest)
     if k <= MAX_ROUNDS:
         return _by_rounds(n, axis, k, largest)
+    padded = 1 << (size - 1).bit_length()
+    if prod(shape) // size * padded <= MAX_SORT_ELEMENTS:
+        return _by_sorting_network(n, axis, k, largest)
     n.fail(
-        f"K={k} over an axis of {size}: more than {MAX_ROUNDS} arg-max rounds, and the sort's "
+        f"K={k} over an axis of {size}: more than {MAX_ROUNDS} arg-max rounds, the sort's "
         f"comparison of every element with every other ({pairs} elements for input shape "
-        f"{shape}) is above the bound of {MAX_RANK_ELEMENTS}"
+        f"{shape}) is above the bound of {MAX_RANK_ELEMENTS}, and its sorting network over "
+        f"{prod(shape) // size * padded} elements above the bound of {MAX_SORT_ELEMENTS}"
     )
 
 
@@ -135,3 +145,70 @@ def _by_rounds(n, axis, k, largest):
     if k == 1:
         return [bl.identity(values[0]), bl.identity(indices[0])]
     return [bl.concat(values, axis), bl.concat(indices, axis)]
+
+
+def _by_sorting_network(n, axis, k, largest):
+    """Bitonic sort of every row along the axis, carrying (value, index) pairs."""
+    bl = n.b
+    shape = n.static_shape(0)
+    rank = len(shape)
+    size = shape[axis]
+    perm = [d for d in range(rank) if d != axis] + [axis]
+    moved = perm != list(range(rank))
+    x = bl.transpose(n.x(0), perm) if moved else n.x(0)
+    lead = [shape[d] for d in perm[:-1]]
+    rows = prod(lead)
+    npd = n.np_dtype(0)
+    floating = np.issubdtype(npd, np.floating)
+    p = 1 << (size - 1).bit_length()
+    v = bl.reshape(x, [rows, size])
+    idx = bl.expand(n.importer.operand(np.arange(p, dtype=np.int32).reshape(1, p)), [rows, p])
+    if p > size:  # padding (any value: the pad flag orders it last)
+        v = bl.pad(v, [0, 0], [0, p - size])
+    size_op = n.const(size, "int32")
+
+    def first(va, ia, vb, ib):
+        """Whether pair a comes before pair b in TopK's order."""
+        before = (bl.greater if largest else bl.lesser)(va, vb)
+        same = bl.equal(va, vb)
+        if floating:
+            nan_a, nan_b = bl.is_nan(va), bl.is_nan(vb)
+            if largest:  # NaN first
+                before = bl.logical_or(before, bl.logical_and(nan_a, bl.logical_not(nan_b)))
+            else:  # NaN last
+                before = bl.logical_or(before, bl.logical_and(nan_b, bl.logical_not(nan_a)))
+            same = bl.logical_or(same, bl.logical_and(nan_a, nan_b))
+        result = bl.logical_or(before, bl.logical_and(same, bl.lesser(ia, ib)))
+        if p > size:
+            pad_a, pad_b = bl.greater_or_equal(ia, size_op), bl.greater_or_equal(ib, size_op)
+            result = bl.logical_and(bl.logical_not(pad_a), bl.logical_or(pad_b, result))
+        return result
+
+    block = 2
+    while block <= p:
+        j = block // 2
+        while j >= 1:
+            groups = p // (2 * j)
+            split = [rows, groups, 2, j]
+            v4, i4 = bl.reshape(v, split), bl.reshape(idx, split)
+            half = [rows, groups, 1, j]
+            va, vb = bl.slice(v4, [0, 0, 0, 0], half), bl.slice(v4, [0, 0, 1, 0], half)
+            ia, ib = bl.slice(i4, [0, 0, 0, 0], half), bl.slice(i4, [0, 0, 1, 0], half)
+            # the block of 2j starting at g * 2j sorts forward when (g * 2j) & block == 0
+            up = ((np.arange(groups) * 2 * j) & block) == 0
+            up_op = n.importer.operand(up.astype(np.uint8).reshape(1, groups, 1, 1))
+            swap = bl.logical_xor(first(va, ia, vb, ib), up_op)
+            v = bl.reshape(
+                bl.concat([bl.where(swap, vb, va), bl.where(swap, va, vb)], 2), [rows, p]
+            )
+            idx = bl.reshape(
+                bl.concat([bl.where(swap, ib, ia), bl.where(swap, ia, ib)], 2), [rows, p]
+            )
+            j //= 2
+        block *= 2
+    values = bl.reshape(bl.slice(v, [0, 0], [rows, k]), lead + [k])
+    indices = bl.reshape(bl.cast(bl.slice(idx, [0, 0], [rows, k]), "int64"), lead + [k])
+    if moved:
+        back = [perm.index(d) for d in range(rank)]
+        values, indices = bl.transpose(values, back), bl.transpose(indices, back)
+    return [values, indices]
