@@ -12,6 +12,12 @@
   elements whose value is the mask (-inf for largest, +inf for smallest, the integer
   extremes) they may repeat an index; with largest=0 NaN counts as +inf (after every finite
   number, tied with +inf by index) (docs/onnx.md).
+* Chunked ranks: for K > MAX_ROUNDS over an axis too long to rank whole (an NMS-free YOLO
+  head's K = 300 of 8,400 boxes), the axis is cut into chunks of at least K elements, each
+  chunk's first K found by ranks, then the first K of those candidates by ranks again. Exact:
+  the candidates keep the axis order (chunk by chunk, each chunk's in its sorted order), so
+  ties still go to the lower index; the last chunk is padded with values every element comes
+  before (-inf / the integer minimum for largest; NaN / the integer maximum for smallest).
 """
 
 import numpy as np
@@ -51,22 +57,81 @@ def top_k(n):
         return _by_ranks(n, axis, k, largest)
     if k <= MAX_ROUNDS:
         return _by_rounds(n, axis, k, largest)
+    chunks = _chunk_count(prod(shape) // size, size, k)
+    if chunks is not None:
+        return _by_chunks(n, axis, k, largest, chunks)
     n.fail(
         f"K={k} over an axis of {size}: more than {MAX_ROUNDS} arg-max rounds, and the sort's "
         f"comparison of every element with every other ({pairs} elements for input shape "
-        f"{shape}) is above the bound of {MAX_RANK_ELEMENTS}"
+        f"{shape}) is above the bound of {MAX_RANK_ELEMENTS}, also in chunks of K"
     )
 
 
-def _by_ranks(n, axis, k, largest):
-    bl = n.b
+def _chunk_count(rows, size, k):
+    """The number of chunks whose two rank stages (rows x chunks x m^2, then rows x
+    (chunks x K)^2 comparisons, m = the chunk size >= K) each stay within the bound, and cost
+    the fewest comparisons; None when no count does."""
+    best = None
+    for chunks in range(2, size // k + 1):
+        m = -(-size // chunks)
+        first, second = rows * chunks * m * m, rows * (chunks * k) ** 2
+        if max(first, second) <= MAX_RANK_ELEMENTS and (best is None or first + second < best[0]):
+            best = (first + second, chunks)
+    return None if best is None else best[1]
+
+
+def _moved_last(n, axis):
+    """The input with `axis` moved last, the permutation and the leading dims."""
     shape = n.static_shape(0)
     rank = len(shape)
-    size = shape[axis]
     perm = [d for d in range(rank) if d != axis] + [axis]
-    moved = perm != list(range(rank))
-    x = bl.transpose(n.x(0), perm) if moved else n.x(0)
-    lead = [shape[d] for d in perm[:-1]]
+    x = n.b.transpose(n.x(0), perm) if perm != list(range(rank)) else n.x(0)
+    return x, perm, [shape[d] for d in perm[:-1]]
+
+
+def _moved_back(n, perm, outputs):
+    if perm == list(range(len(perm))):
+        return outputs
+    back = [perm.index(d) for d in range(len(perm))]
+    return [n.b.transpose(o, back) for o in outputs]
+
+
+def _by_chunks(n, axis, k, largest, chunks):
+    bl = n.b
+    size = n.static_shape(0)[axis]
+    x, perm, lead = _moved_last(n, axis)
+    m = -(-size // chunks)
+    npd = n.np_dtype(0)
+    if chunks * m > size:
+        if np.issubdtype(npd, np.floating):
+            fill = -np.inf if largest else np.nan  # after every element, NaN included
+        else:
+            fill = np.iinfo(npd).min if largest else np.iinfo(npd).max
+        pad = np.full(lead + [chunks * m - size], fill, npd)
+        x = bl.concat([x, n.importer.operand(pad)], len(lead))
+    blocks = bl.reshape(x, lead + [chunks, m])
+    values, order = _first_by_ranks(n, blocks, lead + [chunks], m, k, largest)
+    offsets = (np.arange(chunks, dtype=np.int32) * m).reshape(chunks, 1)
+    where = bl.add(order, n.importer.operand(offsets))  # positions along the whole axis
+    values = bl.reshape(values, lead + [chunks * k])
+    where = bl.reshape(where, lead + [chunks * k])
+    values, picked = _first_by_ranks(n, values, lead, chunks * k, k, largest)
+    indices = bl.cast(bl.gather_elements(where, picked, len(lead)), "int64")
+    return _moved_back(n, perm, [values, indices])
+
+
+def _by_ranks(n, axis, k, largest):
+    size = n.static_shape(0)[axis]
+    x, perm, lead = _moved_last(n, axis)
+    values, order = _first_by_ranks(n, x, lead, size, k, largest)
+    return _moved_back(n, perm, [values, n.b.cast(order, "int64")])
+
+
+def _first_by_ranks(n, x, lead, size, k, largest):
+    """The first k of x (shape lead + [size], the input's dtype) along its last axis: values
+    and int32 positions."""
+    bl = n.b
+    rank = len(lead) + 1
     mine = bl.reshape(x, lead + [size, 1])  # element i
     other = bl.reshape(x, lead + [1, size])  # element j
     before = bl.greater if largest else bl.lesser
@@ -95,12 +160,7 @@ def _by_ranks(n, axis, k, largest):
     )
     if k < size:
         order = bl.slice(order, [0] * rank, lead + [k])
-    values = bl.gather_elements(x, order, rank - 1)
-    indices = bl.cast(order, "int64")
-    if moved:
-        back = [perm.index(d) for d in range(rank)]
-        values, indices = bl.transpose(values, back), bl.transpose(indices, back)
-    return [values, indices]
+    return bl.gather_elements(x, order, rank - 1), order
 
 
 def _by_rounds(n, axis, k, largest):
