@@ -495,9 +495,13 @@ def _basic_pitch_feeds():
     rate, n = 22050, 43844
     t = np.arange(n) / rate
     notes = 220.0 * 2.0 ** (np.array([0, 4, 7, 12]) / 12.0)
-    tune = sum(np.sin(2 * np.pi * f * t) * ((t * 2).astype(int) % 4 == i) for i, f in enumerate(notes))
+    tune = sum(
+        np.sin(2 * np.pi * f * t) * ((t * 2).astype(int) % 4 == i) for i, f in enumerate(notes)
+    )
     chord = sum(0.3 * np.sin(2 * np.pi * f * t) for f in notes[:3])
-    return {"serving_default_input_2:0": np.stack([0.5 * tune, chord])[..., None].astype(np.float32)}
+    return {
+        "serving_default_input_2:0": np.stack([0.5 * tune, chord])[..., None].astype(np.float32)
+    }
 
 
 def _molecule_graphs(rings_and_chains, seed):
