@@ -144,3 +144,64 @@ def test_constant_indices_still_use_the_exact_rounds():
     feed = {"data": _values(shape, "float32"), "updates": _values([4, 3], "float32")}
     got, want = _run_both(model.SerializeToString(), feed, "cpu")
     np.testing.assert_array_equal(got, want)
+
+
+def _message_passing_model(nodes, edges, channels, axis):
+    """A graph network's aggregation as torch exports `index_add`: the edges' target node
+    index unsqueezed and expanded over the channels, then ScatterElements(add) into nodes."""
+    data_shape = [nodes, channels] if axis == 0 else [channels, nodes]
+    upd_shape = [edges, channels] if axis == 0 else [channels, edges]
+    graph = helper.make_graph(
+        [
+            helper.make_node("Unsqueeze", ["target", "unsq_axis"], ["column"]),
+            helper.make_node("Expand", ["column", "shape"], ["indices"]),
+            helper.make_node(
+                "ScatterElements", ["data", "indices", "updates"], ["y"], axis=axis, reduction="add"
+            ),
+        ],
+        "g",
+        [
+            helper.make_tensor_value_info("data", TensorProto.FLOAT, data_shape),
+            helper.make_tensor_value_info("target", TensorProto.INT64, [edges]),
+            helper.make_tensor_value_info("updates", TensorProto.FLOAT, upd_shape),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, data_shape)],
+        [
+            onnx.numpy_helper.from_array(np.array([1 - axis], np.int64), "unsq_axis"),
+            onnx.numpy_helper.from_array(np.array(upd_shape, np.int64), "shape"),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    return model.SerializeToString(), data_shape, upd_shape
+
+
+@pytest.mark.parametrize("backend", ["cpu", "reference"])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_expanded_index_add_as_a_product(axis, backend, monkeypatch):
+    """One index per edge broadcast over the channels (more edges than the ordered rounds
+    take): the one-hot product form. Repeated and negative targets, nodes no edge reaches,
+    and NaN / +inf / -inf updates that reach only their own node."""
+    nodes, edges, channels = 20, scatter_reduce.MAX_ORDERED_UPDATES * 2 + 5, 24
+    data, data_shape, upd_shape = _message_passing_model(nodes, edges, channels, axis)
+    target = RNG.integers(-nodes, nodes - 3, edges).astype(np.int64)  # the last 3: few edges
+    target[11] = target[9]  # +inf and -inf into one node: NaN
+    updates = _values(upd_shape, "float32")
+    special = updates if axis == 0 else updates.T
+    special[5, 2], special[9, 7], special[11, 7], special[12, 1] = np.nan, np.inf, -np.inf, np.inf
+    feed = {"data": _values(data_shape, "float32"), "target": target, "updates": updates}
+    used = []
+    product = scatter_reduce._add_by_product
+    monkeypatch.setattr(scatter_reduce, "_add_by_product", lambda *a: used.append(1) or product(*a))
+    got, want = _run_both(data, feed, backend)
+    assert used, "the product form was not taken"
+    assert np.array_equal(np.isnan(got), np.isnan(want)) and np.isnan(want).sum() >= 2
+    finite = np.isfinite(want)
+    np.testing.assert_array_equal(got[~finite & ~np.isnan(want)], want[~finite & ~np.isnan(want)])
+    scale = np.abs(want[finite]).max()
+    np.testing.assert_allclose(got[finite], want[finite], rtol=1e-5, atol=1e-6 * scale)
+    untouched = (np.arange(nodes) >= nodes - 3) & ~np.isin(np.arange(nodes) - nodes, target)
+    axis_first = got if axis == 0 else got.T
+    np.testing.assert_array_equal(
+        axis_first[untouched], (feed["data"] if axis == 0 else feed["data"].T)[untouched]
+    )

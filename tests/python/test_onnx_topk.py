@@ -1,6 +1,7 @@
 """TopK against ONNX Runtime on both backends (webnn/onnx/ops/topk.py): the rank form (short
 axes, K beyond the arg-max rounds) with ties, NaN and infinities, the arg-max rounds on long
-axes, and the limits refused with a clear error."""
+axes, the chunked rank form (K beyond the rounds on an axis too long to rank whole), and the
+limits refused with a clear error."""
 
 import numpy as np
 import pytest
@@ -99,6 +100,24 @@ def test_sorting_network_for_k_beyond_the_rounds_on_a_long_axis(largest, dtype, 
     x = _with_specials(shape, dtype)
     x[:, 1] = RNG.permutation(3000)
     _compare(_model(shape, 300, dtype, axis=0, largest=largest), x, backend)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "reference"])
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+@pytest.mark.parametrize("largest", [1, 0])
+@pytest.mark.parametrize("size", [4104, 4201])  # both padded to 8192
+def test_sorting_network_on_a_detectors_boxes(size, largest, dtype, backend):
+    """An NMS-free detector's K = 300 of its boxes (isbnx: 300 of 8400): size^2 is above the
+    rank bound, so the sorting network; ties, NaN, infinities and equal values far apart keep
+    ONNX's lower-index-first order."""
+    assert size * size > topk.MAX_RANK_ELEMENTS
+    x = _with_specials([1, size], dtype)
+    x[0, ::7] = RNG.integers(-3, 4, x[0, ::7].shape)  # more ties, spread over every chunk
+    if dtype == "float32":
+        x[0, 1000::600] = np.nan
+        x[0, 3000::350] = np.inf
+        x[0, size - 5 :] = -np.inf
+    _compare(_model([1, size], 300, dtype, largest=largest), x, backend)
 
 
 def test_opset_1_k_attribute():

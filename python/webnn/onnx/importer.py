@@ -389,6 +389,10 @@ class Importer:
         # names of float16 values held as float32 ("float32" mode)
         self.widened = weights.widened if weights is not None else set()
         self._readers = None  # Importer.readers' table, made on first use
+        # id(operand) -> (operand, source): Expand's results and the operand they broadcast,
+        # for converters that do less work on the source (scatter_reduce.py: one index per
+        # row, a GNN's expanded edge index); the operand is held so that its id stays unique.
+        self.expanded = {}
         self.weights = weights  # a SharedWeights, or None (a one-off import)
         self._invariant = set()  # top-level value names computed from weights alone
         self.proto = proto

@@ -15,6 +15,13 @@ MAX_ORDERED_UPDATES updates per row they are applied one per round, in index ord
 ONNX Runtime does (bit-identical); with more, they are reduced at once and a position that
 receives several updates may differ from ONNX Runtime by rounding. Index values out of range
 (undefined in ONNX) update nothing.
+
+A float ScatterElements add whose indices are one index per slice along the axis broadcast
+over the other axes (an Expand: a graph network's `index_add` / `scatter_add` of edge messages
+into nodes) is a product instead: a one-hot [P, N] of that index times the updates [N, S], on
+the GEMM kernels, P x N comparisons rather than P x N x S. Non-finite updates are summed apart
+(counts of NaN, +inf and -inf per position) so that one does not turn the other positions'
+sums to NaN through 0 x inf.
 """
 
 import numpy as np
@@ -128,6 +135,17 @@ def scatter_elements_reduce(n, axis, reduction):
     others = [k for k in range(rank) if k != axis]
     if any(ishape[k] > shape[k] for k in others):
         n.fail(f"indices of shape {ishape} exceed data's shape {shape} off axis {axis}")
+    index = _one_index_per_slice(n, axis)
+    count = ishape[axis]
+    if (
+        index is not None
+        and reduction == "add"
+        and n.dtype(0) in FLOAT_TYPES
+        and all(ishape[k] == shape[k] for k in others)
+        and shape[axis] * count <= MAX_ONE_HOT_ELEMENTS
+        and (count > MAX_ORDERED_UPDATES or prod(ishape) * shape[axis] > MAX_ORDERED_ELEMENTS)
+    ):
+        return _add_by_product(n, axis, index)
     perm = others + [axis]
     key = _wrapped(n, n.x(1), shape[axis])
     key = bl.transpose(key, perm) if perm != list(range(rank)) else key
@@ -148,6 +166,60 @@ def scatter_elements_reduce(n, axis, reduction):
     if perm == list(range(rank)):
         return out
     return bl.transpose(out, [perm.index(k) for k in range(rank)])
+
+
+def _one_index_per_slice(n, axis):
+    """The indices as one index per position along `axis` ([count] operand), when they are an
+    Expand of a tensor whose other axes are 1; else None."""
+    bl = n.b
+    entry = n.importer.expanded.get(id(n.inputs[1]))
+    if entry is None or entry[0] is not n.inputs[1]:
+        return None
+    source = entry[1]
+    sshape = bl.operand_shape(source)
+    if any(d != 1 for k, d in enumerate(sshape) if k != axis):
+        return None
+    count = n.static_shape(1)[axis]
+    index = bl.reshape(source, [sshape[axis]])
+    return index if sshape[axis] == count else bl.expand(index, [count])
+
+
+def _add_by_product(n, axis, index):
+    """data + onehot(index) @ updates, along `axis` (see the module docstring)."""
+    bl = n.b
+    shape = n.static_shape(0)
+    rank = len(shape)
+    dtype = n.dtype(0)
+    positions, count = shape[axis], n.static_shape(1)[axis]
+    perm = [axis] + [k for k in range(rank) if k != axis]
+    moved = perm != list(range(rank))
+    rest = [shape[k] for k in perm[1:]]
+    size = prod(rest)
+    upd = bl.reshape(bl.transpose(n.x(2), perm) if moved else n.x(2), [count, size])
+    key = _wrapped(n, index, shape[axis])
+    where = n.importer.operand(
+        np.arange(positions, dtype=WEBNN_TO_NUMPY[bl.operand_data_type(key)])
+    )
+    onehot = bl.cast(
+        bl.equal(bl.reshape(where, [positions, 1]), bl.reshape(key, [1, count])), dtype
+    )
+    nan, infinite = bl.is_nan(upd), bl.is_infinite(upd)
+    zero = n.const(0, dtype)
+    finite = bl.where(bl.logical_or(nan, infinite), zero, upd)
+    positive = bl.logical_and(infinite, bl.greater(upd, zero))
+    negative = bl.logical_and(infinite, bl.lesser(upd, zero))
+    flags = bl.concat([bl.cast(f, dtype) for f in (nan, positive, negative)], 1)  # [N, 3S]
+    sums = bl.matmul(onehot, finite)  # [P, S]
+    hits = bl.greater(bl.matmul(onehot, flags), zero)  # [P, 3S]: NaN, +inf, -inf received
+    got_nan, got_pos, got_neg = (bl.slice(hits, [0, i * size], [positions, size]) for i in range(3))
+    inf = n.const(np.inf, dtype)
+    sums = bl.where(got_pos, inf, bl.where(got_neg, bl.neg(inf), sums))
+    nan_value = n.const(np.nan, dtype)
+    sums = bl.where(bl.logical_or(got_nan, bl.logical_and(got_pos, got_neg)), nan_value, sums)
+    data = bl.reshape(bl.transpose(n.x(0), perm) if moved else n.x(0), [positions, size])
+    touched = bl.greater(bl.reduce_sum(onehot, [1], True), zero)  # [P, 1]
+    out = bl.reshape(bl.where(touched, bl.add(data, sums), data), [positions] + rest)
+    return bl.transpose(out, [perm.index(k) for k in range(rank)]) if moved else out
 
 
 def scatter_nd_reduce(n, reduction):

@@ -237,7 +237,9 @@ def expand(n):
         x = n.b.reshape(x, a)
     if out == a:
         return n.b.identity(x)
-    return n.b.expand(x, out)
+    result = n.b.expand(x, out)
+    n.importer.expanded[id(result)] = (result, x)
+    return result
 
 
 @op("Tile")
