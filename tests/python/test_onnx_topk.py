@@ -1,6 +1,6 @@
 """TopK against ONNX Runtime on both backends (webnn/onnx/ops/topk.py): the rank form (short
 axes, K beyond the arg-max rounds) with ties, NaN and infinities, the arg-max rounds on long
-axes, the chunked rank form (K beyond the rounds on an axis too long to rank whole), and the
+axes, the sorting network (K beyond the rounds on an axis too long to rank whole), and the
 limits refused with a clear error."""
 
 import numpy as np
