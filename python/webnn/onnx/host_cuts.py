@@ -9,6 +9,9 @@ the model reads, the node runs on the host with onnx's reference implementation 
 rest of the model becomes a model of its own whose inputs are those values — imported by an
 inner session, so it is compiled per shape of its inputs and may be cut again further on.
 
+A TopK of run-time values runs on the host too where its graph forms (ops/topk.py: WebNN
+has no sort) would be slow: over many elements with a large K (host_topk.py).
+
 A node that needs a value at import which the graph computes at run time (TopK's K, an
 Expand's or Reshape's shape from values) is cut the same way, without a host step: the graph
 so far returns that value, and the rest of the model, starting at the node, is imported by an
@@ -32,11 +35,40 @@ HOST_OPS = frozenset({"NonZero", "Unique", "Compress", "NonMaxSuppression", "Ran
 MAX_HOST_ELEMENTS = 1 << 26
 
 
-def is_host_cut(node, inputs):
-    """Whether `node` must run on the host: a HOST_OPS node reading a run-time value."""
-    if node.domain not in ("", "ai.onnx") or node.op_type not in HOST_OPS:
+def is_host_cut(node, inputs, operand_shape):
+    """Whether `node` must run on the host: a HOST_OPS node reading a run-time value, or a
+    TopK of run-time values that its graph forms would sort slowly (host_topk.py)."""
+    if node.domain not in ("", "ai.onnx"):
+        return False
+    if node.op_type == "TopK":
+        return _top_k_on_host(node, inputs, operand_shape)
+    if node.op_type not in HOST_OPS:
         return False
     return any(v is not None and not isinstance(v, np.ndarray) for v in inputs)
+
+
+def _top_k_on_host(node, inputs, operand_shape):
+    from . import host_topk
+
+    if not inputs or inputs[0] is None or isinstance(inputs[0], np.ndarray):
+        return False  # folded at import
+    if isinstance(inputs[0], NON_TENSOR):
+        return False
+    try:
+        shape = operand_shape(inputs[0])
+    except (TypeError, ValueError):
+        return False  # not an operand: the converter's error names it
+    if len(inputs) > 1 and inputs[1] is not None and not isinstance(inputs[1], np.ndarray):
+        return True  # K computed at run time: the host reads it with X
+    axis = next((a.i for a in node.attribute if a.name == "axis"), -1)
+    k = next((a.i for a in node.attribute if a.name == "k"), None)
+    if len(inputs) > 1 and isinstance(inputs[1], np.ndarray) and inputs[1].size == 1:
+        k = int(inputs[1].reshape(-1)[0])
+    if k is None or not shape or not -len(shape) <= axis < len(shape):
+        return False  # malformed: the converter's error names it
+    if not all(isinstance(d, int) for d in shape):
+        return True  # dynamic sizes: the graph forms need static ones, the host does not
+    return host_topk.prefers_host(shape, axis % len(shape), k)
 
 
 def reads_host_tensor(node, inputs):
@@ -147,6 +179,10 @@ def run_host_node(node, opsets, values):
         feeds[name] = arr
         elem = helper.np_dtype_to_tensor_dtype(arr.dtype)
         inputs.append(helper.make_tensor_value_info(name, elem, list(arr.shape)))
+    if node.op_type == "TopK":
+        from . import host_topk
+
+        return host_topk.run(node, opsets, values)
     outputs = [helper.make_tensor_value_info(o, onnx.TensorProto.UNDEFINED, None)
                for o in node.output if o]  # fmt: skip
     graph = helper.make_graph([node], "host_node", inputs, outputs)

@@ -1118,7 +1118,7 @@ class Importer:
                         f"{where.describe()}: reads '{name}', which no earlier node, input or "
                         "initializer defines"
                     )
-            if at_top and self.host_cuts and is_host_cut(node, inputs):
+            if at_top and self.host_cuts and is_host_cut(node, inputs, self.builder.operand_shape):
                 self.cut = plan_cut(index, nodes, scope, self.proto.graph.output)
                 return
             if at_top and self.host_cuts and reads_host_tensor(node, inputs):
