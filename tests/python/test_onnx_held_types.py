@@ -257,3 +257,37 @@ def test_loop_state_of_int16_wraps_every_step(backend):
     want = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
     got = _session(model, backend).run(None, {"x": x})[0]
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("src", [T.FLOAT, T.INT32, T.INT64])
+@pytest.mark.parametrize("to", [T.INT16, T.UINT16, T.INT4, T.UINT4, 26, 25])
+def test_narrowing_casts_discard_higher_bits_as_ort(backend, src, to):
+    """Integer -> narrower integer wraps (ONNX: "discard higher bits"), as ONNX Runtime;
+    float -> 16-bit integer out of range (undefined in ONNX) as ORT on x86: truncated to int32
+    (INT_MIN beyond it), then wrapped; float -> 4-/2-bit as onnx's reference (ml_dtypes:
+    truncated, 0 out of range; ORT wraps after rounding). Cast back to float32 in the model
+    (ORT returns no 4-/2-bit arrays)."""
+    ort = pytest.importorskip("onnxruntime")
+    values = [-(2**31), -(2**20) - 3, -70000, -32769, -9, -3, -2, -1, 0, 1, 2, 3, 7, 8, 9, 15,
+              16, 255, 32767, 32768, 65535, 65536, 2**24, 2**31 - 128]  # fmt: skip
+    np_src = {T.FLOAT: np.float32, T.INT32: np.int32, T.INT64: np.int64}[src]
+    x = np.array(values, np_src)
+    if src == T.FLOAT:
+        x = np.concatenate([x, np.array([3e9, -3e9, 1e20, np.nan, np.inf, -np.inf], np.float32)])
+    if src == T.INT64:
+        x = np.concatenate([x, np.array([2**40 + 5, -(2**40) - 7, 2**63 - 1], np.int64)])
+    nodes = [helper.make_node("Cast", ["x"], ["n"], to=to),
+             helper.make_node("Cast", ["n"], ["y"], to=T.FLOAT)]  # fmt: skip
+    model = _model(nodes, [("x", src, [len(x)])], [("y", T.FLOAT, [len(x)])])
+    model.ir_version = 11
+    with np.errstate(all="ignore"):
+        if src == T.FLOAT and to not in (T.INT16, T.UINT16):
+            x = np.concatenate([x, np.array([1.7, -1.7, 2.5, -8.5, 15.5], np.float32)])
+            model.graph.input[0].type.tensor_type.shape.dim[0].dim_value = len(x)
+            model.graph.output[0].type.tensor_type.shape.dim[0].dim_value = len(x)
+            want = ReferenceEvaluator(model).run(None, {"x": x})[0]
+        else:
+            want = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
+    got = _session(model, backend).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(got, want)
