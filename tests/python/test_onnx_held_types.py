@@ -291,3 +291,52 @@ def test_narrowing_casts_discard_higher_bits_as_ort(backend, src, to):
             want = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
     got = _session(model, backend).run(None, {"x": x})[0]
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("act", [T.INT16, T.UINT16])
+def test_16_bit_qdq_conv_matches_ort(backend, act):
+    """A QDQ Conv with 16-bit activations and int8 weights (onnxruntime.quantization's
+    QInt16 / QUInt16 activation types) runs in float between its quantize / dequantize pairs,
+    as ONNX Runtime's CPU provider runs it: within one output step of ORT."""
+    ort = pytest.importorskip("onnxruntime")
+    rng = np.random.default_rng(8)
+    np_act = held.numpy_type(act)
+    w = rng.integers(-127, 128, (4, 3, 3, 3)).astype(np.int8)
+    inits = [
+        onnx.numpy_helper.from_array(np.float32(0.002), "xs"),
+        onnx.numpy_helper.from_array(np.array(0 if act == T.INT16 else 32768, np_act), "xz"),
+        onnx.numpy_helper.from_array(w, "w"),
+        onnx.numpy_helper.from_array(np.float32(0.01), "ws"),
+        onnx.numpy_helper.from_array(np.int8(0), "wz"),
+        onnx.numpy_helper.from_array(np.float32(0.004), "ys"),
+        onnx.numpy_helper.from_array(np.array(0 if act == T.INT16 else 30000, np_act), "yz"),
+    ]
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+        helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wd"]),
+        helper.make_node("Conv", ["xd", "wd"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("QuantizeLinear", ["c", "ys", "yz"], ["yq"]),
+        helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"]),
+    ]
+    model = _model(nodes, [("x", T.FLOAT, [1, 3, 8, 8])],
+                   [("y", T.FLOAT, [1, 4, 8, 8]), ("yq", act, [1, 4, 8, 8])], opset=21)  # fmt: skip
+    model.graph.initializer.extend(inits)
+    x = rng.uniform(-40, 40, (1, 3, 8, 8)).astype(np.float32)
+    want = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})
+    got = _session(model, backend).run(None, {"x": x})
+    assert got[1].dtype == want[1].dtype
+    steps = np.abs(got[1].astype(np.int64) - want[1].astype(np.int64))
+    assert steps.max() <= 1 and np.mean(steps == 0) > 0.98
+    np.testing.assert_allclose(got[0], want[0], rtol=0, atol=0.004 * 1.0001)
+
+
+def test_eight_bit_integer_operator_reading_int16_is_refused():
+    nodes = [helper.make_node("MatMulInteger", ["a", "b"], ["y"])]
+    model = _model(
+        nodes, [("a", T.INT16, [2, 3]), ("b", T.INT16, [3, 2])], [("y", T.INT32, [2, 2])]
+    )
+    ctx = webnn.ML().create_context(backend="cpu")
+    with pytest.raises(wo.OnnxImportError, match=r"MatMulInteger.*'a', a int16 tensor"):
+        wo.load(ctx, model)

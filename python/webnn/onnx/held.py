@@ -53,6 +53,12 @@ SELECTORS = MOVERS | frozenset(
      "ScatterND", "ScatterElements", "MaxPool", "Relu"]
 )  # fmt: skip
 
+# Integer operators whose converters compute 8-bit arithmetic (ONNX allows only 8-bit types):
+# a held input there is refused, never computed as another type.
+EIGHT_BIT_ONLY = frozenset(
+    ["QLinearConv", "QLinearMatMul", "ConvInteger", "MatMulInteger", "DynamicQuantizeLinear"]
+)
+
 
 def elem_of_array(array):
     """The ONNX type of a numpy array whose type WebNN lacks (held here), or None."""
