@@ -294,11 +294,13 @@ def test_narrowing_casts_discard_higher_bits_as_ort(backend, src, to):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("domain", ["", "com.microsoft"])
 @pytest.mark.parametrize("act", [T.INT16, T.UINT16])
-def test_16_bit_qdq_conv_matches_ort(backend, act):
+def test_16_bit_qdq_conv_matches_ort(backend, act, domain):
     """A QDQ Conv with 16-bit activations and int8 weights (onnxruntime.quantization's
-    QInt16 / QUInt16 activation types) runs in float between its quantize / dequantize pairs,
-    as ONNX Runtime's CPU provider runs it: within one output step of ORT."""
+    QInt16 / QUInt16 activation types, also as its com.microsoft Q/DQ contrib operators) runs
+    in float between its quantize / dequantize pairs, as ONNX Runtime's CPU provider runs it:
+    within one output step of ORT."""
     ort = pytest.importorskip("onnxruntime")
     rng = np.random.default_rng(8)
     np_act = held.numpy_type(act)
@@ -320,9 +322,14 @@ def test_16_bit_qdq_conv_matches_ort(backend, act):
         helper.make_node("QuantizeLinear", ["c", "ys", "yz"], ["yq"]),
         helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"]),
     ]
+    for node in nodes:
+        if node.op_type != "Conv":
+            node.domain = domain
     model = _model(nodes, [("x", T.FLOAT, [1, 3, 8, 8])],
                    [("y", T.FLOAT, [1, 4, 8, 8]), ("yq", act, [1, 4, 8, 8])], opset=21)  # fmt: skip
     model.graph.initializer.extend(inits)
+    if domain:
+        model.opset_import.append(helper.make_opsetid(domain, 1))
     x = rng.uniform(-40, 40, (1, 3, 8, 8)).astype(np.float32)
     want = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})
     got = _session(model, backend).run(None, {"x": x})
