@@ -257,3 +257,93 @@ def test_loop_state_of_int16_wraps_every_step(backend):
     want = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
     got = _session(model, backend).run(None, {"x": x})[0]
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("src", [T.FLOAT, T.INT32, T.INT64])
+@pytest.mark.parametrize("to", [T.INT16, T.UINT16, T.INT4, T.UINT4, 26, 25])
+def test_narrowing_casts_discard_higher_bits_as_ort(backend, src, to):
+    """Integer -> narrower integer wraps (ONNX: "discard higher bits"), as ONNX Runtime;
+    float -> 16-bit integer out of range (undefined in ONNX) as ORT on x86: truncated to int32
+    (INT_MIN beyond it), then wrapped; float -> 4-/2-bit as onnx's reference (ml_dtypes:
+    truncated, 0 out of range; ORT wraps after rounding). Cast back to float32 in the model
+    (ORT returns no 4-/2-bit arrays)."""
+    ort = pytest.importorskip("onnxruntime")
+    values = [-(2**31), -(2**20) - 3, -70000, -32769, -9, -3, -2, -1, 0, 1, 2, 3, 7, 8, 9, 15,
+              16, 255, 32767, 32768, 65535, 65536, 2**24, 2**31 - 128]  # fmt: skip
+    np_src = {T.FLOAT: np.float32, T.INT32: np.int32, T.INT64: np.int64}[src]
+    x = np.array(values, np_src)
+    if src == T.FLOAT:
+        x = np.concatenate([x, np.array([3e9, -3e9, 1e20, np.nan, np.inf, -np.inf], np.float32)])
+    if src == T.INT64:
+        x = np.concatenate([x, np.array([2**40 + 5, -(2**40) - 7, 2**63 - 1], np.int64)])
+    nodes = [helper.make_node("Cast", ["x"], ["n"], to=to),
+             helper.make_node("Cast", ["n"], ["y"], to=T.FLOAT)]  # fmt: skip
+    model = _model(nodes, [("x", src, [len(x)])], [("y", T.FLOAT, [len(x)])])
+    model.ir_version = 11
+    with np.errstate(all="ignore"):
+        if src == T.FLOAT and to not in (T.INT16, T.UINT16):
+            x = np.concatenate([x, np.array([1.7, -1.7, 2.5, -8.5, 15.5], np.float32)])
+            model.graph.input[0].type.tensor_type.shape.dim[0].dim_value = len(x)
+            model.graph.output[0].type.tensor_type.shape.dim[0].dim_value = len(x)
+            want = ReferenceEvaluator(model).run(None, {"x": x})[0]
+        else:
+            want = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
+    got = _session(model, backend).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("domain", ["", "com.microsoft"])
+@pytest.mark.parametrize("act", [T.INT16, T.UINT16])
+def test_16_bit_qdq_conv_matches_ort(backend, act, domain):
+    """A QDQ Conv with 16-bit activations and int8 weights (onnxruntime.quantization's
+    QInt16 / QUInt16 activation types, also as its com.microsoft Q/DQ contrib operators) runs
+    in float between its quantize / dequantize pairs, as ONNX Runtime's CPU provider runs it:
+    within one output step of ORT."""
+    ort = pytest.importorskip("onnxruntime")
+    rng = np.random.default_rng(8)
+    np_act = held.numpy_type(act)
+    w = rng.integers(-127, 128, (4, 3, 3, 3)).astype(np.int8)
+    inits = [
+        onnx.numpy_helper.from_array(np.float32(0.002), "xs"),
+        onnx.numpy_helper.from_array(np.array(0 if act == T.INT16 else 32768, np_act), "xz"),
+        onnx.numpy_helper.from_array(w, "w"),
+        onnx.numpy_helper.from_array(np.float32(0.01), "ws"),
+        onnx.numpy_helper.from_array(np.int8(0), "wz"),
+        onnx.numpy_helper.from_array(np.float32(0.004), "ys"),
+        onnx.numpy_helper.from_array(np.array(0 if act == T.INT16 else 30000, np_act), "yz"),
+    ]
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+        helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wd"]),
+        helper.make_node("Conv", ["xd", "wd"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("QuantizeLinear", ["c", "ys", "yz"], ["yq"]),
+        helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"]),
+    ]
+    for node in nodes:
+        if node.op_type != "Conv":
+            node.domain = domain
+    model = _model(nodes, [("x", T.FLOAT, [1, 3, 8, 8])],
+                   [("y", T.FLOAT, [1, 4, 8, 8]), ("yq", act, [1, 4, 8, 8])], opset=21)  # fmt: skip
+    model.graph.initializer.extend(inits)
+    if domain:
+        model.opset_import.append(helper.make_opsetid(domain, 1))
+    x = rng.uniform(-40, 40, (1, 3, 8, 8)).astype(np.float32)
+    want = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})
+    got = _session(model, backend).run(None, {"x": x})
+    assert got[1].dtype == want[1].dtype
+    steps = np.abs(got[1].astype(np.int64) - want[1].astype(np.int64))
+    assert steps.max() <= 1 and np.mean(steps == 0) > 0.98
+    np.testing.assert_allclose(got[0], want[0], rtol=0, atol=0.004 * 1.0001)
+
+
+def test_eight_bit_integer_operator_reading_int16_is_refused():
+    nodes = [helper.make_node("MatMulInteger", ["a", "b"], ["y"])]
+    model = _model(
+        nodes, [("a", T.INT16, [2, 3]), ("b", T.INT16, [3, 2])], [("y", T.INT32, [2, 2])]
+    )
+    ctx = webnn.ML().create_context(backend="cpu")
+    with pytest.raises(wo.OnnxImportError, match=r"MatMulInteger.*'a', a int16 tensor"):
+        wo.load(ctx, model)

@@ -53,6 +53,12 @@ SELECTORS = MOVERS | frozenset(
      "ScatterND", "ScatterElements", "MaxPool", "Relu"]
 )  # fmt: skip
 
+# Integer operators whose converters compute 8-bit arithmetic (ONNX allows only 8-bit types):
+# a held input there is refused, never computed as another type.
+EIGHT_BIT_ONLY = frozenset(
+    ["QLinearConv", "QLinearMatMul", "ConvInteger", "MatMulInteger", "DynamicQuantizeLinear"]
+)
+
 
 def elem_of_array(array):
     """The ONNX type of a numpy array whose type WebNN lacks (held here), or None."""
@@ -136,15 +142,21 @@ def _const(n, value, dtype):
 
 def wrap(n, x, elem):
     """An int32 operand of integers wrapped into int16 / uint16's range (modulo 2^16), as a C
-    conversion to the 16-bit type does. The quotient is taken in float32 (off by at most one
-    for any int32) and corrected once."""
+    conversion to the 16-bit type does."""
+    return wrap_range(n, x, *WRAPPED[elem])
+
+
+def wrap_range(n, x, lo, hi):
+    """An int32 operand wrapped into [lo, hi] modulo hi - lo + 1 (a power of two): ONNX's
+    integer narrowing ("discard higher bits"). The quotient is taken in float32 (off by at
+    most one for any int32) and corrected once."""
     b = n.b
-    lo, hi = WRAPPED[elem]
+    m = hi - lo + 1
     xf = b.cast(x, "float32")
-    q = b.floor(b.div(b.sub(xf, _const(n, lo, np.float32)), _const(n, 65536, np.float32)))
-    r = b.sub(x, b.mul(b.cast(q, "int32"), _const(n, 65536, np.int32)))
-    r = b.where(b.lesser(r, _const(n, lo, np.int32)), b.add(r, _const(n, 65536, np.int32)), r)
-    return b.where(b.greater(r, _const(n, hi, np.int32)), b.sub(r, _const(n, 65536, np.int32)), r)
+    q = b.floor(b.div(b.sub(xf, _const(n, lo, np.float32)), _const(n, m, np.float32)))
+    r = b.sub(x, b.mul(b.cast(q, "int32"), _const(n, m, np.int32)))
+    r = b.where(b.lesser(r, _const(n, lo, np.int32)), b.add(r, _const(n, m, np.int32)), r)
+    return b.where(b.greater(r, _const(n, hi, np.int32)), b.sub(r, _const(n, m, np.int32)), r)
 
 
 _SPLIT = np.float32(65537)  # 2^16 + 1: Veltkamp's split keeps 24 - 16 = 8 significant bits

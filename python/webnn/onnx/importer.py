@@ -1205,14 +1205,16 @@ class Importer:
         if (
             any(e in held.FLOAT_CODED for e in elems)
             and not (node.op_type in held.SELF_TAGGING or node.op_type in held.MOVERS)
-            or (domain and any(elems))
+            or (domain and any(elems) and node.op_type not in held.SELF_TAGGING)
+            or (node.op_type in held.EIGHT_BIT_ONLY and any(elems))
         ):
             i = next(i for i, e in enumerate(elems) if e)
             ctx.fail(
                 f"reads '{node.input[i]}', a {onnx_type_name(elems[i])} tensor: WebNN has no such "
                 "type, and this operator cannot take it (float8 / float4 values are held as "
                 "codes, read only by Cast, CastLike, QuantizeLinear, DequantizeLinear and data "
-                "movement; standard operators only read int16 / bfloat16 values)"
+                "movement; the 8-bit integer operators and other domains' operators take none "
+                "of the held types; docs/onnx.md, Held types)"
             )
         ctx.inputs = inputs = [
             (held.to_holding(v) if e is not None else self.narrow(name, v))

@@ -305,7 +305,7 @@ def fuse_qdq(model):
         # ONNX Runtime's selectors: input and output of one type as its S8-to-U8 rewrite left
         # them, and on x86 no int8 input at all (its QDQIsInt8Allowed is false there: YOLOv8n
         # int8-QDQ keeps 50 of its 57 convolutions in float); those groups run in float.
-        if x_type != y_type or x_type == "int8":
+        if x_type != y_type or x_type != "uint8":  # 16-bit, 4-bit, float8: left in float
             continue
         bias = ""
         if core.op_type == "Conv" and len(core.input) > 2 and core.input[2]:

@@ -3,7 +3,7 @@
 import numpy as np
 
 from .. import codes
-from ..held import HELD
+from ..held import HELD, WRAPPED, wrap_range
 from ..types import DOUBLE, FLOAT16, FLOAT_TYPES, ONNX_TO_WEBNN
 from .registry import op, unary_ops
 from .util import to_dtype
@@ -299,9 +299,8 @@ def cast(n):
 def cast_held(n, x, src_elem, to):
     """Cast from or to a type WebNN lacks (held.py): float8 / float4 / e8m0 codes decoded
     and encoded exactly as onnx's reference (codes.py; `saturate`, e8m0's `round_mode`),
-    bfloat16 rounded to nearest even, int16 / uint16 wrapped modulo 2^16 (from floats: after
-    truncation to int32, which saturates; ONNX leaves out-of-range values undefined), int2 /
-    uint2 from values out of their range 0 (onnx's reference, ml_dtypes; undefined in ONNX)."""
+    bfloat16 rounded to nearest even, int16 / uint16 / int2 / uint2 narrowed as ONNX and
+    ONNX Runtime do (narrow_int)."""
     from ..held import FLOAT_CODED, fix_result, holding_type
     from ..types import BFLOAT16
 
@@ -329,14 +328,38 @@ def cast_held(n, x, src_elem, to):
             return b.identity(x)
         return fix_result(n, to_dtype(n, x, "float32"), to)
     if to in codes.INT_RANGE:  # int2 / uint2, held as int8 / uint8
-        lo, hi = codes.INT_RANGE[to]
-        v = _trunc(n, x) if src in FLOAT_TYPES else x
-        keep = b.logical_and(b.greater_or_equal(v, n.const(lo, src)),
-                             b.lesser_or_equal(v, n.const(hi, src)))  # fmt: skip
-        v = b.where(keep, v, n.const(0, src))
-        return b.cast(v, holding_type(to))
-    v = _convert(n, x, src, "int32")  # int64 -> int32 wraps (C++ conversion), floats saturate
-    return fix_result(n, v, to)
+        return b.cast(narrow_int(n, x, src, *codes.INT_RANGE[to]), holding_type(to))
+    return narrow_int(n, x, src, *WRAPPED[to])
+
+
+_NARROW = {"int4": (-8, 7), "uint4": (0, 15)}
+
+
+def narrow_int(n, x, src, lo, hi):
+    """x as an integer of the range [lo, hi] (a power-of-two span), held in int32. From
+    integers ONNX discards the higher bits (wraps modulo the span; 64-bit and uint32 values
+    reach int32 by the engine's cast, which wraps modulo 2^32 as C++ does). From floats ONNX
+    truncates and leaves out-of-range values undefined: for the 16-bit types as ONNX Runtime
+    and numpy compute them on x86, truncated toward zero to int32 (NaN and |x| >= 2^31 give
+    INT_MIN, as cvttss2si does), then the higher bits discarded; for the 4- and 2-bit types
+    as onnx's reference (ml_dtypes): truncated, 0 when out of range (ORT wraps those after
+    rounding half away from zero; all agree on values in range)."""
+    b = n.b
+    if src in FLOAT_TYPES and hi - lo < 255:
+        t = to_dtype(n, _trunc(n, x), "float32")
+        keep = b.logical_and(
+            b.greater_or_equal(t, n.const(lo, "float32")),
+            b.lesser_or_equal(t, n.const(hi, "float32")),
+        )  # NaN: neither
+        return b.cast(b.where(keep, t, n.const(0, "float32")), "int32")
+    if src in FLOAT_TYPES:
+        x = to_dtype(n, _trunc(n, x), "float32")
+        big = b.greater_or_equal(b.abs(x), n.const(2.0**31, "float32"))
+        bad = b.logical_or(b.is_nan(x), big)
+        x = b.cast(b.where(bad, n.const(-(2.0**31), "float32"), x), "int32")
+    elif src != "int32":
+        x = b.cast(x, "int32")
+    return wrap_range(n, x, lo, hi)
 
 
 def _float16_cast_dropped(n):
@@ -390,7 +413,10 @@ def _cast_to(n, x, to):
     src = n.b.operand_data_type(x)
     if to == BOOL:
         return n.b.not_equal(x, n.const(0, src))
-    return _convert(n, x, src, ONNX_TO_WEBNN[to])
+    dst = ONNX_TO_WEBNN[to]
+    if dst in _NARROW and src != dst:  # WebNN's cast saturates; ONNX discards higher bits
+        return n.b.cast(narrow_int(n, x, src, *_NARROW[dst]), dst)
+    return _convert(n, x, src, dst)
 
 
 def _convert(n, x, src, dst):
@@ -428,7 +454,10 @@ def cast_like(n):
         return n.b.not_equal(n.x(0), n.const(0, n.dtype(0)))
     if np.dtype(target) not in NUMPY_TO_WEBNN:
         n.fail(f"cast to {target}: WebNN has no such data type")
-    return _convert(n, n.x(0), n.dtype(0), NUMPY_TO_WEBNN[np.dtype(target)])
+    dst = NUMPY_TO_WEBNN[np.dtype(target)]
+    if dst in _NARROW and n.dtype(0) != dst:  # WebNN's cast saturates; ONNX discards bits
+        return n.b.cast(narrow_int(n, n.x(0), n.dtype(0), *_NARROW[dst]), dst)
+    return _convert(n, n.x(0), n.dtype(0), dst)
 
 
 @op("Where")
