@@ -1,5 +1,6 @@
 #include "fuzz_builder.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -70,7 +71,15 @@ constexpr const char* kWords[] = {"nchw",      "nhwc",    "oihw",
                                   "relu",      "float32", "int32",
                                   "",          "x"};
 
+// WEBNN_FUZZ_FLOAT16=1: three types in four are float16, so that most graphs go through the
+// cpu backend's float16 paths (graph/passes/float16_promotion.cc and the float16 kernels).
+bool float16_mode() {
+  static const bool on = std::getenv("WEBNN_FUZZ_FLOAT16") != nullptr;
+  return on;
+}
+
 DataType pick_type(Reader& r) {
+  if (float16_mode() && r.chance(75)) return DataType::kFloat16;
   // float32 most often: it is what most ops accept, so more graphs get to run.
   static constexpr DataType kTypes[] = {DataType::kFloat32, DataType::kFloat32, DataType::kFloat32,
                                         DataType::kFloat16, DataType::kInt32,   DataType::kUint32,
@@ -469,6 +478,81 @@ bool is_comparison(OpKind kind) {
 
 bool same_value(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
 
+// The float16 counterpart of the rules below. The cpu backend computes a float16 graph in
+// float32 between its edges (graph/passes/float16_promotion.cc), the reference rounds to
+// float16 after every op: within the tolerance everywhere, except where an op is
+// discontinuous at the value, or where float16 overflows. An intermediate that float16
+// rounds onto an integer (floor, ceil, a cast to an integer type), a half-integer
+// (roundEven), zero (sign: gelu(-13.5) underflows to -0 in float16, stays -1e-40 in float32)
+// or onto the other operand of a comparison, an exponent rounded onto an integer for a
+// negative base (pow(tanh(c), tanh(c)): -1 on the reference where tanh(c) rounds to -1, NaN
+// in float32), or a near tie of argMin / argMax, decides the
+// result differently; an intermediate beyond 65504 is inf on the reference only. "" when
+// `node` is none of these.
+std::string float16_rounding(const Graph& graph, const Probe& p, const Node& node) {
+  constexpr double kFloat16Max = 65504.0;
+  const Tolerance tol = tolerance(DataType::kFloat16);
+  auto near = [&](double v, double w) { return close_enough(v, w, tol.atol, tol.rtol); };
+  for (OperandId id : node.outputs) {
+    if (graph.desc(id).data_type != DataType::kFloat16) continue;
+    for (double v : p.ref[id]) {
+      if (std::fabs(v) >= kFloat16Max) return "float16 range";
+    }
+  }
+  std::vector<OperandId> inputs = node.inputs();
+  if (inputs.empty() || graph.desc(inputs[0]).data_type != DataType::kFloat16) return "";
+  const std::vector<double>& x = p.ref[inputs[0]];
+  switch (node.kind) {
+    case OpKind::kSign:
+      for (double v : x) {
+        if (near(v, 0)) return "float16 rounding";
+      }
+      return "";
+    case OpKind::kCast:
+      if (is_float(node.as<CastParams>().data_type)) return "";
+      [[fallthrough]];
+    case OpKind::kFloor:
+    case OpKind::kCeil:
+      for (double v : x) {
+        if (std::isfinite(v) && near(v, std::nearbyint(v))) return "float16 rounding";
+      }
+      return "";
+    case OpKind::kRoundEven:
+      for (double v : x) {
+        if (std::isfinite(v) && near(v, std::floor(v) + 0.5)) return "float16 rounding";
+      }
+      return "";
+    case OpKind::kArgMin:
+    case OpKind::kArgMax: {
+      std::vector<double> sorted = x;
+      std::sort(sorted.begin(), sorted.end());
+      for (size_t k = 1; k < sorted.size(); ++k) {
+        if (near(sorted[k - 1], sorted[k])) return "float16 rounding";
+      }
+      return "";
+    }
+    default:
+      break;
+  }
+  const bool is_pow = node.kind == OpKind::kPow;
+  if ((!is_comparison(node.kind) && !is_pow) || inputs.size() < 2) return "";
+  const std::vector<double>& y = p.ref[inputs[1]];
+  std::vector<int64_t> out = static_sizes(graph.desc(node.outputs[0]).shape);
+  std::vector<int64_t> sa = static_sizes(graph.desc(inputs[0]).shape);
+  std::vector<int64_t> sb = static_sizes(graph.desc(inputs[1]).shape);
+  uint64_t count = *element_count(out);
+  for (uint64_t k = 0; k < count; ++k) {
+    uint64_t ia = broadcast_index(k, out, sa), ib = broadcast_index(k, out, sb);
+    if (ia >= x.size() || ib >= y.size()) continue;
+    // pow of a negative base is defined at integer exponents only.
+    const bool discontinuous =
+        is_pow ? x[ia] < 0 && std::isfinite(y[ib]) && near(y[ib], std::nearbyint(y[ib]))
+               : near(x[ia], y[ib]);
+    if (discontinuous) return "float16 rounding";
+  }
+  return "";
+}
+
 // Why a difference in `output` says nothing about the cpu kernels, or "" when it does. Two
 // classes of graphs compute legitimately different float32 results on the two backends:
 //  * a value of magnitude >= 2^60 upstream: its products (>= 2^120, summed) leave float32's
@@ -488,6 +572,7 @@ std::string false_alarm(const Graph& graph, const Probe& p, OperandId output) {
         if (std::isfinite(v) && std::fabs(v) >= kHuge) return "float32 range";
       }
     }
+    if (std::string why = float16_rounding(graph, p, node); !why.empty()) return why;
     if (!is_comparison(node.kind)) continue;
     const BinaryParams& args = node.as<BinaryParams>();
     OperandId a = args.a.id, b = args.b.id;
@@ -516,7 +601,7 @@ std::string false_alarm(const Graph& graph, const Probe& p, OperandId output) {
 // far as the comparison of both backends.
 struct Stats {
   uint64_t inputs = 0, built = 0, ran = 0;
-  uint64_t out_of_range = 0, ties = 0;  // differences false_alarm() explained
+  uint64_t out_of_range = 0, ties = 0, float16 = 0;  // differences false_alarm() explained
 };
 Stats stats;
 
@@ -524,12 +609,14 @@ void count_input() {
   if ((++stats.inputs & 0xFFFFF) == 0 && std::getenv("WEBNN_FUZZ_STATS") != nullptr) {
     std::fprintf(stderr,
                  "builder stats: inputs %llu, built %llu, ran on both backends %llu, "
-                 "not compared: float32 range %llu, comparison at equality %llu\n",
+                 "not compared: float32 range %llu, comparison at equality %llu, "
+                 "float16 rounding or range %llu\n",
                  static_cast<unsigned long long>(stats.inputs),
                  static_cast<unsigned long long>(stats.built),
                  static_cast<unsigned long long>(stats.ran),
                  static_cast<unsigned long long>(stats.out_of_range),
-                 static_cast<unsigned long long>(stats.ties));
+                 static_cast<unsigned long long>(stats.ties),
+                 static_cast<unsigned long long>(stats.float16));
   }
 }
 
@@ -616,7 +703,9 @@ std::string run_builder(const uint8_t* data, size_t size) {
     if (probed->ok) {
       std::string why = false_alarm(*graph, *probed, graph->outputs[k].id);
       if (!why.empty()) {
-        ++(why == "float32 range" ? stats.out_of_range : stats.ties);
+        ++(why == "float32 range"         ? stats.out_of_range
+           : why.rfind("float16", 0) == 0 ? stats.float16
+                                          : stats.ties);
         if (std::getenv("WEBNN_FUZZ_EXPLAIN") != nullptr) {
           std::fprintf(stderr, "builder: not compared (%s): %s\n", why.c_str(), f.c_str());
         }
