@@ -116,6 +116,8 @@ run_tsan() {
     tests/python/test_random_lifetimes.py tests/python/test_tensor_access_threads.py \
     "tests/python/test_onnx_session.py::test_concurrent_runs_with_several_shapes_are_correct" \
     tests/python/test_hub.py tests/python/test_async_ordering.py tests/python/test_threads_models.py \
+    tests/python/test_onnx_session_races.py tests/python/test_hub_threads.py \
+    tests/python/test_api_random_sequences.py \
     ${PYTEST_ARGS:-} || status=1
   if compgen -G "$logs/*" >/dev/null; then
     echo "== ThreadSanitizer reports ($logs)"

@@ -39,6 +39,14 @@ void no_direct_construction(const char* cls) {
   throw_error(PyExc_TypeError, std::string(cls) + " cannot be instantiated directly");
 }
 
+// A dict or a Mapping: PyMapping_Check alone also takes str, bytes and arrays (they have
+// __getitem__), which then failed with AttributeError on items().
+bool is_mapping(nb::handle h) {
+  if (PyDict_Check(h.ptr())) return true;
+  return PyMapping_Check(h.ptr()) && !PyList_Check(h.ptr()) && !PyTuple_Check(h.ptr()) &&
+         nb::hasattr(h, "items");
+}
+
 TensorHandle& tensor_arg(nb::handle h, const char* method) {
   if (!nb::isinstance<TensorHandle>(h)) {
     throw_error(PyExc_TypeError, std::string(method) + ": tensor must be an MLTensor (got " +
@@ -65,7 +73,7 @@ struct Bindings {
 };
 
 Bindings bindings_arg(nb::handle h, const char* method, const char* which) {
-  if (!PyMapping_Check(h.ptr()) || PyList_Check(h.ptr()) || PyTuple_Check(h.ptr())) {
+  if (!is_mapping(h)) {
     throw_error(PyExc_TypeError,
                 std::string(method) + ": " + which + " must be a dict of name -> MLTensor");
   }
@@ -99,8 +107,7 @@ nb::dict descriptors(const Graph& g, bool inputs) {
 
 std::vector<NamedOperand> outputs_arg(const BuilderHandle& self, nb::handle outputs,
                                       const char* method) {
-  if (!PyMapping_Check(outputs.ptr()) || PyList_Check(outputs.ptr()) ||
-      PyTuple_Check(outputs.ptr())) {
+  if (!is_mapping(outputs)) {
     throw_error(PyExc_TypeError,
                 std::string(method) + ": outputs must be a dict of name -> MLOperand");
   }

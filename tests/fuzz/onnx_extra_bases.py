@@ -114,6 +114,78 @@ def _models():
          h.make_node("Mul", ["apd", "dw"], ["y"])],
         [vi("p", T.FLOAT, [1, 1, 5, 7])], [vi("mp", T.FLOAT, None), vi("y", T.DOUBLE, None)],
         [nh.from_array(np.array([1.5], np.float64), "dw")])  # fmt: skip
+    out.update(_sequence_models(model, vi, T, h, nh))
+    return out
+
+
+def _sequence_models(model, vi, T, h, nh):
+    """Sequences and optionals held at import (python/webnn/onnx): split / map / concat as torch
+    exports them, insert and erase at negative positions, a Loop appending to a sequence that
+    starts empty, SequenceMap, Optional. Tensor inputs only: the target feeds tensors."""
+
+    def i64(name, v):
+        return nh.from_array(np.array(v, np.int64), name)
+
+    seq = h.make_tensor_sequence_value_info
+    x = [vi("x", T.FLOAT, [2, 6])]
+    out = {}
+    out["seq_split_at_construct_concat"] = model(
+        [h.make_node("SplitToSequence", ["x", "sizes"], ["parts"], axis=1),
+         h.make_node("SequenceLength", ["parts"], ["n"]),
+         h.make_node("SequenceAt", ["parts", "one"], ["p1"]),
+         h.make_node("SequenceAt", ["parts", "minus1"], ["p2"]),
+         h.make_node("Mul", ["p1", "p1"], ["q1"]),
+         h.make_node("SequenceConstruct", ["q1", "p2", "q1"], ["s"]),
+         h.make_node("ConcatFromSequence", ["s"], ["cat"], axis=-1),
+         h.make_node("SplitToSequence", ["x"], ["rows"], axis=0, keepdims=0),
+         h.make_node("ConcatFromSequence", ["rows"], ["stacked"], axis=1, new_axis=1)],
+        x, [vi("cat", T.FLOAT, [2, 8]), vi("stacked", T.FLOAT, [6, 2]), vi("n", T.INT64, [])],
+        [i64("sizes", [1, 3, 2]), i64("one", 1), i64("minus1", -1)])  # fmt: skip
+    out["seq_empty_insert_erase"] = model(
+        [h.make_node("SequenceEmpty", [], ["e"], dtype=T.FLOAT),
+         h.make_node("SequenceInsert", ["e", "x"], ["s1"]),
+         h.make_node("SequenceInsert", ["s1", "y", "zero"], ["s2"]),
+         h.make_node("SequenceInsert", ["s2", "x", "minus1"], ["s3"]),
+         h.make_node("SequenceErase", ["s3", "minus2"], ["s4"]),
+         h.make_node("SequenceErase", ["s4"], ["s5"]),
+         h.make_node("SequenceAt", ["s3", "minus1"], ["at"]),
+         h.make_node("ConcatFromSequence", ["s5"], ["cat"], axis=0, new_axis=1),
+         h.make_node("SequenceLength", ["s3"], ["n"])],
+        [vi("x", T.FLOAT, [2, 3]), vi("y", T.FLOAT, [2, 3])],
+        [vi("cat", T.FLOAT, [1, 2, 3]), vi("at", T.FLOAT, [2, 3]), vi("n", T.INT64, [])],
+        [i64("zero", 0), i64("minus1", -1), i64("minus2", -2)])  # fmt: skip
+    body = h.make_graph(
+        [h.make_node("Cast", ["i"], ["fi"], to=T.FLOAT),
+         h.make_node("Mul", ["x", "fi"], ["scaled"]),
+         h.make_node("SequenceInsert", ["acc", "scaled"], ["acc_out"]),
+         h.make_node("Identity", ["cond"], ["cond_out"])],
+        "body", [vi("i", T.INT64, []), vi("cond", T.BOOL, []), seq("acc", T.FLOAT, None)],
+        [vi("cond_out", T.BOOL, []), seq("acc_out", T.FLOAT, None)])  # fmt: skip
+    out["seq_loop_appends"] = model(
+        [h.make_node("SequenceEmpty", [], ["e"], dtype=T.FLOAT),
+         h.make_node("Loop", ["trip", "", "e"], ["s"], body=body),
+         h.make_node("ConcatFromSequence", ["s"], ["stacked"], axis=0, new_axis=1),
+         h.make_node("SequenceLength", ["s"], ["n"])],
+        [vi("x", T.FLOAT, [3])], [vi("stacked", T.FLOAT, [4, 3]), vi("n", T.INT64, [])],
+        [i64("trip", 4)])  # fmt: skip
+    map_body = h.make_graph(
+        [h.make_node("Relu", ["a"], ["r"]), h.make_node("Add", ["r", "t"], ["o"])],
+        "map", [vi("a", T.FLOAT, [1, 6]), vi("t", T.FLOAT, [6])], [vi("o", T.FLOAT, [1, 6])])  # fmt: skip
+    out["seq_map_with_a_tensor"] = model(
+        [h.make_node("SplitToSequence", ["x"], ["parts"], axis=0),
+         h.make_node("SequenceMap", ["parts", "b"], ["mapped"], body=map_body),
+         h.make_node("ConcatFromSequence", ["mapped"], ["cat"], axis=0)],
+        x + [vi("b", T.FLOAT, [6])], [vi("cat", T.FLOAT, [2, 6])])  # fmt: skip
+    opt = h.make_tensor_type_proto(T.FLOAT, [2, 6])
+    out["optional_wrap_and_unwrap"] = model(
+        [h.make_node("Optional", ["x"], ["o"]),
+         h.make_node("OptionalHasElement", ["o"], ["has"]),
+         h.make_node("OptionalGetElement", ["o"], ["got"]),
+         h.make_node("Optional", [], ["none"], type=opt),
+         h.make_node("OptionalHasElement", ["none"], ["has_none"]),
+         h.make_node("Neg", ["got"], ["y"])],
+        x, [vi("y", T.FLOAT, [2, 6]), vi("has", T.BOOL, []), vi("has_none", T.BOOL, [])],
+        opset=18)  # fmt: skip
     return out
 
 
