@@ -49,6 +49,9 @@ std::unique_ptr<Kernel> make_float32_kernel(const Node& node, const CompileConte
     case OpKind::kReduceMax:
     case OpKind::kReduceMin:
       return make_reduce_kernel(node, cc, simd);
+    case OpKind::kArgMin:
+    case OpKind::kArgMax:
+      return make_arg_min_max_kernel(node, cc);
     case OpKind::kPrelu:
       return make_prelu_kernel(node, cc, simd);
     case OpKind::kPow:

@@ -30,6 +30,7 @@ std::unique_ptr<Kernel> make_movement_kernel(const Node& node, const CompileCont
                                              const SimdKernels& simd);
 std::unique_ptr<Kernel> make_reduce_kernel(const Node& node, const CompileContext& cc,
                                            const SimdKernels& simd);
+std::unique_ptr<Kernel> make_arg_min_max_kernel(const Node& node, const CompileContext& cc);
 std::unique_ptr<Kernel> make_pow_kernel(const Node& node, const CompileContext& cc,
                                         const SimdKernels& simd);
 std::unique_ptr<Kernel> make_prelu_kernel(const Node& node, const CompileContext& cc,
