@@ -347,3 +347,29 @@ def test_eight_bit_integer_operator_reading_int16_is_refused():
     ctx = webnn.ML().create_context(backend="cpu")
     with pytest.raises(wo.OnnxImportError, match=r"MatMulInteger.*'a', a int16 tensor"):
         wo.load(ctx, model)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_float8_through_an_if_on_a_run_time_condition(backend):
+    """An If whose branches give float8 values (Cast of the input, or of its negation), read
+    by a Cast after it: the If's output is known to hold codes (never read as numbers)."""
+
+    def branch(name, source):
+        nodes = [helper.make_node("Cast", [source], [f"{name}_y"], to=T.FLOAT8E4M3FN)]
+        out = [helper.make_tensor_value_info(f"{name}_y", T.FLOAT8E4M3FN, None)]
+        return helper.make_graph(nodes, name, [], out)
+
+    nodes = [
+        helper.make_node("Neg", ["x"], ["nx"]),
+        helper.make_node(
+            "If", ["c"], ["q"], then_branch=branch("t", "x"), else_branch=branch("e", "nx")
+        ),  # fmt: skip
+        helper.make_node("Cast", ["q"], ["y"], to=T.FLOAT),
+    ]
+    model = _model(nodes, [("x", T.FLOAT, [16]), ("c", T.BOOL, [])], [("y", T.FLOAT, [16])])
+    x = np.random.default_rng(9).standard_normal(16).astype(np.float32) * 50
+    session = _session(model, backend)
+    for c in (True, False):
+        feeds = {"x": x, "c": np.array(c)}
+        want = ReferenceEvaluator(model).run(None, feeds)[0]
+        _same(session.run(None, feeds)[0], want)

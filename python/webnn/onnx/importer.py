@@ -1250,7 +1250,32 @@ class Importer:
                 ctx.fail(f"outputs {missing} are not supported by this converter")
         if any(elems) and node.op_type not in held.SELF_TAGGING:
             result = self._held_results(ctx, domain, opset, elems, result)
+        if node.op_type in ("If", "Loop", "Scan") and not domain:
+            self._tag_control_flow(node, result)
         return result
+
+    def _tag_control_flow(self, node, result):
+        """If / Loop / Scan outputs take the held type of the subgraph output they come from
+        (its tag from the body's converters, or its declared type)."""
+        graphs = {a.name: a.g for a in node.attribute if a.type == a.GRAPH}
+        body = graphs.get("then_branch") or graphs.get("body")
+        if body is None:
+            return
+        skip = 1 if node.op_type == "Loop" else 0  # a Loop body's first output: the condition
+        declared = self._declared_types()
+        for j, name in enumerate(node.output):
+            if not name or j >= len(result) or j + skip >= len(body.output):
+                continue
+            inner = body.output[j + skip].name
+            elem = self.held.get(inner, declared.get(inner))
+            value = result[j]
+            if (
+                elem in held.HELD
+                and value is not None
+                and not isinstance(value, (np.ndarray, *NON_TENSOR, HostOutput, list, tuple))
+                and self.builder.operand_data_type(value) == held.holding_type(elem)
+            ):
+                self.held[name] = elem
 
     def _held_results(self, ctx, domain, opset, elems, result):
         """Outputs of held types (by the schema's type constraints) recorded, and made exact
