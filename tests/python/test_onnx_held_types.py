@@ -213,8 +213,10 @@ def test_external_data_initializers_of_held_types(tmp_path, elem):
     """Weights of these types in an external-data file are memory-mapped as their type."""
     w = np.random.default_rng(7).uniform(-8, 8, (4, 5)).astype(np.float32)
     w = w.astype(held.numpy_type(elem))
-    nodes = [helper.make_node("Cast", ["w"], ["f"], to=T.FLOAT),
-             helper.make_node("Add", ["f", "x"], ["y"])]  # fmt: skip
+    nodes = [
+        helper.make_node("Cast", ["w"], ["f"], to=T.FLOAT),
+        helper.make_node("Add", ["f", "x"], ["y"]),
+    ]
     model = _model(nodes, [("x", T.FLOAT, [4, 5])], [("y", T.FLOAT, [4, 5])])
     model.graph.initializer.append(onnx.numpy_helper.from_array(w, "w"))
     path = tmp_path / "m.onnx"
@@ -269,16 +271,42 @@ def test_narrowing_casts_discard_higher_bits_as_ort(backend, src, to):
     truncated, 0 out of range; ORT wraps after rounding). Cast back to float32 in the model
     (ORT returns no 4-/2-bit arrays)."""
     ort = pytest.importorskip("onnxruntime")
-    values = [-(2**31), -(2**20) - 3, -70000, -32769, -9, -3, -2, -1, 0, 1, 2, 3, 7, 8, 9, 15,
-              16, 255, 32767, 32768, 65535, 65536, 2**24, 2**31 - 128]  # fmt: skip
+    values = [
+        -(2**31),
+        -(2**20) - 3,
+        -70000,
+        -32769,
+        -9,
+        -3,
+        -2,
+        -1,
+        0,
+        1,
+        2,
+        3,
+        7,
+        8,
+        9,
+        15,
+        16,
+        255,
+        32767,
+        32768,
+        65535,
+        65536,
+        2**24,
+        2**31 - 128,
+    ]
     np_src = {T.FLOAT: np.float32, T.INT32: np.int32, T.INT64: np.int64}[src]
     x = np.array(values, np_src)
     if src == T.FLOAT:
         x = np.concatenate([x, np.array([3e9, -3e9, 1e20, np.nan, np.inf, -np.inf], np.float32)])
     if src == T.INT64:
         x = np.concatenate([x, np.array([2**40 + 5, -(2**40) - 7, 2**63 - 1], np.int64)])
-    nodes = [helper.make_node("Cast", ["x"], ["n"], to=to),
-             helper.make_node("Cast", ["n"], ["y"], to=T.FLOAT)]  # fmt: skip
+    nodes = [
+        helper.make_node("Cast", ["x"], ["n"], to=to),
+        helper.make_node("Cast", ["n"], ["y"], to=T.FLOAT),
+    ]
     model = _model(nodes, [("x", src, [len(x)])], [("y", T.FLOAT, [len(x)])])
     model.ir_version = 11
     with np.errstate(all="ignore"):
@@ -325,8 +353,12 @@ def test_16_bit_qdq_conv_matches_ort(backend, act, domain):
     for node in nodes:
         if node.op_type != "Conv":
             node.domain = domain
-    model = _model(nodes, [("x", T.FLOAT, [1, 3, 8, 8])],
-                   [("y", T.FLOAT, [1, 4, 8, 8]), ("yq", act, [1, 4, 8, 8])], opset=21)  # fmt: skip
+    model = _model(
+        nodes,
+        [("x", T.FLOAT, [1, 3, 8, 8])],
+        [("y", T.FLOAT, [1, 4, 8, 8]), ("yq", act, [1, 4, 8, 8])],
+        opset=21,
+    )
     model.graph.initializer.extend(inits)
     if domain:
         model.opset_import.append(helper.make_opsetid(domain, 1))
@@ -363,7 +395,7 @@ def test_float8_through_an_if_on_a_run_time_condition(backend):
         helper.make_node("Neg", ["x"], ["nx"]),
         helper.make_node(
             "If", ["c"], ["q"], then_branch=branch("t", "x"), else_branch=branch("e", "nx")
-        ),  # fmt: skip
+        ),
         helper.make_node("Cast", ["q"], ["y"], to=T.FLOAT),
     ]
     model = _model(nodes, [("x", T.FLOAT, [16]), ("c", T.BOOL, [])], [("y", T.FLOAT, [16])])
