@@ -405,3 +405,43 @@ def test_float8_through_an_if_on_a_run_time_condition(backend):
         feeds = {"x": x, "c": np.array(c)}
         want = ReferenceEvaluator(model).run(None, feeds)[0]
         _same(session.run(None, feeds)[0], want)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("elem", [T.INT16, T.FLOAT8E4M3FN])
+def test_held_values_cross_a_folded_cut(backend, elem):
+    """A Reshape whose shape is computed at run time: the session cuts before it (the rest
+    folds the shape); the held value crossing the cut keeps its ONNX type (int16 products
+    after it still wrap, float8 codes are still decoded)."""
+    minus_one = onnx.numpy_helper.from_array(np.array([-1], np.int64), "minus_one")
+    seven = onnx.numpy_helper.from_array(np.array(7, np.int16), "seven")
+    after = (
+        [
+            helper.make_node("Mul", ["r", "r"], ["sq"]),
+            helper.make_node("Div", ["sq", "seven"], ["y"]),
+        ]
+        if elem == T.INT16
+        else [helper.make_node("Cast", ["r"], ["y"], to=T.FLOAT)]
+    )
+    nodes = [
+        helper.make_node("ReduceMax", ["n"], ["m"], keepdims=1),  # two values: not folded
+        helper.make_node("Concat", ["m", "minus_one"], ["shape"], axis=0),
+        helper.make_node("Reshape", ["x", "shape"], ["r"]),
+        *after,
+    ]
+    out = T.INT16 if elem == T.INT16 else T.FLOAT
+    model = _model(nodes, [("x", elem, [4, 6]), ("n", T.INT64, [2])], [("y", out, None)])
+    model.graph.initializer.extend([minus_one, seven])
+    rng = np.random.default_rng(11)
+    if elem == T.INT16:
+        x = rng.integers(-32768, 32768, (4, 6)).astype(np.int16)
+    else:
+        x = (rng.standard_normal((4, 6)) * 50).astype(ml_dtypes.float8_e4m3fn)
+    session = _session(model, backend)
+    for n in (3, 8):
+        feeds = {"x": x, "n": np.array([n, 1], np.int64)}
+        with np.errstate(all="ignore"):
+            want = ReferenceEvaluator(model).run(None, feeds)[0]
+        got = session.run(None, feeds)[0]
+        assert got.shape == (n, 24 // n)
+        _same(got, want)

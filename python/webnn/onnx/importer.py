@@ -1115,12 +1115,12 @@ class Importer:
                         "initializer defines"
                     )
             if at_top and self.host_cuts and is_host_cut(node, inputs):
-                self.cut = plan_cut(index, nodes, scope, self.proto.graph.output)
+                self.cut = self._plan_cut(index, nodes, scope)
                 return
             if at_top and self.host_cuts and reads_host_tensor(node, inputs):
                 # A tensor the host finishes (an SVM's coupled probabilities) read by a later
                 # node: the graph ends here, the rest takes the finished tensor (host_cuts.py).
-                self.cut = plan_cut(index, nodes, scope, self.proto.graph.output, runs_node=False)
+                self.cut = self._plan_cut(index, nodes, scope, runs_node=False)
                 return
             try:
                 outputs = self.convert_node(node, inputs, scope)
@@ -1131,7 +1131,7 @@ class Importer:
                 name = exc.needs_constant
                 if not (at_top and self.host_cuts and name and _run_time(scope.lookup(name))):
                     raise
-                self.cut = plan_cut(index, nodes, scope, self.proto.graph.output, runs_node=False)
+                self.cut = self._plan_cut(index, nodes, scope, runs_node=False)
                 self.cut.fold = [name]
                 return
             if self.float16 == "float32":
@@ -1141,6 +1141,14 @@ class Importer:
                     scope[name] = v
             if top:
                 self._remember_folded(node, outputs)
+
+    def _plan_cut(self, index, nodes, scope, runs_node=True):
+        cut = plan_cut(index, nodes, scope, self.proto.graph.output, runs_node=runs_node)
+        # exported values of types WebNN lacks: the rest of the model takes them in their
+        # ONNX type (the session converts the holding arrays back, host_segments.py)
+        cut.held = {n: self.held_elem(n, scope.lookup(n)) for n in cut.exported}
+        cut.held = {n: e for n, e in cut.held.items() if e is not None}
+        return cut
 
     def _weight_only(self, node):
         """A top-level node whose value depends on weights alone (not on any input, shape or
