@@ -7,6 +7,7 @@ from . import (  # noqa: F401  (imported for their registrations)
     deform,
     elementwise,
     extra,
+    flex_attention,
     indexing,
     linalg,
     loss,
