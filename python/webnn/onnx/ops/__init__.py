@@ -5,6 +5,7 @@ from . import (  # noqa: F401  (imported for their registrations)
     attention,
     control,
     deform,
+    det,
     elementwise,
     extra,
     flex_attention,
