@@ -59,7 +59,8 @@ def _binades():
 def test_bfloat16_rounding_is_round_to_nearest_even(backend):
     x = _binades()
     got = _run_piece(backend, held.round_bfloat16, x)
-    want = x.astype(ml_dtypes.bfloat16).astype(np.float32)
+    with np.errstate(invalid="ignore"):  # NaN's conversion
+        want = x.astype(ml_dtypes.bfloat16).astype(np.float32)
     assert np.array_equal(np.isnan(got), np.isnan(want))
     keep = ~np.isnan(want)
     np.testing.assert_array_equal(got[keep].view(np.uint32), want[keep].view(np.uint32))
