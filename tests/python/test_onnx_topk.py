@@ -162,10 +162,12 @@ def test_a_k_that_is_not_one_integer_in_1d_is_refused_as_onnxruntime_refuses_it(
 
 
 def _run_time_k_model():
-    """TopK whose K is computed at run time from an input (K = n + 1), then a Relu."""
+    """TopK whose K is computed at run time from an input (K = max(n) + 1: n has two values,
+    so the session does not fold it as it folds one-value integer inputs), after a Relu."""
     one = onnx.numpy_helper.from_array(np.array([1], np.int64), "one")
     nodes = [
-        helper.make_node("Add", ["n", "one"], ["k"]),
+        helper.make_node("ReduceMax", ["n"], ["m"], keepdims=1),
+        helper.make_node("Add", ["m", "one"], ["k"]),
         helper.make_node("Relu", ["x"], ["r"]),
         helper.make_node("TopK", ["r", "k"], ["values", "indices"], axis=1),
         helper.make_node("Neg", ["values"], ["neg"]),
@@ -175,7 +177,7 @@ def _run_time_k_model():
         "g",
         [
             helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 50]),
-            helper.make_tensor_value_info("n", TensorProto.INT64, [1]),
+            helper.make_tensor_value_info("n", TensorProto.INT64, [2]),
         ],
         [
             helper.make_tensor_value_info("neg", TensorProto.FLOAT, None),
@@ -196,13 +198,14 @@ def test_k_computed_at_run_time_in_a_session(backend):
     ctx = webnn.ML().create_context(accelerated=False, backend=backend)
     session = wo.InferenceSession(data, context=ctx)
     for n in (4, 9, 4):
-        feeds = {"x": RNG.standard_normal([3, 50]).astype(np.float32),
-                 "n": np.array([n], np.int64)}  # fmt: skip
+        x = RNG.standard_normal([3, 50]).astype(np.float32)
+        feeds = {"x": x, "n": np.array([n, 1], np.int64)}
         got = session.run(None, feeds)
         want = want_session.run(None, feeds)
         assert got[0].shape == (3, n + 1)
         np.testing.assert_array_equal(got[1], want[1])
         np.testing.assert_array_equal(got[0], want[0])
+    assert len(session.compiled_graphs()) == 1  # one first segment: K is no part of its key
 
 
 def test_k_computed_at_run_time_is_refused_by_load():

@@ -44,10 +44,10 @@ MOVERS = frozenset(
         "Identity", "Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten", "Concat",
         "Slice", "Split", "Gather", "GatherElements", "GatherND", "Expand", "Tile",
         "DepthToSpace", "SpaceToDepth", "Shape", "Size", "ReverseSequence", "Compress",
-        "Optional", "OptionalGetElement", "SequenceConstruct", "SequenceAt", "SequenceInsert",
-        "SplitToSequence", "ConcatFromSequence",
     ]
 )  # fmt: skip
+# (Not sequences or optionals: their elements carry no held type, so codes put in one would
+# come out read as numbers; coded values are refused there.)
 SELECTORS = MOVERS | frozenset(
     ["Max", "Min", "Where", "ReduceMax", "ReduceMin", "TopK", "Pad", "Trilu", "OneHot",
      "ScatterND", "ScatterElements", "MaxPool", "Relu"]

@@ -116,6 +116,8 @@ class HostCut:
     # the rest of the model starts at `node`, and its session folds them (constant_inputs),
     # compiling one graph per value.
     fold: list = field(default_factory=list)
+    # exported value name -> its ONNX type where the graph holds it in another (held.py)
+    held: dict = field(default_factory=dict)
 
     @property
     def after(self):

@@ -10,6 +10,7 @@ import threading
 
 import numpy as np
 
+from . import held
 from .host_cuts import names_read, run_host_node
 
 
@@ -54,6 +55,8 @@ class SegmentedModel:
         values = dict(self.cut.constants)
         for name, arr in self.first.run(feed).items():
             values[name] = arr.astype(np.bool_) if name in self._bools else arr
+            if name in self.cut.held:  # int16 held as int32, float8 as codes, ...
+                values[name] = held.from_holding(arr, self.cut.held[name])
         if self.cut.runs_node:
             values.update(run_host_node(self.cut.node, self._opsets, values))
         model = self._rest_proto(values)

@@ -1119,12 +1119,12 @@ class Importer:
                         "initializer defines"
                     )
             if at_top and self.host_cuts and is_host_cut(node, inputs, self.builder.operand_shape):
-                self.cut = plan_cut(index, nodes, scope, self.proto.graph.output)
+                self.cut = self._plan_cut(index, nodes, scope)
                 return
             if at_top and self.host_cuts and reads_host_tensor(node, inputs):
                 # A tensor the host finishes (an SVM's coupled probabilities) read by a later
                 # node: the graph ends here, the rest takes the finished tensor (host_cuts.py).
-                self.cut = plan_cut(index, nodes, scope, self.proto.graph.output, runs_node=False)
+                self.cut = self._plan_cut(index, nodes, scope, runs_node=False)
                 return
             try:
                 outputs = self.convert_node(node, inputs, scope)
@@ -1135,7 +1135,7 @@ class Importer:
                 name = exc.needs_constant
                 if not (at_top and self.host_cuts and name and _run_time(scope.lookup(name))):
                     raise
-                self.cut = plan_cut(index, nodes, scope, self.proto.graph.output, runs_node=False)
+                self.cut = self._plan_cut(index, nodes, scope, runs_node=False)
                 self.cut.fold = [name]
                 return
             if self.float16 == "float32":
@@ -1145,6 +1145,14 @@ class Importer:
                     scope[name] = v
             if top:
                 self._remember_folded(node, outputs)
+
+    def _plan_cut(self, index, nodes, scope, runs_node=True):
+        cut = plan_cut(index, nodes, scope, self.proto.graph.output, runs_node=runs_node)
+        # exported values of types WebNN lacks: the rest of the model takes them in their
+        # ONNX type (the session converts the holding arrays back, host_segments.py)
+        cut.held = {n: self.held_elem(n, scope.lookup(n)) for n in cut.exported}
+        cut.held = {n: e for n, e in cut.held.items() if e is not None}
+        return cut
 
     def _weight_only(self, node):
         """A top-level node whose value depends on weights alone (not on any input, shape or
@@ -1254,7 +1262,32 @@ class Importer:
                 ctx.fail(f"outputs {missing} are not supported by this converter")
         if any(elems) and node.op_type not in held.SELF_TAGGING:
             result = self._held_results(ctx, domain, opset, elems, result)
+        if node.op_type in ("If", "Loop", "Scan") and not domain:
+            self._tag_control_flow(node, result)
         return result
+
+    def _tag_control_flow(self, node, result):
+        """If / Loop / Scan outputs take the held type of the subgraph output they come from
+        (its tag from the body's converters, or its declared type)."""
+        graphs = {a.name: a.g for a in node.attribute if a.type == a.GRAPH}
+        body = graphs.get("then_branch") or graphs.get("body")
+        if body is None:
+            return
+        skip = 1 if node.op_type == "Loop" else 0  # a Loop body's first output: the condition
+        declared = self._declared_types()
+        for j, name in enumerate(node.output):
+            if not name or j >= len(result) or j + skip >= len(body.output):
+                continue
+            inner = body.output[j + skip].name
+            elem = self.held.get(inner, declared.get(inner))
+            value = result[j]
+            if (
+                elem in held.HELD
+                and value is not None
+                and not isinstance(value, (np.ndarray, *NON_TENSOR, HostOutput, list, tuple))
+                and self.builder.operand_data_type(value) == held.holding_type(elem)
+            ):
+                self.held[name] = elem
 
     def _held_results(self, ctx, domain, opset, elems, result):
         """Outputs of held types (by the schema's type constraints) recorded, and made exact

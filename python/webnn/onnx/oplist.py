@@ -19,7 +19,8 @@ def markdown():
         runtime = sorted(o for d, o in TABLE if d == domain and TABLE[(d, o)].runtime)
         folded = sorted(o for d, o in TABLE if d == domain and not TABLE[(d, o)].runtime)
         title = domain or "ai.onnx (standard)"
-        lines.append(f"**{title}** — {len(runtime)} operators:")
+        noun = "operator" if len(runtime) == 1 else "operators"
+        lines.append(f"**{title}** — {len(runtime)} {noun}:")
         lines.append("")
         lines.append(", ".join(f"`{o}`" for o in runtime))
         lines.append("")

@@ -340,7 +340,6 @@ for _name, _why in {
     "BitwiseOr": "WebNN has no bitwise operators",
     "BitwiseXor": "WebNN has no bitwise operators",
     "BitwiseNot": "WebNN has no bitwise operators",
-    "Det": "WebNN has no determinant",
     "MelWeightMatrix": "a table of its scalar inputs (known at import in audio front ends)",
 }.items():
     op(_name, runtime=False, note=_why, fold_without_inputs=_name.startswith("Random"))(
