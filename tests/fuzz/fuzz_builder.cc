@@ -385,7 +385,23 @@ std::vector<std::vector<uint8_t>> nudged(const Graph& graph,
 
 std::string graph_text(const Graph& g) {
   auto text = format_graph(g);
-  return text ? *text : "(cannot print: " + text.status().message() + ")";
+  if (text) return *text;
+  // A NaN option has no text form: the nodes then as op(operand ids) -> ids, with the types.
+  std::string out = "(cannot print: " + text.status().message() + ")\n";
+  for (size_t id = 0; id < g.operands.size(); ++id) {
+    const Operand& op = g.operands[id];
+    out += "  operand " + std::to_string(id) + ": " + data_type_name(op.desc.data_type) + " " +
+           (op.kind == OperandKind::kInput      ? "input"
+            : op.kind == OperandKind::kConstant ? "constant"
+                                                : "value") +
+           "\n";
+  }
+  for (const Node& node : g.nodes) {
+    out += "  " + std::string(op_spec_name(node.kind)) + "(";
+    for (OperandId in : node.inputs()) out += std::to_string(in) + " ";
+    out += ") -> " + std::to_string(node.outputs[0]) + "\n";
+  }
+  return out;
 }
 
 // The value of every float operand of a graph (inputs, constants, node results) on both
