@@ -3,10 +3,12 @@
 #
 #   tools/sanitize.sh asan     # C++ suite + Python suite, AddressSanitizer + UBSan + LeakSanitizer
 #   tools/sanitize.sh tsan     # ThreadSanitizer: pool stress test + Python concurrency tests
+#   tools/sanitize.sh tsan-py [PYTEST SELECTION...]  # only Python tests (default: the concurrency ones)
 #   tools/sanitize.sh all      # both (default)
 #   tools/sanitize.sh asan-cpp # only the C++ suite under ASan
 #   tools/sanitize.sh asan-py [PYTEST SELECTION...]  # only the Python suite (default tests/python)
 #   SANITIZE_NO_BUILD=1 tools/sanitize.sh asan-py ...  # reuse the staged build/fuzz/pkg
+#   SANITIZE_NO_BUILD=1 tools/sanitize.sh tsan-py ...  # reuse the staged build/py-tsan/pkg
 #
 # The ASan build is the fuzzing build (build/fuzz, tools/fuzz.sh): the C++ suite and the
 # Python extension are built there with the same clang flags, and the extension is loaded into
@@ -84,7 +86,15 @@ run_asan_py() {  # $@: pytest selection, default the whole suite
   fi
 }
 
-run_tsan() {
+TSAN_TESTS=(tests/python/test_concurrency.py tests/python/test_dispatch_loop.py
+  "tests/python/test_cpu_backend.py::test_concurrent_dispatches_share_the_context_pool"
+  tests/python/test_random_lifetimes.py tests/python/test_tensor_access_threads.py
+  "tests/python/test_onnx_session.py::test_concurrent_runs_with_several_shapes_are_correct"
+  tests/python/test_hub.py tests/python/test_async_ordering.py tests/python/test_threads_models.py
+  tests/python/test_onnx_session_races.py tests/python/test_hub_threads.py
+  tests/python/test_api_random_sequences.py)
+
+run_tsan_pool() {
   local flags="-fsanitize=thread -fno-omit-frame-pointer"
   # The pool and its stress test need nothing else: two files, built in seconds.
   mkdir -p build/tsan-pool
@@ -94,8 +104,10 @@ run_tsan() {
   echo "== ThreadSanitizer: thread pool stress test"
   TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
     build/tsan-pool/thread_pool_stress_test --gtest_brief=1 || status=1
+}
 
-  echo "== Python concurrency tests with a TSan extension"
+build_py_tsan() {
+  local flags="-fsanitize=thread -fno-omit-frame-pointer"
   cmake -S . -B build/py-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_COMPILER="$CXX_BIN" "${launcher[@]}" -DCMAKE_CXX_FLAGS="$flags" \
     -DCMAKE_MODULE_LINKER_FLAGS="-fsanitize=thread" -DWEBNN_BUILD_PYTHON=ON \
@@ -103,6 +115,12 @@ run_tsan() {
     -Dnanobind_DIR="$nanobind_dir" >/dev/null
   cmake --build build/py-tsan -j "$JOBS" --target _webnn
   stage_python build/py-tsan
+}
+
+run_tsan_py() {  # $@: pytest selection, default the concurrency tests (TSAN_TESTS)
+  [ $# -gt 0 ] || set -- "${TSAN_TESTS[@]}"
+  echo "== Python tests with a TSan extension"
+  [ -n "${SANITIZE_NO_BUILD:-}" ] || build_py_tsan
   local rt logs="$PWD/build/py-tsan/sanitizer-logs/$$"
   rt=$("$CXX_BIN" -print-file-name=libclang_rt.tsan-x86_64.so)
   # As for ASan: the reports go to files (pytest holds file descriptor 2), and the run goes on
@@ -111,14 +129,7 @@ run_tsan() {
   rm -rf "$logs" && mkdir -p "$logs"
   LD_PRELOAD="$rt" PYTHONPATH="$PWD/build/py-tsan/pkg" \
     TSAN_OPTIONS="halt_on_error=0:report_signal_unsafe=0:log_path=$logs/tsan:suppressions=$PWD/tools/tsan.supp" \
-    "$PY" -m pytest -q -p no:cacheprovider tests/python/test_concurrency.py \
-    tests/python/test_dispatch_loop.py "tests/python/test_cpu_backend.py::test_concurrent_dispatches_share_the_context_pool" \
-    tests/python/test_random_lifetimes.py tests/python/test_tensor_access_threads.py \
-    "tests/python/test_onnx_session.py::test_concurrent_runs_with_several_shapes_are_correct" \
-    tests/python/test_hub.py tests/python/test_async_ordering.py tests/python/test_threads_models.py \
-    tests/python/test_onnx_session_races.py tests/python/test_hub_threads.py \
-    tests/python/test_api_random_sequences.py \
-    ${PYTEST_ARGS:-} || status=1
+    "$PY" -m pytest -q -p no:cacheprovider "$@" ${PYTEST_ARGS:-} || status=1
   if compgen -G "$logs/*" >/dev/null; then
     echo "== ThreadSanitizer reports ($logs)"
     cat "$logs"/*
@@ -132,9 +143,10 @@ case "${1:-all}" in
   asan) run_asan_cpp; run_asan_py ;;
   asan-cpp) run_asan_cpp ;;
   asan-py) shift; run_asan_py "$@" ;;
-  tsan) run_tsan ;;
-  all) run_asan_cpp; run_asan_py; run_tsan ;;
-  *) sed -n 2,14p "$0"; exit 2 ;;
+  tsan) run_tsan_pool; run_tsan_py ;;
+  tsan-py) shift; run_tsan_py "$@" ;;
+  all) run_asan_cpp; run_asan_py; run_tsan_pool; run_tsan_py ;;
+  *) sed -n 2,16p "$0"; exit 2 ;;
 esac
 [ "$status" = 0 ] && echo "sanitize.sh: clean" || echo "sanitize.sh: FAILED (see above)"
 exit "$status"

@@ -385,7 +385,23 @@ std::vector<std::vector<uint8_t>> nudged(const Graph& graph,
 
 std::string graph_text(const Graph& g) {
   auto text = format_graph(g);
-  return text ? *text : "(cannot print: " + text.status().message() + ")";
+  if (text) return *text;
+  // A NaN option has no text form: the nodes then as op(operand ids) -> ids, with the types.
+  std::string out = "(cannot print: " + text.status().message() + ")\n";
+  for (size_t id = 0; id < g.operands.size(); ++id) {
+    const Operand& op = g.operands[id];
+    out += "  operand " + std::to_string(id) + ": " + data_type_name(op.desc.data_type) + " " +
+           (op.kind == OperandKind::kInput      ? "input"
+            : op.kind == OperandKind::kConstant ? "constant"
+                                                : "value") +
+           "\n";
+  }
+  for (const Node& node : g.nodes) {
+    out += "  " + std::string(op_spec_name(node.kind)) + "(";
+    for (OperandId in : node.inputs()) out += std::to_string(in) + " ";
+    out += ") -> " + std::to_string(node.outputs[0]) + "\n";
+  }
+  return out;
 }
 
 // The value of every float operand of a graph (inputs, constants, node results) on both
@@ -549,22 +565,47 @@ std::string false_alarm(const Graph& graph, const Probe& p, OperandId output) {
 // discontinuous at the value (sign(gelu(-13.5)): -0 in float16, -1e-40 in float32; floor,
 // comparisons, pow of a negative base at an integer exponent), an ill-conditioned chain
 // (tan(4 log c) near a pole), an intermediate beyond float16's 65504. The same graph with every
-// float16 value float32 (constants and inputs widened, casts to float16 cast to float32), run
-// on the reference and its float16 outputs rounded, is what the promotion computes.
+// float16 value float32 (constants and inputs widened, a cast to float16 rounding and widened
+// again), run on the reference and its float16 outputs rounded, is what the promotion computes.
 Graph widened(const Graph& graph) {
   Graph g = graph;
-  for (Operand& op : g.operands) {
-    if (op.desc.data_type != DataType::kFloat16) continue;
+  std::vector<bool> rounds(g.operands.size(), false);  // results of casts to float16
+  for (const Node& node : g.nodes) {
+    if (node.kind == OpKind::kCast && node.as<CastParams>().data_type == DataType::kFloat16) {
+      rounds[node.outputs[0]] = true;
+    }
+  }
+  for (size_t id = 0; id < g.operands.size(); ++id) {
+    Operand& op = g.operands[id];
+    if (op.desc.data_type != DataType::kFloat16 || rounds[id]) continue;
     op.desc.data_type = DataType::kFloat32;
     if (op.constant) {
       op.constant =
           std::make_shared<ConstantData>(widened_bytes(op.constant->data(), op.constant->size()));
     }
   }
+  // A cast to float16 still rounds, as in the promotion: its float16 result is widened by a
+  // cast for its readers (graph outputs read it as it is).
+  std::vector<Node> nodes;
   for (Node& node : g.nodes) {
-    if (node.kind == OpKind::kCast && node.as<CastParams>().data_type == DataType::kFloat16) {
-      std::get<CastParams>(node.params).data_type = DataType::kFloat32;
+    nodes.push_back(std::move(node));
+    const OperandId rounded = nodes.back().outputs[0];
+    if (nodes.back().kind != OpKind::kCast || !rounds[rounded]) continue;
+    const OperandId wide = static_cast<OperandId>(g.operands.size());
+    Operand value;
+    value.desc = {DataType::kFloat32, g.operands[rounded].desc.shape};
+    g.operands.push_back(value);
+    for (Node& reader : g.nodes) {  // the nodes not moved yet: the readers
+      for_each_operand(reader.params, [&](OperandRef& r) {
+        if (r.id == rounded) r.id = wide;
+      });
     }
+    nodes.push_back(
+        {OpKind::kCast, "", CastParams{OperandRef{rounded}, DataType::kFloat32}, {wide}});
+  }
+  g.nodes = std::move(nodes);
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    for (OperandId id : g.nodes[n].outputs) g.operands[id].producer = static_cast<int32_t>(n);
   }
   return g;
 }
@@ -589,7 +630,7 @@ bool float16_rounding(const Contexts& ctx, const Graph& graph,
   auto matches = [&](const RunResult& r) {
     if (!r.status.is_ok()) return false;
     std::vector<uint8_t> want = r.outputs[output];
-    if (d.data_type == DataType::kFloat16) want = narrowed_bytes(want);
+    if (wide.desc(wide.outputs[output].id).data_type != d.data_type) want = narrowed_bytes(want);
     return compare(graph.outputs[output].name, d.data_type, cpu.outputs[output], want, count)
         .empty();
   };
