@@ -446,3 +446,13 @@ def test_held_values_cross_a_folded_cut(backend, elem):
         got = session.run(None, feeds)[0]
         assert got.shape == (n, 24 // n)
         _same(got, want)
+
+
+def test_graph_output_declared_float8_but_computed_as_uint8_is_refused():
+    """A (malformed) model whose float8 output is made by a Cast to uint8: its bytes are no
+    float8 codes, so the importer refuses it instead of returning them reinterpreted."""
+    nodes = [helper.make_node("Cast", ["x"], ["y"], to=T.UINT8)]
+    model = _model(nodes, [("x", T.FLOAT, [4])], [("y", T.FLOAT8E4M3FN, [4])])
+    ctx = webnn.ML().create_context(backend="cpu")
+    with pytest.raises(wo.OnnxImportError, match=r"'y' is declared float8e4m3fn.*another type"):
+        wo.load(ctx, model)

@@ -947,10 +947,11 @@ class Importer:
 
     def _check_held_output(self, name, value, declared):
         """A graph output declared of a held type must be computed as one (and the reverse):
-        codes or 16-bit integers must never come out as other numbers."""
-        have = self.held_elem(name, value)
-        if have is None and isinstance(value, np.ndarray):
+        codes or 16-bit integers must never come out as other numbers. Only what converters
+        recorded counts here (not the declared type held_elem falls back to)."""
+        if isinstance(value, np.ndarray):
             return  # a folded value: its numpy type converts
+        have = self.held.get(name)
         if not declared or have == declared or (have is None and declared not in held.HELD):
             return
         if have is None and held.holding_type(declared) in ("int32", "float32") and \

@@ -165,7 +165,7 @@ def _take(n, v, axis, t):
 def scan(n):
     body = _graph_attr(n, "body")
     if n.opset < 9:
-        n.fail("Scan-8 (with sequence_lens) is not supported")
+        return _scan_8(n, body)
     m = int(n.attr("num_scan_inputs"))
     if not 1 <= m <= n.n_inputs:  # sizes the attribute defaults (2^62 of them: MemoryError)
         n.fail(f"num_scan_inputs {m} is not between 1 and the node's {n.n_inputs} inputs")
@@ -205,3 +205,44 @@ def scan(n):
         axis = out_axes[k] + rank if out_axes[k] < 0 else out_axes[k]
         results.append(_stack(n, values, axis))
     return results
+
+
+def _scan_8(n, body):
+    """Scan-8: a batch axis (0) before the scan axis (1) of every state and scan input, and
+    an optional sequence_lens (input 0). Each batch element is scanned as Scan-9 scans (the
+    body sees no batch axis), the results stacked along the batch; sequence_lens must be
+    absent or every length the full one (shorter sequences would need per-element steps)."""
+    m = int(n.attr("num_scan_inputs"))
+    inputs = [n.value(i) for i in range(1, n.n_inputs)]
+    if not 1 <= m <= len(inputs):
+        n.fail(f"num_scan_inputs {m} is not between 1 and the node's {len(inputs)} inputs")
+    states, xs = inputs[: len(inputs) - m], inputs[len(inputs) - m :]
+    dirs = list(n.attr("directions", [0] * m))
+    shapes = [list(x.shape) if isinstance(x, np.ndarray) else n.b.operand_shape(x) for x in xs]
+    batch, steps = shapes[0][0], shapes[0][1]
+    if not isinstance(batch, int) or not isinstance(steps, int):
+        n.fail("Scan-8 over a dynamic batch or sequence axis")
+    if n.has(0):
+        lens = np.asarray(n.c(0, what="sequence_lens")).reshape(-1)
+        if lens.size and np.any(lens != steps):
+            n.fail(f"sequence_lens {lens.tolist()} shorter than the scan axis ({steps}): not "
+                   "supported")  # fmt: skip
+    if batch * steps * len(body.node) > MAX_UNROLLED_NODES:
+        n.fail(f"unrolling would import more than {MAX_UNROLLED_NODES} nodes")
+    n_out = len(body.output) - len(states)
+    final, scanned = [], [[] for _ in range(n_out)]
+    for i in range(batch):
+        carried = [_take(n, s, 0, i) for s in states]
+        series = [_take(n, x, 0, i) for x in xs]
+        collected = [[] for _ in range(n_out)]
+        for t in range(steps):
+            slices = [_take(n, x, 0, steps - 1 - t if d else t) for x, d in zip(series, dirs)]
+            outs = run_subgraph(n, body, list(carried) + slices)
+            carried = outs[: len(states)]
+            for k, v in enumerate(outs[len(states) :]):
+                collected[k].append(v)
+        final.append(carried)
+        for k, values in enumerate(collected):
+            scanned[k].append(_stack(n, values, 0))
+    results = [_stack(n, [f[j] for f in final], 0) for j in range(len(states))]
+    return results + [_stack(n, values, 0) for values in scanned]
