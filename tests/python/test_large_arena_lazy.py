@@ -40,10 +40,10 @@ def test_a_graph_with_16_gib_of_intermediates_builds_without_touching_them():
 
 
 def test_large_buffers_read_zero_where_not_written():
-    """Mapped (>= 1 MiB) and small tensors read zero when new, after a resize that exposes bytes
+    """Mapped (>= 64 MiB) and heap tensors read zero when new, after a resize that exposes bytes
     written before a shrink, and after growing their capacity."""
     ctx = webnn.ML().create_context(accelerated=False, backend="cpu")
-    for count in (1000, 1 << 20):
+    for count in (1000, 1 << 20, 1 << 24):  # 4 KB, 4 MiB (heap), 64 MiB (mapped)
         t = ctx.create_tensor([count], "float32", readable=True, writable=True)
         np.testing.assert_array_equal(ctx.read_tensor(t), np.zeros(count, np.float32))
         ctx.write_tensor(t, np.ones(count, np.float32))

@@ -40,6 +40,15 @@ class ModelCase:
     # of 1e-3 (text2tashkeel on an AVX-512 VNNI machine: ORT's first BiLSTM differs from ours
     # by 3e-7 for 21 steps, then by one h step, 2/255; ours equals the reference backend).
     requantization_drift: bool = False
+    # Statically quantized (QDQ) models so sensitive that one flipped quantization step moves
+    # the output well past 1e-3: there the bound is also ONNX Runtime's own disagreement with
+    # itself, max |ORT optimized - ORT unoptimized| (its fused integer kernels against the QDQ
+    # graph run as written), since both are ORT's correct answers. smart-turn v3.2 on an
+    # AVX-512 machine: ORT's Erf and ours differ by 1 ulp on 40% of a GELU's values, that flips
+    # 1 of 307,200 uint8 values after the next LayerNormalization, and the end-of-turn
+    # probability of an 8 s utterance moves from 0.393 (ORT) to 0.432 (ours, and our reference
+    # backend); ORT unoptimized says 0.339.
+    ort_spread_bound: bool = False
     # What is compared, made from each engine's outputs alike (default: every output as is):
     # for a detector that ranks all its boxes in the graph, the confident detections and the
     # sorted scores, since the order of near-equal scores of empty boxes (1e-5, where ORT's
@@ -853,7 +862,7 @@ CASES = [
     ModelCase("smart_turn_v3", "pipecat-ai", "1.14.0", "pipecat",
               "audio/turn/smart_turn/data/smart-turn-v3.2-cpu.onnx",
               "smart-turn v3.2 end-of-turn classifier (QDQ int8 Whisper-tiny encoder)",
-              _smart_turn_feeds, _shapes),
+              _smart_turn_feeds, _shapes, ort_spread_bound=True),
     ModelCase("basic_pitch", "basic-pitch", "0.4.0", "basic_pitch",
               "saved_models/icassp_2022/nmp.onnx",
               "Spotify basic-pitch note transcription (CQT as convs inside, tf2onnx)",
@@ -888,12 +897,12 @@ CASES = [
 ]  # fmt: skip
 
 
-def ort_outputs(case, path, feeds):
+def ort_outputs(case, path, feeds, optimized=True):
     import onnxruntime as ort
 
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
-    if case.ort_disable_optimizations:
+    if case.ort_disable_optimizations or not optimized:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     model = as_float64(path) if case.ort_float64 else path
     session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
