@@ -205,3 +205,37 @@ def test_expanded_index_add_as_a_product(axis, backend, monkeypatch):
     np.testing.assert_array_equal(
         axis_first[untouched], (feed["data"] if axis == 0 else feed["data"].T)[untouched]
     )
+
+
+@pytest.mark.parametrize("backend", ["cpu", "reference"])
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("edges", [42, scatter_reduce.MAX_ORDERED_UPDATES * 2 + 5])
+def test_small_message_passing_sums_in_onnx_order(edges, axis, backend, monkeypatch):
+    """A molecule-sized aggregation (21 nodes) takes the product with the data rows in front
+    ([I | one-hot] @ [data; updates]): on cpu each node's sum is ONNX Runtime's sequential
+    ((data + u_1) + u_2) + ... bit for bit, also with NaN / inf in the data and the updates."""
+    nodes, channels = 21, 37
+    data, data_shape, upd_shape = _message_passing_model(nodes, edges, channels, axis)
+    target = RNG.integers(-nodes, nodes - 2, edges).astype(np.int64)  # repeats; 2 nodes unreached
+    target[: edges // 3] = target[0]  # one node receives a third of the edges
+    updates = _values(upd_shape, "float32")
+    values = _values(data_shape, "float32")
+    by_node = values if axis == 0 else values.T
+    by_node[int(target[5]) % nodes, 3] = np.inf  # an infinite datum plus finite updates
+    by_node[nodes - 1, 4] = np.nan  # NaN data where no edge arrives stays NaN
+    by_node[nodes - 2, 5] = -0.0  # and -0 stays -0
+    feed = {"data": values, "target": target, "updates": updates}
+    used = []
+    product = scatter_reduce._add_by_product
+    monkeypatch.setattr(scatter_reduce, "_add_by_product", lambda *a: used.append(1) or product(*a))
+    got, want = _run_both(data, feed, backend)
+    assert used, "the product form was not taken"
+    if backend == "cpu":
+        np.testing.assert_array_equal(got, want)
+        assert np.array_equal(np.signbit(got), np.signbit(want))
+    else:
+        assert np.array_equal(np.isnan(got), np.isnan(want))
+        finite = np.isfinite(want)
+        scale = np.abs(want[finite]).max()
+        np.testing.assert_array_equal(got[~finite], want[~finite])
+        np.testing.assert_allclose(got[finite], want[finite], rtol=1e-5, atol=1e-6 * scale)

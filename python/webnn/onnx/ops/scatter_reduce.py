@@ -21,7 +21,12 @@ over the other axes (an Expand: a graph network's `index_add` / `scatter_add` of
 into nodes) is a product instead: a one-hot [P, N] of that index times the updates [N, S], on
 the GEMM kernels, P x N comparisons rather than P x N x S. Non-finite updates are summed apart
 (counts of NaN, +inf and -inf per position) so that one does not turn the other positions'
-sums to NaN through 0 x inf.
+sums to NaN through 0 x inf. Where P + N is at most ORDERED_PRODUCT_DEPTH the data rows go in
+front of the updates ([I | one-hot] times [data; updates]): the cpu GEMM sums one K block of up
+to 768 terms in K order on one accumulator per element, so each touched position is
+((data + u_1) + u_2) + ... in index order, ONNX Runtime's sum bit for bit (a position whose
+data and updates are all -0 gives +0); then small graphs (a molecule's 42 edges) take the
+product too, instead of one round per update.
 """
 
 import numpy as np
@@ -34,6 +39,9 @@ from .util import prod
 MAX_ONE_HOT_ELEMENTS = 1 << 24
 MAX_ORDERED_UPDATES = 64
 MAX_ORDERED_ELEMENTS = 1 << 26
+# Terms (positions + updates) of a product whose sums keep ONNX's order: one K block of the
+# cpu backend's GEMM (kKc in src/backends/cpu/gemm.cc).
+ORDERED_PRODUCT_DEPTH = 768
 
 _REDUCE = {"add": "reduce_sum", "mul": "reduce_product", "max": "reduce_max", "min": "reduce_min"}
 _COMBINE = {"add": "add", "mul": "mul", "max": "max", "min": "min"}
@@ -143,7 +151,11 @@ def scatter_elements_reduce(n, axis, reduction):
         and n.dtype(0) in FLOAT_TYPES
         and all(ishape[k] == shape[k] for k in others)
         and shape[axis] * count <= MAX_ONE_HOT_ELEMENTS
-        and (count > MAX_ORDERED_UPDATES or prod(ishape) * shape[axis] > MAX_ORDERED_ELEMENTS)
+        and (
+            _ordered_product(shape[axis], count, n.dtype(0))
+            or count > MAX_ORDERED_UPDATES
+            or prod(ishape) * shape[axis] > MAX_ORDERED_ELEMENTS
+        )
     ):
         return _add_by_product(n, axis, index)
     perm = others + [axis]
@@ -184,6 +196,14 @@ def _one_index_per_slice(n, axis):
     return index if sshape[axis] == count else bl.expand(index, [count])
 
 
+def _ordered_product(positions, count, dtype):
+    """Whether the product form can sum the data and its updates in ONNX's order (float32:
+    a float16 product sums in float32, where ONNX rounds to float16 after every update)."""
+    terms = positions + count
+    small = terms <= ORDERED_PRODUCT_DEPTH and positions * terms <= MAX_ONE_HOT_ELEMENTS
+    return small and dtype == "float32"
+
+
 def _add_by_product(n, axis, index):
     """data + onehot(index) @ updates, along `axis` (see the module docstring)."""
     bl = n.b
@@ -196,29 +216,31 @@ def _add_by_product(n, axis, index):
     rest = [shape[k] for k in perm[1:]]
     size = prod(rest)
     upd = bl.reshape(bl.transpose(n.x(2), perm) if moved else n.x(2), [count, size])
+    data = bl.reshape(bl.transpose(n.x(0), perm) if moved else n.x(0), [positions, size])
     key = _wrapped(n, index, shape[axis])
     where = n.importer.operand(
         np.arange(positions, dtype=WEBNN_TO_NUMPY[bl.operand_data_type(key)])
     )
-    onehot = bl.cast(
-        bl.equal(bl.reshape(where, [positions, 1]), bl.reshape(key, [1, count])), dtype
-    )
-    nan, infinite = bl.is_nan(upd), bl.is_infinite(upd)
-    zero = n.const(0, dtype)
-    finite = bl.where(bl.logical_or(nan, infinite), zero, upd)
-    positive = bl.logical_and(infinite, bl.greater(upd, zero))
-    negative = bl.logical_and(infinite, bl.lesser(upd, zero))
+    hit = bl.cast(bl.equal(bl.reshape(where, [positions, 1]), bl.reshape(key, [1, count])), dtype)
+    touched = bl.greater(bl.reduce_sum(hit, [1], True), n.const(0, dtype))  # [P, 1]
+    ordered = _ordered_product(positions, count, dtype)
+    if ordered:  # the data first, then the updates in index order
+        eye = n.importer.operand(np.eye(positions, dtype=WEBNN_TO_NUMPY[dtype]))
+        onehot, upd = bl.concat([eye, hit], 1), bl.concat([data, upd], 0)
+    else:
+        onehot = hit
+    zero, inf = n.const(0, dtype), n.const(np.inf, dtype)
+    finite = bl.where(bl.equal(bl.sub(upd, upd), zero), upd, zero)  # x - x: NaN unless finite
+    nan, positive, negative = bl.is_nan(upd), bl.equal(upd, inf), bl.equal(upd, bl.neg(inf))
     flags = bl.concat([bl.cast(f, dtype) for f in (nan, positive, negative)], 1)  # [N, 3S]
     sums = bl.matmul(onehot, finite)  # [P, S]
     hits = bl.greater(bl.matmul(onehot, flags), zero)  # [P, 3S]: NaN, +inf, -inf received
     got_nan, got_pos, got_neg = (bl.slice(hits, [0, i * size], [positions, size]) for i in range(3))
-    inf = n.const(np.inf, dtype)
     sums = bl.where(got_pos, inf, bl.where(got_neg, bl.neg(inf), sums))
     nan_value = n.const(np.nan, dtype)
     sums = bl.where(bl.logical_or(got_nan, bl.logical_and(got_pos, got_neg)), nan_value, sums)
-    data = bl.reshape(bl.transpose(n.x(0), perm) if moved else n.x(0), [positions, size])
-    touched = bl.greater(bl.reduce_sum(onehot, [1], True), zero)  # [P, 1]
-    out = bl.reshape(bl.where(touched, bl.add(data, sums), data), [positions] + rest)
+    summed = sums if ordered else bl.add(data, sums)
+    out = bl.reshape(bl.where(touched, summed, data), [positions] + rest)
     return bl.transpose(out, [perm.index(k) for k in range(rank)]) if moved else out
 
 
