@@ -414,7 +414,7 @@ class ConvTranspose2dPlanarKernel final : public Kernel, private ConvTransposeSh
             int64_t full = 0;
             if (k0 == 0 && kc == in_c) {  // whole pixels: a panel is a transposed nr x in_c block
               for (; full + nr <= nc; full += nr) {
-                c.self->simd_.transpose(c.base + (n0 + full) * in_c, nr, in_c, 0, nr,
+                c.self->simd_.transpose(c.base + (n0 + full) * in_c, nr, in_c, 0, nr, 0, in_c,
                                         dst + (full / nr) * kc * nr);
               }
             }

@@ -226,8 +226,10 @@ struct SimdKernels {
   // Row primitives (global pools over NHWC pixels).
   void (*row_add)(const float* x, float* y, int64_t n);  // y += x
   void (*row_max)(const float* x, float* y, int64_t n);  // y = max(y, x), NaN sticks
-  // Rows [r0, r1) of a (rows x cols, row-major) written transposed into out (cols x rows).
-  void (*transpose)(const float* a, int64_t rows, int64_t cols, int64_t r0, int64_t r1, float* out);
+  // The block rows [r0, r1) x columns [c0, c1) of a (rows x cols, row-major) written
+  // transposed into out (cols x rows).
+  void (*transpose)(const float* a, int64_t rows, int64_t cols, int64_t r0, int64_t r1, int64_t c0,
+                    int64_t c1, float* out);
   // The same transpose for columns [c0, c1) of a matrix of few rows (fewer than 8).
   void (*interleave_rows)(const float* a, int64_t rows, int64_t cols, int64_t c0, int64_t c1,
                           float* out);

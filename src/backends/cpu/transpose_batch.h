@@ -25,8 +25,11 @@ void for_each_line_range(ThreadPool* pool, int64_t count, int64_t len, int64_t g
   });
 }
 
-// `count` matrices of rows x cols (consecutive) transposed into `out`, rows split across
-// threads (each row is transposed on its own, so the split does not change the result).
+// `count` matrices of rows x cols (consecutive) transposed into `out`, split across threads by
+// columns of a, that is by rows of out: each thread writes whole output rows. Split by rows of
+// a, two threads wrote parts of the same output cache lines (an NCHW -> NHWC transpose of 48
+// channels: 192-byte output rows) and the lines bounced between the cores: 59 us on one
+// thread, 665 us on two (now 33 and 24). The split never changes the result (a copy).
 inline void transpose_batch(const SimdKernels& simd, const float* a, int64_t count, int64_t rows,
                             int64_t cols, float* out, ThreadPool* pool) {
   const int64_t size = rows * cols;
@@ -47,9 +50,22 @@ inline void transpose_batch(const SimdKernels& simd, const float* a, int64_t cou
     });
     return;
   }
-  const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, cols));
-  for_each_line_range(pool, count, rows, grain, [&](int64_t m, int64_t r0, int64_t r1) {
-    simd.transpose(a + m * size, rows, cols, r0, r1, out + m * size);
+  // Long output rows (>= 1024 floats: NHWC -> NCHW of a large image) are split by rows of a
+  // instead, where a column split would leave each thread a narrow strip of every input row;
+  // sharing one cache line at each end of a 4 KB output segment costs little.
+  const bool by_rows = rows >= 1024;
+  const int64_t len = by_rows ? rows : cols;
+  // Ranges in whole blocks of 8 lines, so that every line goes through the 8x8 SIMD blocks
+  // (chunks of 12 rows left a third of them to the scalar loop).
+  const int64_t blocks = (len + 7) / 8;
+  const int64_t grain = std::max<int64_t>(1, 4096 / (8 * (by_rows ? cols : rows)));
+  for_each_line_range(pool, count, blocks, grain, [&](int64_t m, int64_t b0, int64_t b1) {
+    const int64_t i0 = b0 * 8, i1 = std::min(len, b1 * 8);
+    if (by_rows) {
+      simd.transpose(a + m * size, rows, cols, i0, i1, 0, cols, out + m * size);
+    } else {
+      simd.transpose(a + m * size, rows, cols, 0, rows, i0, i1, out + m * size);
+    }
   });
 }
 
