@@ -51,3 +51,27 @@ def test_cpu_gather_matches_reference(monkeypatch, threads):
             np.testing.assert_array_equal(
                 got.reshape(-1).view(np.uint8), want.reshape(-1).view(np.uint8), err_msg=str(case)
             )
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", ["float32", "uint8", "float16", "int64"])
+def test_constant_indices_in_runs_match_reference(monkeypatch, threads, dtype):
+    """Constant indices that continue each other (a block swap i ^ j, a slice as a gather,
+    runs broken by a negative or out-of-range index) are copied run by run: the same bytes."""
+    monkeypatch.setenv("WEBNN_NUM_THREADS", str(threads))
+    rng = np.random.default_rng(29)
+    lane = np.arange(256)
+    cases = [
+        ([3, 256], lane ^ 32, 1),  # blocks of 32 swapped
+        ([2, 256, 3], lane ^ 8, 1),  # runs of rows of 3 elements
+        ([256, 5], np.r_[lane[100:180], lane[:60]], 0),  # two runs along axis 0
+        ([4, 256], np.r_[lane[:40] - 256, [300, -1000], lane[50:90]], 1),  # negative, clamped
+        ([2, 256], lane ^ 1, 1),  # runs of 1: the element loop
+    ]
+    for shape, idx, axis in cases:
+        x = (rng.standard_normal(shape) * 50).astype(dtype)
+        for idx_type in ("int32", "int64"):
+            ind = np.asarray(idx).astype(idx_type)
+            got = _gather("cpu", x, ind, axis, True)
+            want = _gather("reference", x, ind, axis, True)
+            np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))

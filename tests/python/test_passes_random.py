@@ -397,6 +397,47 @@ def test_prelu_and_pools_stay_nhwc(slope_shape):
     np.testing.assert_allclose(got, unfused, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("cut", ["split", "split_list", "slice", "strided_slice"])
+def test_c2f_split_and_slice_stay_nhwc(cut):
+    """A YOLOv8 C2f block on NCHW data: conv, the channels cut in two (split into halves or
+    sizes, or a slice), a conv on one part, concat of the parts, conv. Layout assignment sinks
+    the transposes through the split / slice (axis, starts, sizes and strides permuted), so
+    only the graph's input and output are transposed."""
+    rng = np.random.default_rng(len(cut))
+
+    def fn(b, x):
+        r = np.random.default_rng(5)
+
+        def const(*shape, lo=-0.5, hi=0.5):
+            return b.constant(r.uniform(lo, hi, shape).astype(np.float32))
+
+        y = b.conv2d(x, const(12, 3, 3, 3), bias=const(12), padding=[1, 1, 1, 1])
+        if cut == "split":
+            first, second = b.split(y, 2, axis=1)
+        elif cut == "split_list":
+            first, second = b.split(y, [5, 7], axis=1)
+        elif cut == "slice":
+            first = b.slice(y, [0, 0, 0, 0], [2, 5, 13, 15])
+            second = b.slice(y, [0, 5, 0, 0], [2, 7, 13, 15])
+        else:  # every other channel and row
+            first = b.slice(y, [0, 0, 0, 0], [2, 12, 13, 15], strides=[1, 2, 2, 1])
+            second = b.slice(y, [0, 1, 0, 0], [2, 11, 13, 15], strides=[1, 2, 2, 1])
+        n1 = 5 if cut in ("split_list", "slice") else 6
+        n2 = 12 - n1
+        z = b.relu(b.conv2d(second, const(n2, n2, 3, 3), padding=[1, 1, 1, 1]))
+        y = b.concat([first, second, z], 1)
+        return b.conv2d(y, const(8, n1 + 2 * n2, 1, 1))
+
+    spec = _spec_from([2, 3, 13, 15], fn)
+    x = rng.uniform(-2, 2, spec.input_shape).astype(np.float32)
+    want, _ = _run(spec, "reference", "all", "all", x)
+    got, stats = _run(spec, "cpu", "all", "all", x)
+    assert stats["ops_after"].get("transpose", 0) == 2
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    unfused, _ = _run(spec, "cpu", UNFUSED, "none", x)
+    np.testing.assert_allclose(got, unfused, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("k,stride,keeps_nchw", [(2, 2, True), (3, 3, True), (4, 2, False)])
 def test_conv_transpose_to_few_channels_layout(k, stride, keeps_nchw):
     """An NCHW convTranspose2d to 3 channels stays NCHW when its taps never overlap (the cpu

@@ -114,7 +114,24 @@ class GatherKernel final : public Kernel {
     element_ = element_size(x.data_type);
     constant_ = cc.is_constant(p.indices);
     if (constant_ && !read_indices(ind, axis_size_, &idx_)) return false;
+    if (constant_) find_runs();
     return true;
+  }
+
+  // Constant indices that mostly continue each other (a block swap i ^ j of a sorting
+  // network's steps, slices written as gathers) are copied run by run: a 16k-element row in
+  // runs of 64 took 5.5 us element by element.
+  void find_runs() {
+    std::vector<Run> runs;
+    for (int64_t j = 0; j < count_; ++j) {
+      if (!runs.empty() && idx_[j] == idx_[j - 1] + 1) {
+        ++runs.back().length;
+      } else {
+        runs.push_back({j, idx_[j], 1});
+      }
+      if (static_cast<int64_t>(runs.size()) * kMinRun > count_) return;  // short runs
+    }
+    runs_ = std::move(runs);
   }
 
   Status run(KernelContext& ctx) override {
@@ -141,6 +158,7 @@ class GatherKernel final : public Kernel {
       });
       return Status::ok();
     }
+    if (!runs_.empty()) return copy_runs(ctx, in, out);
     if (!constant_) read_indices(ctx.in(p.indices), axis_size_, &idx_);
     const int64_t* idx = idx_.data();
     if (inner_ == 1 && (element_ == 4 || element_ == 2 || element_ == 1 || element_ == 8)) {
@@ -173,10 +191,31 @@ class GatherKernel final : public Kernel {
   }
 
  private:
+  static constexpr int64_t kMinRun = 8;  // mean run length worth a copy per run
+  struct Run {
+    int64_t at, from, length;  // output position, first index, elements
+  };
+
+  Status copy_runs(KernelContext& ctx, const uint8_t* in, uint8_t* out) const {
+    const size_t width = static_cast<size_t>(inner_) * element_;
+    const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, count_ * inner_));
+    parallel_chunks(ctx.pool(), outer_, grain, [&](int64_t b, int64_t e) {
+      for (int64_t row = b; row < e; ++row) {
+        const uint8_t* src = in + static_cast<size_t>(row * axis_size_) * width;
+        uint8_t* dst = out + static_cast<size_t>(row * count_) * width;
+        for (const Run& r : runs_) {
+          std::memcpy(dst + r.at * width, src + r.from * width, r.length * width);
+        }
+      }
+    });
+    return Status::ok();
+  }
+
   int64_t axis_ = 0, axis_size_ = 0, outer_ = 1, inner_ = 1, count_ = 0;
   size_t element_ = 4;
   bool constant_ = false;
   std::vector<int64_t> idx_;  // normalized indices (per run when not constant)
+  std::vector<Run> runs_;     // constant indices as runs of consecutive positions, or empty
 };
 
 }  // namespace

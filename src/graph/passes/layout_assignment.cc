@@ -163,8 +163,36 @@ class LayoutWalk {
     ++rewrites_;
   }
 
+  // emit_sunk for a node of several outputs (split): each one a transpose of its unpermuted form.
+  void emit_sunk_outputs(Node node, const Perm& p) {
+    std::vector<OperandId> orig = node.outputs;
+    for (OperandId& o : node.outputs) {
+      const OperandDesc& d = g_.desc(o);
+      o = add_value(g_, OperandDesc{d.data_type, unpermuted(d.shape, p)});
+    }
+    std::vector<OperandId> inner = node.outputs;
+    g_.nodes.push_back(std::move(node));
+    for (size_t i = 0; i < orig.size(); ++i) emit_transpose(inner[i], p, orig[i]);
+    ++rewrites_;
+  }
+
   void visit(Node node) {
     for_each_operand(node.params, [&](OperandRef& r) { r.id = resolve(r.id); });
+    if (node.kind == OpKind::kSplit) {
+      // A split of a transposed value splits the source along the permuted axis (YOLOv8's C2f
+      // blocks split their NHWC conv output by channels: two transposes around every split).
+      auto& p = std::get<SplitParams>(node.params);
+      const Transposed* t = transposed(p.input.id);
+      bool static_outputs = true;
+      for (OperandId o : node.outputs) static_outputs &= is_static_shape(g_.desc(o).shape);
+      if (!t || !static_outputs || t->perm.size() != g_.desc(p.input.id).shape.size()) {
+        return keep(std::move(node));
+      }
+      Perm perm = t->perm;
+      p.input.id = t->src;
+      p.axis = perm[p.axis];
+      return emit_sunk_outputs(std::move(node), perm);
+    }
     if (node.outputs.size() != 1 || !is_static_shape(g_.desc(node.outputs[0]).shape)) {
       return keep(std::move(node));
     }
@@ -340,6 +368,30 @@ class LayoutWalk {
       }
       for (OperandRef& r : p.inputs) r.id = transposed(r.id)->src;
       p.axis = perm[p.axis];
+      return emit_sunk(std::move(node), perm);
+    }
+    if (node.kind == OpKind::kSlice) {
+      // starts / sizes / strides of the transposed value's axes, written for the source's.
+      auto& p = std::get<SliceParams>(node.params);
+      const Transposed* t = transposed(p.input.id);
+      const size_t rank = g_.desc(out).shape.size();
+      if (!t || t->perm.size() != rank || p.starts.size() != rank || p.sizes.size() != rank ||
+          (p.strides && p.strides->size() != rank)) {
+        return keep(std::move(node));
+      }
+      Perm perm = t->perm;
+      IntList starts(rank);
+      Shape sizes(rank);
+      std::vector<int64_t> strides(rank, 1);
+      for (size_t i = 0; i < rank; ++i) {
+        starts[perm[i]] = p.starts[i];
+        sizes[perm[i]] = p.sizes[i];
+        if (p.strides) strides[perm[i]] = (*p.strides)[i];
+      }
+      p.starts = std::move(starts);
+      p.sizes = std::move(sizes);
+      if (p.strides) p.strides = std::move(strides);
+      p.input.id = t->src;
       return emit_sunk(std::move(node), perm);
     }
     if (node.kind == OpKind::kQuantizeLinear || node.kind == OpKind::kDequantizeLinear) {

@@ -14,9 +14,9 @@
   number, tied with +inf by index) (docs/onnx.md).
 * Sorting network: K > MAX_ROUNDS over an axis too long for the ranks (K = 300 of a
   detector's 25,200 boxes): a bitonic sort of the axis padded to a power of two, log2(P)
-  (log2(P) + 1) / 2 compare-exchange steps of `where`s over the (value, index) pairs, in the
-  same order as the ranks (ties by index, NaN as ONNX Runtime orders it, padding last), then
-  the first K. Exact; bounded by MAX_SORT_ELEMENTS (rows x P).
+  (log2(P) + 1) / 2 compare-exchange steps of gathers and `where`s over (value, tie key)
+  pairs, in the same order as the ranks (ties by index, NaN as ONNX Runtime orders it,
+  padding last), then the first K. Exact; bounded by MAX_SORT_ELEMENTS (rows x P).
 """
 
 import numpy as np
@@ -148,7 +148,12 @@ def _by_rounds(n, axis, k, largest):
 
 
 def _by_sorting_network(n, axis, k, largest):
-    """Bitonic sort of every row along the axis, carrying (value, index) pairs."""
+    """Bitonic sort of every row along the axis. Each element carries a primary key (its value,
+    NaN as +inf, padding as the last value) and an int32 tie key t = index + 2^23 (the NaN
+    flag's turn: NaN before +inf when largest, after it otherwise) + 2^24 (padding): keys that
+    order exactly as TopK does, so a step is one comparison of every element with its partner
+    (gathered at i ^ j) and two `where`s, ~10 nodes (the pairs by slices and concats, with the
+    NaN and padding tests inside every comparison, took ~35)."""
     bl = n.b
     shape = n.static_shape(0)
     rank = len(shape)
@@ -161,54 +166,54 @@ def _by_sorting_network(n, axis, k, largest):
     npd = n.np_dtype(0)
     floating = np.issubdtype(npd, np.floating)
     p = 1 << (size - 1).bit_length()
-    v = bl.reshape(x, [rows, size])
-    idx = bl.expand(n.importer.operand(np.arange(p, dtype=np.int32).reshape(1, p)), [rows, p])
-    if p > size:  # padding (any value: the pad flag orders it last)
-        v = bl.pad(v, [0, 0], [0, p - size])
-    size_op = n.const(size, "int32")
-
-    def first(va, ia, vb, ib):
-        """Whether pair a comes before pair b in TopK's order."""
-        before = (bl.greater if largest else bl.lesser)(va, vb)
-        same = bl.equal(va, vb)
+    x_rows = bl.reshape(x, [rows, size])
+    positions = np.arange(p, dtype=np.int64)
+    tie = np.where(positions >= size, 1 << 24, 0) + positions  # padding after every element
+    v = x_rows
+    if p > size:
         if floating:
-            nan_a, nan_b = bl.is_nan(va), bl.is_nan(vb)
-            if largest:  # NaN first
-                before = bl.logical_or(before, bl.logical_and(nan_a, bl.logical_not(nan_b)))
-            else:  # NaN last
-                before = bl.logical_or(before, bl.logical_and(nan_b, bl.logical_not(nan_a)))
-            same = bl.logical_or(same, bl.logical_and(nan_a, nan_b))
-        result = bl.logical_or(before, bl.logical_and(same, bl.lesser(ia, ib)))
-        if p > size:
-            pad_a, pad_b = bl.greater_or_equal(ia, size_op), bl.greater_or_equal(ib, size_op)
-            result = bl.logical_and(bl.logical_not(pad_a), bl.logical_or(pad_b, result))
-        return result
-
+            last = -np.inf if largest else np.inf
+        else:
+            info = np.iinfo(npd)
+            last = info.min if largest else info.max
+        v = bl.pad(v, [0, 0], [0, p - size], value=float(last) if floating else int(last))
+    if floating:
+        nan = bl.is_nan(v)
+        later = 1 << 23  # the tie key of the pairs that come after their equals
+        t_nan, t_number = (tie + later, tie) if not largest else (tie, tie + later)
+        t = bl.where(nan, _int32(n, t_nan), _int32(n, t_number))
+        v = bl.where(nan, n.importer.operand(np.array(np.inf, dtype=npd)), v)
+    else:
+        t = bl.expand(_int32(n, tie), [rows, p])
+    before = bl.greater if largest else bl.lesser
+    lane = np.arange(p)
     block = 2
     while block <= p:
         j = block // 2
         while j >= 1:
-            groups = p // (2 * j)
-            split = [rows, groups, 2, j]
-            v4, i4 = bl.reshape(v, split), bl.reshape(idx, split)
-            half = [rows, groups, 1, j]
-            va, vb = bl.slice(v4, [0, 0, 0, 0], half), bl.slice(v4, [0, 0, 1, 0], half)
-            ia, ib = bl.slice(i4, [0, 0, 0, 0], half), bl.slice(i4, [0, 0, 1, 0], half)
-            # the block of 2j starting at g * 2j sorts forward when (g * 2j) & block == 0
-            up = ((np.arange(groups) * 2 * j) & block) == 0
-            up_op = n.importer.operand(up.astype(np.uint8).reshape(1, groups, 1, 1))
-            swap = bl.logical_xor(first(va, ia, vb, ib), up_op)
-            v = bl.reshape(
-                bl.concat([bl.where(swap, vb, va), bl.where(swap, va, vb)], 2), [rows, p]
+            partner = n.importer.operand((lane ^ j).astype(np.int32))
+            # keep your own pair where (it comes first) == (you are the lower lane of a block
+            # sorted forward, or the upper lane of one sorted backward)
+            lower, forward = (lane & j) == 0, (lane & block) == 0
+            flip = n.importer.operand((lower != forward).astype(np.uint8).reshape(1, p))
+            pv, pt = bl.gather(v, partner, 1), bl.gather(t, partner, 1)
+            first = bl.logical_or(
+                before(v, pv), bl.logical_and(bl.equal(v, pv), bl.lesser(t, pt))
             )
-            idx = bl.reshape(
-                bl.concat([bl.where(swap, ib, ia), bl.where(swap, ia, ib)], 2), [rows, p]
-            )
+            keep = bl.logical_xor(first, flip)
+            v, t = bl.where(keep, v, pv), bl.where(keep, t, pt)
             j //= 2
         block *= 2
-    values = bl.reshape(bl.slice(v, [0, 0], [rows, k]), lead + [k])
-    indices = bl.reshape(bl.cast(bl.slice(idx, [0, 0], [rows, k]), "int64"), lead + [k])
+    t = bl.slice(t, [0, 0], [rows, k])  # never padding: k <= size
+    later_op = n.const(1 << 23, "int32")
+    order = bl.where(bl.greater_or_equal(t, later_op), bl.sub(t, later_op), t)
+    values = bl.reshape(bl.gather_elements(x_rows, order, 1), lead + [k])
+    indices = bl.reshape(bl.cast(order, "int64"), lead + [k])
     if moved:
         back = [perm.index(d) for d in range(rank)]
         values, indices = bl.transpose(values, back), bl.transpose(indices, back)
     return [values, indices]
+
+
+def _int32(n, values):
+    return n.importer.operand(np.asarray(values, dtype=np.int32).reshape(1, -1))
