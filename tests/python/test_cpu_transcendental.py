@@ -35,25 +35,34 @@ def _dense(lo, hi, n):
     return np.linspace(lo, hi, n).astype(np.float32)
 
 
+# The last step of erf rounds once with FMA (AVX2, AVX-512): within 1 ULP there; the generic
+# kernels round the product first.
+ERF_ULP = 2 if os.environ.get("WEBNN_CPU_ISA") == "generic" else 1
+
+
 @pytest.mark.parametrize("lo,hi", [(-1, 1), (-12, 12), (-0.75, -0.25), (0.3, 0.8)])
-def test_erf_within_3_ulp(lo, hi):
+def test_erf_within_1_ulp(lo, hi):
     x = _dense(lo, hi, 100003)
-    assert_ulp(_unary("erf", x), _erf(x.astype(np.float64)).astype(np.float32), 3)
+    exact = _erf(x.astype(np.float64))
+    got = _unary("erf", x)
+    assert_ulp(got, exact.astype(np.float32), ERF_ULP)
+    if ERF_ULP == 1:  # and mostly the correctly rounded float (ONNX Runtime's: 87%)
+        assert np.mean(got == exact.astype(np.float32)) > 0.93
 
 
 def test_erf_of_tiny_arguments_keeps_relative_accuracy():
     # The first piece is erf(a) / a times a: relative accuracy down to the subnormals.
     x = np.geomspace(1e-44, 0.5, 50001).astype(np.float32)
     x = np.concatenate([x, -x])
-    assert_ulp(_unary("erf", x), _erf(x.astype(np.float64)).astype(np.float32), 3)
+    assert_ulp(_unary("erf", x), _erf(x.astype(np.float64)).astype(np.float32), ERF_ULP)
 
 
-def test_erf_at_its_piece_edges_within_3_ulp():
+def test_erf_at_its_piece_edges_within_1_ulp():
     # erf switches polynomial at |x| = 0.5, 1, 1.5, ..., 4: each edge and its float neighbours.
     edges = np.arange(0.5, 4.01, 0.5, dtype=np.float32)
     near = [np.nextafter(edges, np.float32(0)), edges, np.nextafter(edges, np.float32(9))]
     x = np.concatenate(near + [-e for e in near]).astype(np.float32)
-    assert_ulp(_unary("erf", x), _erf(x.astype(np.float64)).astype(np.float32), 3)
+    assert_ulp(_unary("erf", x), _erf(x.astype(np.float64)).astype(np.float32), ERF_ULP)
 
 
 @pytest.mark.parametrize("lo,hi", [(-1.5, 1.5), (-14, 10), (-0.8, -0.6), (-9, -5)])
