@@ -178,3 +178,37 @@ def test_real_one_sided_dft_matches_numpy(axis, length):
         got = context.compute(wo.load(context, model), {"x": x})["y"]
         assert got.shape == exact.shape
         assert float(np.max(np.abs(got - exact))) <= 2e-6 * scale
+
+
+def test_a_wide_classifier_weight_is_not_tried_as_a_long_transform():
+    """A CTC classifier's [120, 18710] weight: its column count would make 120-sample frames in
+    a 37,418-point transform, a 5.6 GB basis to compare (16 GB of import for PP-OCRv5's
+    recognizer). Transforms longer than MAX_PADDING x the frame are not tried: the import stays
+    small and the product is a plain matmul, equal to ORT."""
+    import tracemalloc
+
+    from webnn.onnx.ops import fourier_conv
+
+    rng = np.random.default_rng(4)
+    w = rng.standard_normal((120, 18710)).astype(np.float32) * 0.05
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 40, 120])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 40, 18710])],
+        [numpy_helper.from_array(w, "w")],
+    )
+    data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    assert 2 * (18710 - 1) > fourier_conv.MAX_PADDING * 120
+    x = rng.standard_normal((1, 40, 120)).astype(np.float32)
+    ctx = webnn.ML().create_context(accelerated=False, backend="cpu")
+    tracemalloc.start()
+    try:
+        graph = wo.load(ctx, data)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 200 * 2**20, f"import peaked at {peak / 2**20:.0f} MB of Python memory"
+    got = ctx.compute(graph, {"x": x})["y"]
+    want = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

@@ -22,6 +22,10 @@ _MATCH = 2e-5
 _MAX_RUNS = 8  # output channels as at most this many strided runs of the spectrum
 
 
+# Longest transform tried for frames of K samples: MAX_PADDING x K.
+MAX_PADDING = 4
+
+
 def fourier_bank(weight, known_windows=()):
     """For a [C, K] filter: (window [K] float64, indices [C], coefficients [C]) such that
     row r = coefficient[r] * spectrum part index[r] (2 k + 0 for w cos, 2 k + 1 for -w sin,
@@ -184,7 +188,11 @@ def fourier_matmul(n, a, weight):
     # (a 400-sample frame in a 512-point transform): the basis rows' count tells N then.
     bank = None
     for size in dict.fromkeys([taps, 2 * (columns - 1), 2 * (columns // 2 - 1)]):
-        if size < taps or size % 2:
+        # Frames are zero-padded by a little (400 samples in a 512-point transform), never to
+        # many times their length: a classifier's [120, 18710] weight would otherwise be
+        # tried as 120-sample frames in a 37,418-point transform (a 5.6 GB basis, 16 GB of
+        # import for PP-OCRv5's recognizer).
+        if size < taps or size % 2 or size > MAX_PADDING * taps:
             continue
         rows = np.zeros((columns, size), np.float64)
         rows[:, :taps] = weight.T
