@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "backends/cpu/isa.h"
 
@@ -289,8 +290,18 @@ void qgemm_rows_u8_f32(QGemmU8Ukernel uk, const uint8_t* a, int64_t lda, int64_t
 void qgemm_rows_u8(QGemmU8Ukernel uk, const uint8_t* a, int64_t lda, int64_t m,
                    const int8_t* b_packed, int64_t k, int64_t n, const int32_t* offset,
                    const int32_t* row_add, const Requant& rq, uint8_t* y, int64_t y_row) {
+  // Per column, once per call (zero past n): the bias that makes the raw sums the exact sums
+  // (x - x_zp) * w (+ the node's bias), and the multiplier.
+  const int64_t padded = qgemm_panels(n) * kQGemmNr;
+  thread_local std::vector<int32_t> col_bias;
+  thread_local std::vector<float> col_mult;
+  col_bias.assign(static_cast<size_t>(padded), 0);
+  col_mult.assign(static_cast<size_t>(padded), 0.0f);
+  for (int64_t j = 0; j < n; ++j) {
+    col_bias[j] = (rq.bias ? rq.bias[j] : 0) - offset[j];
+    col_mult[j] = rq.per_column ? rq.multiplier[j] : rq.multiplier[0];
+  }
   alignas(64) int32_t bias[kQGemmNr];
-  alignas(64) float mult[kQGemmNr];
   alignas(64) uint8_t q[kQGemmNr];
   const QRequantFn requant = qrequant();
   u8_tiles(uk, a, lda, m, b_packed, k, n,
@@ -298,20 +309,18 @@ void qgemm_rows_u8(QGemmU8Ukernel uk, const uint8_t* a, int64_t lda, int64_t m,
              for (int p = 0; p < np; ++p) {
                const int64_t j0 = (p0 + p) * kQGemmNr;
                const int64_t cols = std::min<int64_t>(kQGemmNr, n - j0);
-               for (int64_t j = 0; j < kQGemmNr; ++j) {
-                 mult[j] =
-                     j < cols ? (rq.per_column ? rq.multiplier[j0 + j] : rq.multiplier[0]) : 0.0f;
-               }
                for (int r = 0; r < mr; ++r) {
-                 // The raw sum plus this bias is the exact sum (x - x_zp) * w (+ the bias).
                  const int32_t add = row_add ? row_add[r0 + r] : 0;
-                 for (int64_t j = 0; j < kQGemmNr; ++j) {
-                   bias[j] = j < cols ? add - offset[j0 + j] + (rq.bias ? rq.bias[j0 + j] : 0) : 0;
+                 const int32_t* b = col_bias.data() + j0;
+                 if (add != 0) {
+                   for (int j = 0; j < kQGemmNr; ++j) bias[j] = b[j] + add;
+                   b = bias;
                  }
                  uint8_t* out = y + (r0 + r) * y_row + j0;
                  const bool direct = cols == kQGemmNr && !rq.table;
-                 requant(QRequantRun{tile + (p * kQGemmMr + r) * kQGemmNr, kQGemmNr, bias, mult,
-                                     true, rq.zero_point, rq.is_signed, direct ? out : q});
+                 requant(QRequantRun{tile + (p * kQGemmMr + r) * kQGemmNr, kQGemmNr, b,
+                                     col_mult.data() + j0, true, rq.zero_point, rq.is_signed,
+                                     direct ? out : q});
                  if (direct) continue;
                  const uint8_t* table =
                      rq.table ? rq.table + (rq.table_per_column ? j0 * 256 : 0) : nullptr;
