@@ -169,9 +169,17 @@ TEST(QGemm, U8RowsOverLongKAreExactSums) {
     qgemm_rows_u8_f32(uk, a.data(), kq, m, packed.data(), k, n, offset.data(), row_add.data(),
                       yf.data(), n);
     Requant rq{nullptr, mult.data(), true, 7, false};
-    std::vector<uint8_t> y(static_cast<size_t>(m * n));
+    std::vector<uint8_t> y(static_cast<size_t>(m * n)), yt(static_cast<size_t>(m * n));
     qgemm_rows_u8(uk, a.data(), kq, m, packed.data(), k, n, offset.data(), row_add.data(), rq,
                   y.data(), n);
+    // Through per-column tables (qdq_tables): table[col * 256 + byte].
+    std::vector<uint8_t> table(static_cast<size_t>(256 * n));
+    for (auto& v : table) v = static_cast<uint8_t>(rng() % 256);
+    Requant rt = rq;
+    rt.table = table.data();
+    rt.table_per_column = true;
+    qgemm_rows_u8(uk, a.data(), kq, m, packed.data(), k, n, offset.data(), row_add.data(), rt,
+                  yt.data(), n);
     for (int64_t r = 0; r < m; ++r) {
       for (int64_t j = 0; j < n; ++j) {
         int64_t acc = row_add[r] - int64_t{offset[j]};
@@ -180,6 +188,7 @@ TEST(QGemm, U8RowsOverLongKAreExactSums) {
         const double q = std::clamp(
             std::nearbyint(static_cast<double>(static_cast<float>(acc) * mult[j])) + 7, 0.0, 255.0);
         ASSERT_EQ(y[r * n + j], static_cast<int>(q)) << "k " << k << " row " << r << " col " << j;
+        ASSERT_EQ(yt[r * n + j], table[j * 256 + static_cast<int>(q)]) << "k " << k;
       }
     }
   }

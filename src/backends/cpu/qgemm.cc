@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "backends/cpu/isa.h"
@@ -291,43 +292,43 @@ void qgemm_rows_u8(QGemmU8Ukernel uk, const uint8_t* a, int64_t lda, int64_t m,
                    const int8_t* b_packed, int64_t k, int64_t n, const int32_t* offset,
                    const int32_t* row_add, const Requant& rq, uint8_t* y, int64_t y_row) {
   // Per column, once per call (zero past n): the bias that makes the raw sums the exact sums
-  // (x - x_zp) * w (+ the node's bias), and the multiplier.
+  // (x - x_zp) * w (+ the node's bias), and the multiplier. The sums are gathered into whole
+  // rows and requantized a row at a time: a call per 16 values cost as much as the products
+  // (QLinearMatMul 800 x 384 x 384 vs ORT, thread CPU: 1.87x -> 1.46-1.63x).
   const int64_t padded = qgemm_panels(n) * kQGemmNr;
-  thread_local std::vector<int32_t> col_bias;
+  thread_local std::vector<int32_t> col_bias, row_bias, sums;
   thread_local std::vector<float> col_mult;
+  thread_local std::vector<uint8_t> q;
   col_bias.assign(static_cast<size_t>(padded), 0);
   col_mult.assign(static_cast<size_t>(padded), 0.0f);
   for (int64_t j = 0; j < n; ++j) {
     col_bias[j] = (rq.bias ? rq.bias[j] : 0) - offset[j];
     col_mult[j] = rq.per_column ? rq.multiplier[j] : rq.multiplier[0];
   }
-  alignas(64) int32_t bias[kQGemmNr];
-  alignas(64) uint8_t q[kQGemmNr];
-  const QRequantFn requant = qrequant();
+  if (static_cast<int64_t>(sums.size()) < m * padded) sums.resize(static_cast<size_t>(m * padded));
   u8_tiles(uk, a, lda, m, b_packed, k, n,
            [&](const int32_t* tile, int64_t r0, int mr, int64_t p0, int np) {
              for (int p = 0; p < np; ++p) {
-               const int64_t j0 = (p0 + p) * kQGemmNr;
-               const int64_t cols = std::min<int64_t>(kQGemmNr, n - j0);
                for (int r = 0; r < mr; ++r) {
-                 const int32_t add = row_add ? row_add[r0 + r] : 0;
-                 const int32_t* b = col_bias.data() + j0;
-                 if (add != 0) {
-                   for (int j = 0; j < kQGemmNr; ++j) bias[j] = b[j] + add;
-                   b = bias;
-                 }
-                 uint8_t* out = y + (r0 + r) * y_row + j0;
-                 const bool direct = cols == kQGemmNr && !rq.table;
-                 requant(QRequantRun{tile + (p * kQGemmMr + r) * kQGemmNr, kQGemmNr, b,
-                                     col_mult.data() + j0, true, rq.zero_point, rq.is_signed,
-                                     direct ? out : q});
-                 if (direct) continue;
-                 const uint8_t* table =
-                     rq.table ? rq.table + (rq.table_per_column ? j0 * 256 : 0) : nullptr;
-                 store_requantized(q, cols, table, rq.table_per_column ? 256 : 0, out, 1);
+                 std::memcpy(sums.data() + (r0 + r) * padded + (p0 + p) * kQGemmNr,
+                             tile + (p * kQGemmMr + r) * kQGemmNr, kQGemmNr * sizeof(int32_t));
                }
              }
            });
+  const QRequantFn requant = qrequant();
+  if (row_add) row_bias.resize(static_cast<size_t>(padded));
+  if (rq.table) q.resize(static_cast<size_t>(padded));
+  for (int64_t r = 0; r < m; ++r) {
+    const int32_t* b = col_bias.data();
+    if (row_add && row_add[r] != 0) {
+      for (int64_t j = 0; j < n; ++j) row_bias[j] = col_bias[j] + row_add[r];
+      b = row_bias.data();
+    }
+    uint8_t* out = y + r * y_row;
+    requant(QRequantRun{sums.data() + r * padded, n, b, col_mult.data(), true, rq.zero_point,
+                        rq.is_signed, rq.table ? q.data() : out});
+    if (rq.table) store_requantized(q.data(), n, rq.table, rq.table_per_column ? 256 : 0, out, 1);
+  }
 }
 
 void qgemm_cols(QGemmUkernel uk, const int16_t* w, int64_t ldw, int64_t m, const int16_t* x_panels,
