@@ -144,5 +144,55 @@ TEST(QGemm, RowsRequantizeLikeQuantizeLinear) {
   }
 }
 
+// The u8s8 tiles over long k (qgemm.cc runs k in chunks past 512, accumulating int32 tiles):
+// float(sum - offset + row_add) and the requantized bytes of the exact sums, for k on both
+// sides of the chunking and not a multiple of 4.
+TEST(QGemm, U8RowsOverLongKAreExactSums) {
+  const QGemmU8Ukernel uk = qgemm_u8s8_ukernel();
+  if (!uk) GTEST_SKIP() << "no VNNI u8s8 tiles on this machine";
+  std::mt19937 rng(13);
+  for (int64_t k : {384, 513, 1000, 1536, 2048}) {
+    const int64_t m = 1 + rng() % 70, n = 1 + rng() % 90, kq = qgemm_kq(k);
+    std::vector<uint8_t> a(static_cast<size_t>(m * kq), 0);
+    std::vector<int8_t> b(static_cast<size_t>(k * n));
+    std::vector<int32_t> offset(static_cast<size_t>(n)), row_add(static_cast<size_t>(m));
+    std::vector<float> mult(static_cast<size_t>(n));
+    for (int64_t r = 0; r < m; ++r) {
+      for (int64_t i = 0; i < k; ++i) a[r * kq + i] = static_cast<uint8_t>(rng() % 256);
+      row_add[r] = static_cast<int32_t>(rng() % 2001) - 1000;
+    }
+    for (auto& v : b) v = static_cast<int8_t>(static_cast<int>(rng() % 256) - 128);
+    for (auto& v : offset) v = static_cast<int32_t>(rng() % 200001) - 100000;
+    for (auto& v : mult) v = 1.0f / static_cast<float>(20000 + rng() % 30000);
+    const std::vector<int8_t> packed = qgemm_pack_b_s8(b.data(), k, n);
+    std::vector<float> yf(static_cast<size_t>(m * n));
+    qgemm_rows_u8_f32(uk, a.data(), kq, m, packed.data(), k, n, offset.data(), row_add.data(),
+                      yf.data(), n);
+    Requant rq{nullptr, mult.data(), true, 7, false};
+    std::vector<uint8_t> y(static_cast<size_t>(m * n)), yt(static_cast<size_t>(m * n));
+    qgemm_rows_u8(uk, a.data(), kq, m, packed.data(), k, n, offset.data(), row_add.data(), rq,
+                  y.data(), n);
+    // Through per-column tables (qdq_tables): table[col * 256 + byte].
+    std::vector<uint8_t> table(static_cast<size_t>(256 * n));
+    for (auto& v : table) v = static_cast<uint8_t>(rng() % 256);
+    Requant rt = rq;
+    rt.table = table.data();
+    rt.table_per_column = true;
+    qgemm_rows_u8(uk, a.data(), kq, m, packed.data(), k, n, offset.data(), row_add.data(), rt,
+                  yt.data(), n);
+    for (int64_t r = 0; r < m; ++r) {
+      for (int64_t j = 0; j < n; ++j) {
+        int64_t acc = row_add[r] - int64_t{offset[j]};
+        for (int64_t i = 0; i < k; ++i) acc += int64_t{a[r * kq + i]} * b[i * n + j];
+        ASSERT_EQ(yf[r * n + j], static_cast<float>(acc)) << "k " << k << " row " << r;
+        const double q = std::clamp(
+            std::nearbyint(static_cast<double>(static_cast<float>(acc) * mult[j])) + 7, 0.0, 255.0);
+        ASSERT_EQ(y[r * n + j], static_cast<int>(q)) << "k " << k << " row " << r << " col " << j;
+        ASSERT_EQ(yt[r * n + j], table[j * 256 + static_cast<int>(q)]) << "k " << k;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace webnn

@@ -233,3 +233,57 @@ def test_qlinear_softmax_and_its_qdq_form_match_onnxruntime(dtype, axis, shape):
     ]
     qdq = graph_model(nodes, {"x": x}, {"y": TensorProto.FLOAT}, inits, {"": 17})
     assert_matches_onnxruntime(qdq, {"x": x}, check=exact)
+
+
+_SOFTMAX_CASES = [
+    # axis, shape, x_scale, y_scale, y_zp (uint8 / int8)
+    (-1, (2, 3, 400), 0.0731, 1 / 256, (0, -128)),
+    (-1, (4, 33), 0.5, 1 / 255, (3, 0)),
+    (-1, (40, 5), 0.5, 1 / 256, (0, 40)),  # int8: rint(ratio) + y_zp up to 296, saturated
+    (0, (7, 5, 3), 0.013, 0.0039, (10, 40)),
+    (2, (2, 3, 17, 4), 0.21, 1 / 100, (0, -20)),
+    (-1, (3, 1), 0.1, 1 / 256, (0, -128)),  # one-element rows: every value is the top
+    (-1, (2, 1024), 1.7, 1 / 256, (0, -128)),  # x_scale large: most of the table underflows
+]
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+@pytest.mark.parametrize("case", range(len(_SOFTMAX_CASES)))
+def test_qlinear_softmax_random_matches_onnxruntime_exactly(dtype, case):
+    """The float32-op decomposition of QLinearSoftmax (ops/quantization.py) against ONNX
+    Runtime's kernel on full-range random inputs: bit-identical, for both types, several axes
+    and row lengths, int8 outputs past 127 before saturation (ORT 1.32 saturates them on every
+    axis; the wrap the int32 form modelled differed there) and rows of one element."""
+    axis, shape, sx, sy, zps = _SOFTMAX_CASES[case]
+    rng = np.random.default_rng(100 + case)
+    lo, hi = np.iinfo(dtype).min, np.iinfo(dtype).max
+    elem = TensorProto.UINT8 if dtype == np.uint8 else TensorProto.INT8
+    x = rng.integers(lo, hi + 1, shape).astype(dtype)
+    x.reshape(-1)[:: max(1, x.size // 7)] = hi  # some rows reach the type's top
+    y_zp = np.array(zps[0] if dtype == np.uint8 else zps[1], dtype)
+    inits = {"sx": np.array(sx, np.float32), "zx": np.array(lo + 7, dtype),
+             "sy": np.array(sy, np.float32), "zy": y_zp}  # fmt: skip
+    node = helper.make_node("QLinearSoftmax", ["x", "sx", "zx", "sy", "zy"], ["y"],
+                            domain="com.microsoft", axis=axis, opset=13)  # fmt: skip
+    model = graph_model([node], {"x": x}, {"y": elem}, inits, QLINEAR_OPSETS)
+    assert_matches_onnxruntime(model, {"x": x}, check=exact)
+
+
+@pytest.mark.parametrize("y_zp", [-128, 0])
+def test_qlinear_softmax_from_int8_qdq_run_as_uint8_saturates(y_zp):
+    """An int8 Q -> DQ -> Softmax -> Q -> DQ chain that ORT's optimizer runs as uint8 (+128,
+    webnn_from_qdq): saturated; with y_zp 0 most row maxima land above 127. Bit-identical to
+    ORT."""
+    rng = np.random.default_rng(7 - y_zp)
+    xf = (rng.standard_normal((3, 4, 64)) * 4).astype(np.float32)
+    inits = {"sx": np.array(0.05, np.float32), "zx": np.array(-3, np.int8),
+             "sy": np.array(1 / 256, np.float32), "zy": np.array(y_zp, np.int8)}  # fmt: skip
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xd"]),
+        helper.make_node("Softmax", ["xd"], ["p"], axis=-1),
+        helper.make_node("QuantizeLinear", ["p", "sy", "zy"], ["pq"]),
+        helper.make_node("DequantizeLinear", ["pq", "sy", "zy"], ["y"]),
+    ]
+    model = graph_model(nodes, {"x": xf}, {"y": TensorProto.FLOAT}, inits, {"": 17})
+    assert_matches_onnxruntime(model, {"x": xf}, check=exact)

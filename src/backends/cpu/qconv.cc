@@ -470,9 +470,8 @@ class QMatmulKernel final : public Kernel {
     const Node::Quantized& q = *node.quantized;
     x_zp_ = q.input_zero_point;
     float_output_ = q.float_output;
-    if (float_output_) {
-      if (cc.view(OperandRef{node.outputs[0]}).data_type != DataType::kFloat32) return false;
-      a16_.assign(static_cast<size_t>(m_ * qgemm_kp(k_)), 0);
+    if (float_output_ && cc.view(OperandRef{node.outputs[0]}).data_type != DataType::kFloat32) {
+      return false;
     }
     multiplier_ = q.multiplier;
     if (multiplier_.size() != 1 && static_cast<int64_t>(multiplier_.size()) != n_) return false;
@@ -488,43 +487,45 @@ class QMatmulKernel final : public Kernel {
     const float* bf = b.as<float>();
     std::vector<int16_t> b16(static_cast<size_t>(k_ * n_));
     for (size_t i = 0; i < b16.size(); ++i) b16[i] = static_cast<int16_t>(bf[i]);
-    packed_ = qgemm_pack_b(b16.data(), n_, 1, k_, n_);
-    if (float_output_) {
-      // AVX-512 VNNI: weights within int8 multiply the raw (u)int8 x on the u8s8 tiles (int8 x
-      // shifted by 128 to uint8), the zero point's and that shift's x * colsum(w) subtracted:
-      // the same exact sums.
-      // Weights spanning at most 256 values but not within int8 (uint8 weights minus their
-      // zero point) are shifted by w_shift_ into int8; w_shift_ * rowsum(a) is added back.
-      uk8_ = qgemm_u8s8_ukernel();
-      int32_t lo = 0, hi = 0;
-      for (int16_t v : b16) lo = std::min<int32_t>(lo, v), hi = std::max<int32_t>(hi, v);
-      w_shift_ = lo >= -128 && hi <= 127 ? 0 : lo + 128;
-      // |sums| stay in int32: 255 * 255 * k for the shifted route.
-      if (hi - lo > 255 || (w_shift_ != 0 && k_ > 16384)) uk8_ = nullptr;
-      if (q.u8s8_saturating) {
-        // ORT's pair-saturating sum (integer_matmul.cc checked raw uint8 x, int8 weights):
-        // only those tiles compute it, on every ISA.
-        if (x_signed_ || x_zp_ != 0 || w_shift_ != 0) return false;
-        uk8_ = qgemm_u8s8_sat_ukernel();
-      } else if (!uk8_ && hi - lo <= 255 && (w_shift_ == 0 || k_ <= 16384) &&
-                 !any_pair_saturates(b16, w_shift_)) {
-        // Without VNNI: where no pair of the int8 weights can saturate for any uint8 pair of
-        // x (int8 x flipped by 128 included), the pair-saturating tiles are exact, on half
-        // the weight bytes of the int16 ones.
-        uk8_ = qgemm_u8s8_sat_ukernel();
+    // AVX-512 VNNI: weights within int8 multiply the raw (u)int8 x on the u8s8 tiles (int8 x
+    // shifted by 128 to uint8), the zero point's and that shift's x * colsum(w) subtracted:
+    // the same exact sums, for the float output and the requantized one alike.
+    // Weights spanning at most 256 values but not within int8 (uint8 weights minus their
+    // zero point) are shifted by w_shift_ into int8; w_shift_ * rowsum(a) is added back.
+    uk8_ = qgemm_u8s8_ukernel();
+    int32_t lo = 0, hi = 0;
+    for (int16_t v : b16) lo = std::min<int32_t>(lo, v), hi = std::max<int32_t>(hi, v);
+    w_shift_ = lo >= -128 && hi <= 127 ? 0 : lo + 128;
+    // |sums| stay in int32: 255 * 255 * k for the shifted route.
+    if (hi - lo > 255 || (w_shift_ != 0 && k_ > 16384)) uk8_ = nullptr;
+    if (float_output_ && q.u8s8_saturating) {
+      // ORT's pair-saturating sum (integer_matmul.cc checked raw uint8 x, int8 weights):
+      // only those tiles compute it, on every ISA.
+      if (x_signed_ || x_zp_ != 0 || w_shift_ != 0) return false;
+      uk8_ = qgemm_u8s8_sat_ukernel();
+    } else if (!uk8_ && hi - lo <= 255 && (w_shift_ == 0 || k_ <= 16384) &&
+               !any_pair_saturates(b16, w_shift_)) {
+      // Without VNNI: where no pair of the int8 weights can saturate for any uint8 pair of
+      // x (int8 x flipped by 128 included), the pair-saturating tiles are exact, on half
+      // the weight bytes of the int16 ones.
+      uk8_ = qgemm_u8s8_sat_ukernel();
+    }
+    if (uk8_) {
+      std::vector<int8_t> b8(b16.size());
+      for (size_t i = 0; i < b16.size(); ++i) b8[i] = static_cast<int8_t>(b16[i] - w_shift_);
+      packed8_ = qgemm_pack_b_s8(b8.data(), k_, n_);
+      const int32_t shift = x_zp_ + (x_signed_ ? 128 : 0);
+      offset_.assign(static_cast<size_t>(n_), 0);
+      for (int64_t i = 0; i < k_; ++i) {
+        for (int64_t j = 0; j < n_; ++j) offset_[j] += shift * b16[i * n_ + j];
       }
-      if (uk8_) {
-        std::vector<int8_t> b8(b16.size());
-        for (size_t i = 0; i < b16.size(); ++i) b8[i] = static_cast<int8_t>(b16[i] - w_shift_);
-        packed8_ = qgemm_pack_b_s8(b8.data(), k_, n_);
-        const int32_t shift = x_zp_ + (x_signed_ ? 128 : 0);
-        offset_.assign(static_cast<size_t>(n_), 0);
-        for (int64_t i = 0; i < k_; ++i) {
-          for (int64_t j = 0; j < n_; ++j) offset_[j] += shift * b16[i * n_ + j];
-        }
-        a8_.assign(static_cast<size_t>(m_ * qgemm_kq(k_)), 0);
-        row_add_.assign(static_cast<size_t>(m_), 0);
-      }
+      // Raw uint8 rows of a length the tiles read (k a multiple of 4) are read in place.
+      a_in_place_ = !x_signed_ && w_shift_ == 0 && qgemm_kq(k_) == k_;
+      if (!a_in_place_) a8_.assign(static_cast<size_t>(m_ * qgemm_kq(k_)), 0);
+      if (w_shift_ != 0) row_add_.assign(static_cast<size_t>(m_), 0);
+    } else {
+      packed_ = qgemm_pack_b(b16.data(), n_, 1, k_, n_);
+      if (float_output_) a16_.assign(static_cast<size_t>(m_ * qgemm_kp(k_)), 0);
     }
     return true;
   }
@@ -534,6 +535,7 @@ class QMatmulKernel final : public Kernel {
     if (float_output_) return run_float(x, ctx.out().as<float>(), ctx.pool());
     uint8_t* y = ctx.out().data;
     ThreadPool* pool = ctx.pool();
+    if (uk8_) return run_u8(x, y, pool);
     const int threads = pool ? pool->num_threads() : 1;
     if (static_cast<int>(scratch_.size()) < threads) scratch_.resize(threads);
     const QGemmUkernel uk = qgemm_ukernel();
@@ -587,30 +589,68 @@ class QMatmulKernel final : public Kernel {
     return Status::ok();
   }
 
-  Status run_float_u8(const uint8_t* x, float* y, ThreadPool* pool) {
+  // The uint8 rows the u8s8 tiles read (x itself, or flipped / padded into a8_), and each
+  // row's w_shift_ * rowsum in row_add_.
+  const uint8_t* u8_rows(const uint8_t* x) {
+    if (a_in_place_) return x;
     const int64_t kq = qgemm_kq(k_);
     const uint8_t flip = x_signed_ ? 0x80 : 0;  // int8 + 128 as uint8
     for (int64_t r = 0; r < m_; ++r) {
       const uint8_t* in = x + r * k_;
       uint8_t* a = a8_.data() + r * kq;
-      int32_t sum = 0;
-      for (int64_t i = 0; i < k_; ++i) {
-        a[i] = in[i] ^ flip;
-        sum += a[i];
+      for (int64_t i = 0; i < k_; ++i) a[i] = in[i] ^ flip;
+      if (w_shift_ != 0) {
+        int32_t sum = 0;
+        for (int64_t i = 0; i < k_; ++i) sum += a[i];
+        row_add_[r] = w_shift_ * sum;
       }
-      row_add_[r] = w_shift_ * sum;
     }
+    return a8_.data();
+  }
+
+  // Tasks of (row block, column block) over the u8s8 tiles: fn(a rows, m0, rows, first panel,
+  // first column, columns).
+  template <class F>
+  void u8_tasks(ThreadPool* pool, F&& fn) const {
     const int64_t row_blocks = (m_ + kRowsPerTask - 1) / kRowsPerTask;
     const int64_t col_blocks = (qgemm_panels(n_) + kPanelsPerTask - 1) / kPanelsPerTask;
-    const int64_t panel_size = kq / 4 * kQGemmNr * 4;
-    auto task = [&](int64_t t, int) {
-      const int64_t m0 = t / col_blocks * kRowsPerTask, rows = std::min(kRowsPerTask, m_ - m0);
-      const int64_t p0 = t % col_blocks * kPanelsPerTask, j0 = p0 * kQGemmNr;
-      const int64_t cols = std::min(kPanelsPerTask * kQGemmNr, n_ - j0);
-      qgemm_rows_u8_f32(uk8_, a8_.data() + m0 * kq, kq, rows, packed8_.data() + p0 * panel_size, k_,
-                        cols, offset_.data() + j0, row_add_.data() + m0, y + m0 * n_ + j0, n_);
-    };
-    run_tasks(pool, row_blocks * col_blocks, std::min(kRowsPerTask, m_) * k_ * 128, task);
+    run_tasks(pool, row_blocks * col_blocks, std::min(kRowsPerTask, m_) * k_ * 128,
+              [&](int64_t t, int) {
+                const int64_t m0 = t / col_blocks * kRowsPerTask;
+                const int64_t rows = std::min(kRowsPerTask, m_ - m0);
+                const int64_t p0 = t % col_blocks * kPanelsPerTask, j0 = p0 * kQGemmNr;
+                fn(m0, rows, p0, j0, std::min(kPanelsPerTask * kQGemmNr, n_ - j0));
+              });
+  }
+
+  Status run_float_u8(const uint8_t* x, float* y, ThreadPool* pool) {
+    const uint8_t* a = u8_rows(x);
+    const int64_t lda = a_in_place_ ? k_ : qgemm_kq(k_);
+    const int64_t panel_size = qgemm_kq(k_) / 4 * kQGemmNr * 4;
+    const int32_t* row_add = row_add_.empty() ? nullptr : row_add_.data();
+    u8_tasks(pool, [&](int64_t m0, int64_t rows, int64_t p0, int64_t j0, int64_t cols) {
+      qgemm_rows_u8_f32(uk8_, a + m0 * lda, lda, rows, packed8_.data() + p0 * panel_size, k_, cols,
+                        offset_.data() + j0, row_add ? row_add + m0 : nullptr, y + m0 * n_ + j0,
+                        n_);
+    });
+    return Status::ok();
+  }
+
+  // The requantized output on the u8s8 tiles: the same exact sums as the int16 route, so the
+  // same bytes.
+  Status run_u8(const uint8_t* x, uint8_t* y, ThreadPool* pool) {
+    const uint8_t* a = u8_rows(x);
+    const int64_t lda = a_in_place_ ? k_ : qgemm_kq(k_);
+    const int64_t panel_size = qgemm_kq(k_) / 4 * kQGemmNr * 4;
+    const int32_t* row_add = row_add_.empty() ? nullptr : row_add_.data();
+    u8_tasks(pool, [&](int64_t m0, int64_t rows, int64_t p0, int64_t j0, int64_t cols) {
+      Requant rq = rq_;  // from column j0 on
+      if (rq.per_column) rq.multiplier += j0;
+      if (rq.table && rq.table_per_column) rq.table += j0 * 256;
+      qgemm_rows_u8(uk8_, a + m0 * lda, lda, rows, packed8_.data() + p0 * panel_size, k_, cols,
+                    offset_.data() + j0, row_add ? row_add + m0 : nullptr, rq, y + m0 * n_ + j0,
+                    n_);
+    });
     return Status::ok();
   }
 
@@ -628,17 +668,17 @@ class QMatmulKernel final : public Kernel {
   }
 
   int64_t m_ = 0, k_ = 0, n_ = 0;
-  // float_output on the u8s8 tiles (VNNI; or the pair-saturating ones for u8s8_saturating
-  // and where no pair can saturate),
-  // else null
+  // The u8s8 tiles (VNNI; or the pair-saturating ones for u8s8_saturating and where no pair
+  // can saturate), else null
   QGemmU8Ukernel uk8_ = nullptr;
   std::vector<int8_t> packed8_;
   std::vector<int32_t> offset_;   // (x_zp [+ 128 for int8 x]) * colsum(w) per column
   int32_t w_shift_ = 0;           // the int8 weights are w - w_shift_
   std::vector<int32_t> row_add_;  // w_shift_ * rowsum(a) per row (one run at a time)
-  std::vector<uint8_t> a8_;
+  std::vector<uint8_t> a8_;       // the flipped / padded rows (unless a_in_place_)
+  bool a_in_place_ = false;       // the tiles read x itself
   bool x_signed_ = false, float_output_ = false;
-  std::vector<int16_t> a16_;  // float_output: the int16 rows of x - x_zp (one run at a time)
+  std::vector<int16_t> a16_;  // float_output on the int16 tiles: the rows of x - x_zp
   int32_t x_zp_ = 0;
   std::vector<float> multiplier_;
   Requant rq_;

@@ -126,6 +126,13 @@ void qgemm_rows_u8_f32(QGemmU8Ukernel uk, const uint8_t* a, int64_t lda, int64_t
                        const int8_t* b_packed, int64_t k, int64_t n, const int32_t* offset,
                        const int32_t* row_add, float* y, int64_t y_row);
 
+// qgemm_rows on the u8s8 tiles: the int32 sum a * b - offset[col] + row_add[row] (row_add
+// may be null) requantized like qgemm_rows (y_col 1), the same bytes as the int16 tiles give
+// for the same exact sums.
+void qgemm_rows_u8(QGemmU8Ukernel uk, const uint8_t* a, int64_t lda, int64_t m,
+                   const int8_t* b_packed, int64_t k, int64_t n, const int32_t* offset,
+                   const int32_t* row_add, const Requant& rq, uint8_t* y, int64_t y_row);
+
 // The transposed form, for NCHW outputs: rows of C are output channels, columns pixels.
 // C = W * X for W (m x k, int16 rows at w + row * ldw, zero past k up to qgemm_kp(k)) and X
 // packed by columns into panels like qgemm_pack_b (x_panels, n columns); each element

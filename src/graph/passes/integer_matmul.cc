@@ -18,15 +18,30 @@
 // (float(A) - B) + C, the kernel float(A + C) - B, with A + C an int32 below 2^24 in magnitude
 // (|sat(p)| <= |p|) and A, B, C exact floats; one rounding of the same real sum each.
 //
-// Why the result equals the float graph's: every term x * w is an integer, and the pass only
-// rewrites when, for every column, max|x| * sum|w| < 2^24 (max|x| is 255 for uint8, 128 for
-// int8), so every partial sum the float32 GEMM forms, in any order, is an integer below 2^24
-// and therefore exact: the float matmul yields exactly the int32 sum, and float(sum) is that
-// same float (a zero sum is +0 on both: the float GEMM's accumulators start at +0). Matmuls
-// outside the bound, or of any other form, are left to the float kernels.
+// The input may also be cast(x) - x_zp with x_zp a constant scalar integer in x's range
+// (MatMulInteger's shifted form); the node then carries input_zero_point and the kernel
+// subtracts x_zp * colsum(w) from its exact int32 sums.
+//
+// Why the result equals the float graph's: every term (x - x_zp) * w is an integer, and the
+// pass rewrites when, for every column, max|x - x_zp| * sum|w| < 2^24 (max|x| is 255 for
+// uint8, 128 for int8, without a zero point), so every partial sum the float32 GEMM forms, in
+// any order, is an integer below 2^24 and therefore exact: the float matmul yields exactly the
+// int32 sum, and float(sum) is that same float (a zero sum is +0 on both: the float GEMM's
+// accumulators start at +0).
+//
+// Past 2^24 the float graph's partial sums round (in its kernel's order), so it no longer
+// computes the integer product it states. Where that product is ONNX's integer one - the
+// matmul's only readers are casts to int32 (MatMulInteger) - and the weights are int8, the
+// rewrite is also made while (255 + |x_zp| + 128) * sum|w| < 2^31 per column (every int32 the
+// kernels form: raw u8s8 tile sums, the (x_zp + 128) * colsum offsets, the exact sum): the
+// output is then float32(exact sum), the correctly rounded value, at least as close to ONNX's
+// result as the float graph's (tests/python/test_qdq_wide_products.py). Matmuls outside these
+// bounds, or of any other form, are left to the float kernels. (Requantized products past 2^24,
+// QLinearMatMul / QDQ, are qdq_fusion.cc's.)
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 #include "graph/passes/graph_util.h"
 #include "graph/passes/pass.h"
@@ -36,6 +51,7 @@ namespace webnn {
 namespace {
 
 constexpr double kExactFloatInt = 16777216.0;  // 2^24: float32 holds every integer below it
+constexpr double kInt32Bound = 2147483648.0;   // 2^31
 // Fewer rows stay float unless ORT's saturation correction is absorbed (see
 // fuse_integer_matmuls): an LSTM step's 2 x 256 x 1024 product measured faster in isolation on
 // the int16 GEMM but slower inside tashkeel's unrolled LSTM (85 vs 73 us per step, 1 thread,
@@ -63,11 +79,54 @@ int64_t rows_of(const Graph& g, const Node& mm) {
   return rows;
 }
 
+// The (u)int8 x and zero point z when `id` is cast(x -> float32), or cast(x) - z with z a
+// constant float32 scalar holding an integer in x's range (QLinearMatMul's and MatMulInteger's
+// shifted input, ops/quantization.py shifted_float); x is -1 otherwise.
+std::pair<OperandId, int32_t> shifted_source(const Graph& g, OperandId id) {
+  if (const OperandId x = cast_source(g, id); x >= 0) return {x, 0};
+  const int32_t p = g.operands[id].producer;
+  if (p < 0) return {-1, 0};
+  const Node& n = g.nodes[p];
+  if (n.kind != OpKind::kSub || !n.epilogue.empty() || n.quantized) return {-1, 0};
+  const auto& sp = n.as<BinaryParams>();
+  const OperandId x = cast_source(g, sp.a.id);
+  if (x < 0 || !is_constant(g, sp.b.id) || g.desc(sp.b.id).data_type != DataType::kFloat32) {
+    return {-1, 0};
+  }
+  const ConstantData& c = *g.operands[sp.b.id].constant;
+  if (c.size() != sizeof(float)) return {-1, 0};
+  float z;
+  std::memcpy(&z, c.data(), sizeof z);
+  const bool is_u8 = g.desc(x).data_type == DataType::kUint8;
+  if (z != std::nearbyint(z) || z < (is_u8 ? 0.0f : -128.0f) || z > (is_u8 ? 255.0f : 127.0f)) {
+    return {-1, 0};
+  }
+  return {x, static_cast<int32_t>(z)};
+}
+
+// Whether the matmul's value is read only by a cast to int32 (ONNX MatMulInteger's output):
+// the value is meant to be the exact integer product.
+bool integer_product(const Graph& g, const Node& mm) {
+  const OperandId y = mm.outputs[0];
+  if (is_graph_output(g, y)) return false;
+  int readers = 0;
+  bool cast = true;
+  for (const Node& n : g.nodes) {
+    const std::vector<OperandId> reads = node_reads(g, n);
+    const auto count = std::count(reads.begin(), reads.end(), y);
+    if (count == 0) continue;
+    readers += static_cast<int>(count);
+    cast = cast && n.kind == OpKind::kCast && n.epilogue.empty() && !n.quantized &&
+           n.as<CastParams>().data_type == DataType::kInt32;
+  }
+  return readers > 0 && cast;
+}
+
 bool rewrite(Graph& g, Node& mm, int64_t min_rows) {
   const auto& p = mm.as<BinaryParams>();
   const OperandDesc& yd = g.desc(mm.outputs[0]);
   if (yd.data_type != DataType::kFloat32 || yd.shape.size() < 2) return false;
-  const OperandId x = cast_source(g, p.a.id);
+  const auto [x, x_zp] = shifted_source(g, p.a.id);
   if (x < 0) return false;
   if (rows_of(g, mm) < min_rows) return false;
   const OperandDesc& bd = g.desc(p.b.id);
@@ -79,18 +138,27 @@ bool rewrite(Graph& g, Node& mm, int64_t min_rows) {
   if (static_cast<int64_t>(c.size()) != k * n * static_cast<int64_t>(sizeof(float))) return false;
   std::vector<float> w(static_cast<size_t>(k * n));
   std::memcpy(w.data(), c.data(), c.size());
-  const double max_x = g.desc(x).data_type == DataType::kUint8 ? 255.0 : 128.0;
+  const bool is_u8 = g.desc(x).data_type == DataType::kUint8;
+  const double lo = is_u8 ? 0.0 : -128.0, hi = is_u8 ? 255.0 : 127.0;
+  const double max_dx = std::max(std::fabs(lo - x_zp), std::fabs(hi - x_zp));
   std::vector<double> abs_sum(static_cast<size_t>(n), 0.0);
+  bool int8_weights = true;
   for (size_t i = 0; i < w.size(); ++i) {
     const float v = w[i];
     if (v != std::nearbyint(v) || v < -255.0f || v > 255.0f) return false;
+    int8_weights = int8_weights && v >= -128.0f && v <= 127.0f;
     abs_sum[i % static_cast<size_t>(n)] += std::fabs(v);
   }
+  int wide = -1;  // whether a column passes 2^24 (integer_product() asked once)
   for (double s : abs_sum) {
-    if (max_x * s >= kExactFloatInt) return false;
+    if (max_dx * s < kExactFloatInt) continue;
+    // Past 2^24 (see the header): only an integer product, int32 sums in range.
+    if (wide < 0) wide = int8_weights && integer_product(g, mm) ? 1 : 0;
+    if (!wide || (255.0 + std::abs(x_zp) + 128.0) * s >= kInt32Bound) return false;
   }
   std::get<BinaryParams>(mm.params).a = OperandRef{x};
   auto form = std::make_shared<Node::Quantized>();
+  form->input_zero_point = x_zp;
   form->multiplier = {1.0f};
   form->float_output = true;
   mm.quantized = std::move(form);
@@ -225,7 +293,8 @@ bool is_saturation_correction(const Graph& g, OperandId fix, OperandId x, const 
 void absorb_correction(Graph& g, Node& mm) {
   const auto& p = mm.as<BinaryParams>();
   const OperandId x = p.a.id;
-  if (g.desc(x).data_type != DataType::kUint8) return;
+  // The pair-saturating tiles take the raw x only (no zero point folded into the node).
+  if (g.desc(x).data_type != DataType::kUint8 || mm.quantized->input_zero_point != 0) return;
   const OperandDesc& bd = g.desc(p.b.id);
   const int64_t k = bd.shape[0].value, n = bd.shape[1].value;
   const std::vector<float> w = float_values(g, p.b.id);

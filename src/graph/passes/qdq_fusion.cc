@@ -15,7 +15,20 @@
 // every partial sum the float32 convolution forms (in any order) is an integer below 2^24 and
 // therefore exact: the float conv2d yields exactly the int32 sum. Both paths then multiply the
 // same two float32 values once and quantize the same float32 value, so the outputs are
-// bit-identical (not merely within one quantization step). Chains outside the bound, or of any
+// bit-identical (not merely within one quantization step).
+//
+// Past that bound (a column's max|x - x_zp| * sum|w| + |b| >= 2^24: full-range int8 weights
+// over K of about 1000 and more) the float graph no longer computes ONNX's product: its
+// partial sums round, in the kernel's order. ONNX defines QLinearConv / QLinearMatMul (and
+// ORT's fused QDQ groups compute them) as the exact integer sum converted to float once, then
+// multiplied and rounded, which is what the int8 kernel computes as long as its int32 sums do
+// not overflow. So the chain is rewritten there too, for int8 weights (within [-128, 127])
+// where (255 + |x_zp| + 128) * sum|w| + |b| < 2^31 per column: that bounds every int32 the
+// kernels form (the raw u8s8 tile sums, at most 255 * sum|w|; the zero point / int8-shift
+// offsets (x_zp + 128) * colsum(w); the exact sum; plus b). The result is then bit-identical
+// to ONNX Runtime's QLinear kernels and differs from the float graph only where the float
+// graph's own rounding error moves a value across a rounding boundary: one quantization step
+// (tests/python/test_qdq_wide_products.py counts them). Chains outside both bounds, or of any
 // other form, are left to the float kernels.
 #include <cmath>
 #include <cstring>
@@ -29,6 +42,7 @@ namespace webnn {
 namespace {
 
 constexpr double kExactFloatInt = 16777216.0;  // 2^24: float32 holds every integer below it
+constexpr double kInt32Bound = 2147483648.0;   // 2^31
 
 bool static_const(const Graph& g, OperandId id, DataType t) {
   return id >= 0 && is_constant(g, id) && g.desc(id).data_type == t &&
@@ -163,14 +177,19 @@ bool match(const Graph& g, const std::vector<int>& uses, const Node& q, Node* fu
   int64_t o_stride = 1;
   for (size_t a = o_axis + 1; a < fs.size(); ++a) o_stride *= fs[a];
   std::vector<double> abs_sum(static_cast<size_t>(out_c), 0.0);
+  bool int8_weights = true;
   for (size_t i = 0; i < w.size(); ++i) {
     if (!integral(w[i], -255, 255)) return false;
+    int8_weights = int8_weights && w[i] >= -128.0f && w[i] <= 127.0f;
     abs_sum[static_cast<size_t>(i / o_stride % out_c)] += std::fabs(w[i]);
   }
   for (int64_t o = 0; o < out_c; ++o) {
     const double bias = b.empty() ? 0.0 : b[o];
     if (!b.empty() && !integral(b[o], -kExactFloatInt, kExactFloatInt)) return false;
-    if (max_dx * abs_sum[o] + std::fabs(bias) >= kExactFloatInt) return false;
+    if (max_dx * abs_sum[o] + std::fabs(bias) < kExactFloatInt) continue;  // bit-identical
+    // Past 2^24 (see the header): int8 weights, every int32 the kernels form in range.
+    const double widest = (255.0 + std::fabs(static_cast<double>(x_zp)) + 128.0) * abs_sum[o];
+    if (!int8_weights || widest + std::fabs(bias) >= kInt32Bound) return false;
   }
 
   *fused = *head;
