@@ -201,6 +201,9 @@ struct WinogradOutputArgs {
   int rows = 4, cols = 4;
 };
 
+// The element types of the vectorized casts (cast.inc).
+enum class CastType : uint8_t { kFloat32, kInt8, kUint8, kInt32, kUint32, kInt64, kUint64 };
+
 struct SimdKernels {
   const char* name;
   int lanes;  // floats per vector register
@@ -256,6 +259,10 @@ struct SimdKernels {
   void (*hard_swish_affine_chain)(const HardSwishChainArgs& h, const AffineChainArgs& a,
                                   const float* x, float* y, int64_t n);
   void (*erf_gelu_chain)(const ErfGeluChainArgs& args, const float* x, float* y, int64_t n);
+  // y[i] = x[i] cast as ops/scalar_ops.h cast_value casts it: float -> integer truncates
+  // toward zero and saturates (NaN -> 0), integer -> float rounds to nearest once, integer ->
+  // integer wraps (two's complement).
+  void (*cast)(CastType from, CastType to, const void* x, void* y, int64_t n);
   void (*winograd_input_tile)(const WinogradInputArgs& args);
   bool (*winograd_output_tile)(const WinogradOutputArgs& args);
 };
