@@ -41,6 +41,8 @@ constexpr const char* kIsaName = "avx2";
 //
 #include "backends/cpu/cast.inc"
 //
+#include "backends/cpu/predicate.inc"
+//
 #include "backends/cpu/kernels_table.inc"
 }  // namespace avx2
 

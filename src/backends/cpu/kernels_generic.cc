@@ -42,6 +42,8 @@ constexpr const char* kIsaName = "generic";
 //
 #include "backends/cpu/cast.inc"
 //
+#include "backends/cpu/predicate.inc"
+//
 #include "backends/cpu/kernels_table.inc"
 }  // namespace generic
 

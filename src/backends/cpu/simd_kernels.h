@@ -204,6 +204,16 @@ struct WinogradOutputArgs {
 // The element types of the vectorized casts (cast.inc).
 enum class CastType : uint8_t { kFloat32, kInt8, kUint8, kInt32, kUint32, kInt64, kUint64 };
 
+// float32 comparisons (predicate.inc), 1 where true, else 0.
+enum class CompareOpF : uint8_t {
+  kEqual,
+  kNotEqual,
+  kGreater,
+  kGreaterOrEqual,
+  kLesser,
+  kLesserOrEqual
+};
+
 struct SimdKernels {
   const char* name;
   int lanes;  // floats per vector register
@@ -263,6 +273,12 @@ struct SimdKernels {
   // toward zero and saturates (NaN -> 0), integer -> float rounds to nearest once, integer ->
   // integer wraps (two's complement).
   void (*cast)(CastType from, CastType to, const void* x, void* y, int64_t n);
+  // out[i] = a[i * a_step] op b[i * b_step] ? 1 : 0, steps 0 or 1 (IEEE: NaN unordered).
+  void (*compare)(CompareOpF op, const float* a, int64_t a_step, const float* b, int64_t b_step,
+                  uint8_t* out, int64_t n);
+  // where on 4-byte elements: out[i] = c[i] != 0 ? t[i * t_step] : f[i * f_step], steps 0 or 1.
+  void (*select32)(const uint8_t* c, const uint32_t* t, int64_t t_step, const uint32_t* f,
+                   int64_t f_step, uint32_t* out, int64_t n);
   void (*winograd_input_tile)(const WinogradInputArgs& args);
   bool (*winograd_output_tile)(const WinogradOutputArgs& args);
 };

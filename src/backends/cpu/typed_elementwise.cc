@@ -4,8 +4,8 @@
 // function (ops/scalar_ops.h), so results are bit-identical to it; what changes is the
 // walk: broadcast rows (broadcast_rows.h) instead of an index vector per element, split over
 // the pool, with the op fixed at compile time instead of switched per element. Casts between
-// float32 and the 8/32/64-bit integer types and among those run on the SIMD kernels instead
-// (cast.inc), which give the same bits.
+// float32 and the 8/32/64-bit integer types and among those, and float32 comparisons, run on
+// the SIMD kernels instead (cast.inc, predicate.inc), which give the same bits.
 #include <cstdint>
 
 #include "backends/cpu/broadcast_rows.h"
@@ -57,6 +57,56 @@ class TypedBinaryKernel final : public Kernel {
   BroadcastRows<2> rows_;
 };
 
+// A float32 comparison on SimdKernels::compare, one call per broadcast row.
+class CompareF32Kernel final : public Kernel {
+ public:
+  CompareF32Kernel(const BroadcastRows<2>& rows, CompareOpF op) : rows_(rows), op_(op) {}
+
+  Status run(KernelContext& ctx) override {
+    const auto& p = ctx.params<BinaryParams>();
+    const float* a = ctx.in(p.a).as<float>();
+    const float* b = ctx.in(p.b).as<float>();
+    uint8_t* out = ctx.out().as<uint8_t>();
+    const int64_t sa = rows_.step(0), sb = rows_.step(1);
+    const SimdKernels& simd = simd_kernels();
+    parallel_chunks(ctx.pool(), rows_.total(), kGrain, [&](int64_t begin, int64_t end) {
+      rows_.for_each(begin, end, [&](const BroadcastRows<2>::Offsets& at, int64_t pos, int64_t n) {
+        simd.compare(op_, a + at[0], sa, b + at[1], sb, out + pos, n);
+      });
+    });
+    return Status::ok();
+  }
+
+ private:
+  BroadcastRows<2> rows_;
+  CompareOpF op_;
+};
+
+bool compare_op_f(OpKind kind, CompareOpF* op) {
+  switch (kind) {
+    case OpKind::kEqual:
+      *op = CompareOpF::kEqual;
+      return true;
+    case OpKind::kNotEqual:
+      *op = CompareOpF::kNotEqual;
+      return true;
+    case OpKind::kGreater:
+      *op = CompareOpF::kGreater;
+      return true;
+    case OpKind::kGreaterOrEqual:
+      *op = CompareOpF::kGreaterOrEqual;
+      return true;
+    case OpKind::kLesser:
+      *op = CompareOpF::kLesser;
+      return true;
+    case OpKind::kLesserOrEqual:
+      *op = CompareOpF::kLesserOrEqual;
+      return true;
+    default:
+      return false;
+  }
+}
+
 template <class T, OpKind K>
 struct Arithmetic {
   T operator()(T a, T b) const {
@@ -105,6 +155,11 @@ std::unique_ptr<Kernel> make_binary(const Node& node, const CompileContext& cc) 
   const bool pred = family == OpFamily::kComparison || family == OpFamily::kLogical;
   if (pred && out.data_type != DataType::kUint8) return nullptr;
   if (!pred && out.data_type != a.data_type) return nullptr;
+  CompareOpF cmp;
+  // (BroadcastRows steps are 0 or 1, what SimdKernels::compare takes.)
+  if (a.data_type == DataType::kFloat32 && compare_op_f(node.kind, &cmp)) {
+    return std::make_unique<CompareF32Kernel>(rows, cmp);
+  }
   switch (node.kind) {
 #define WEBNN_TYPED_BINARY(kind) \
   case OpKind::kind:             \

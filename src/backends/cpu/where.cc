@@ -1,6 +1,7 @@
 // where on the cpu: out = condition != 0 ? true_value : false_value over broadcast shapes, any
 // element type, as rows (broadcast_rows.h) split over the pool. The reference walks every
-// output index through a coordinate vector; this kernel gives the same elements.
+// output index through a coordinate vector; this kernel gives the same elements (4-byte
+// elements on the SIMD select, predicate.inc).
 #include <cstring>
 
 #include "backends/cpu/broadcast_rows.h"
@@ -13,8 +14,8 @@ namespace {
 constexpr int64_t kGrain = 16384;  // elements per task
 
 template <class T>
-void select_row(const uint8_t* c, int64_t cs, const T* t, int64_t ts, const T* f, int64_t fs,
-                T* out, int64_t n) {
+void select_row(const SimdKernels& simd, const uint8_t* c, int64_t cs, const T* t, int64_t ts,
+                const T* f, int64_t fs, T* out, int64_t n) {
   if (cs == 0) {  // one condition for the run: a copy or a fill
     const T* src = c[0] != 0 ? t : f;
     const int64_t step = c[0] != 0 ? ts : fs;
@@ -25,7 +26,12 @@ void select_row(const uint8_t* c, int64_t cs, const T* t, int64_t ts, const T* f
     }
     return;
   }
-  for (int64_t i = 0; i < n; ++i) out[i] = c[i] != 0 ? t[i * ts] : f[i * fs];
+  if constexpr (sizeof(T) == 4) {
+    // (BroadcastRows steps are 0 or 1, what select32 takes.)
+    simd.select32(c, t, ts, f, fs, out, n);
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = c[i] != 0 ? t[i * ts] : f[i * fs];
+  }
 }
 
 class WhereKernel final : public Kernel {
@@ -67,9 +73,10 @@ class WhereKernel final : public Kernel {
     const T* f = reinterpret_cast<const T*>(ctx.in(p.false_value).data);
     T* out = reinterpret_cast<T*>(ctx.out().data);
     const int64_t cs = rows_.step(0), ts = rows_.step(1), fs = rows_.step(2);
+    const SimdKernels& simd = simd_kernels();
     parallel_chunks(ctx.pool(), rows_.total(), kGrain, [&](int64_t begin, int64_t end) {
       rows_.for_each(begin, end, [&](const BroadcastRows<3>::Offsets& at, int64_t pos, int64_t n) {
-        select_row(c + at[0], cs, t + at[1], ts, f + at[2], fs, out + pos, n);
+        select_row(simd, c + at[0], cs, t + at[1], ts, f + at[2], fs, out + pos, n);
       });
     });
     return Status::ok();
