@@ -43,6 +43,8 @@ constexpr const char* kIsaName = "avx2";
 //
 #include "backends/cpu/predicate.inc"
 //
+#include "backends/cpu/lstm_cell.inc"
+//
 #include "backends/cpu/kernels_table.inc"
 }  // namespace avx2
 

@@ -44,6 +44,8 @@ constexpr const char* kIsaName = "generic";
 //
 #include "backends/cpu/predicate.inc"
 //
+#include "backends/cpu/lstm_cell.inc"
+//
 #include "backends/cpu/kernels_table.inc"
 }  // namespace generic
 

@@ -214,6 +214,21 @@ enum class CompareOpF : uint8_t {
   kLesserOrEqual
 };
 
+// The dynamically quantized LSTM's cell for `n` units of one batch row (lstm_cell.inc):
+// gate k's input is x[k][j] + float(sum[k][j]) * scale[k][j] (+ bias[k][j]), gates i, o, f
+// by sigmoid and g by tanh, c' = f * c + i * g, h = o * tanh(c'), each the float32 operation
+// of the unfused graph in its order with the element-wise kernels' sigmoid / tanh.
+struct LstmCellArgs {
+  const int32_t* sum[4] = {};  // gates i, o, f, g
+  const float* x[4] = {};
+  const float* scale[4] = {};
+  const float* bias[4] = {};  // all null when the node has no bias
+  const float* c = nullptr;
+  float* next_c = nullptr;
+  float* next_h = nullptr;
+  int64_t n = 0;
+};
+
 struct SimdKernels {
   const char* name;
   int lanes;  // floats per vector register
@@ -279,6 +294,7 @@ struct SimdKernels {
   // where on 4-byte elements: out[i] = c[i] != 0 ? t[i * t_step] : f[i * f_step], steps 0 or 1.
   void (*select32)(const uint8_t* c, const uint32_t* t, int64_t t_step, const uint32_t* f,
                    int64_t f_step, uint32_t* out, int64_t n);
+  void (*lstm_cell)(const LstmCellArgs& args);
   void (*winograd_input_tile)(const WinogradInputArgs& args);
   bool (*winograd_output_tile)(const WinogradOutputArgs& args);
 };
