@@ -170,19 +170,14 @@ class Direction {
   bool quantize_state() {
     const DynamicLstmForm& f = *f_;
     const int64_t state = f.batch * f.hidden, n = 4 * f.hidden;
-    float mn = h_[0], mx = h_[0];
-    bool nan = false;
-    for (int64_t i = 0; i < state; ++i) {
-      mn = std::min(mn, h_[i]);
-      mx = std::max(mx, h_[i]);
-      nan = nan || h_[i] != h_[i];
-    }
-    if (nan) return false;
+    // (Which zero a -0 / +0 extreme comes back as cannot change scale or zp below.)
+    float mn, mx;
+    if (!simd_.min_max(h_.data(), state, &mn, &mx)) return false;
     const float lo = std::min(mn, 0.0f), hi = std::max(mx, 0.0f);
     const float scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
     const float zp = std::clamp(std::nearbyint(0.0f - lo / scale), 0.0f, 255.0f);
     const int32_t zpi = static_cast<int32_t>(zp);
-    for (int64_t i = 0; i < state; ++i) xs_[i] = h_[i] / scale;
+    simd_.binary(BinaryOpF::kDiv, h_.data(), 1, &scale, 0, xs_.data(), state);
     qquantize()(xs_.data(), state, zpi, false, q_.data());
     zp_ = zpi;
     for (int64_t b = 0; b < f.batch; ++b) {

@@ -295,6 +295,8 @@ struct SimdKernels {
   void (*select32)(const uint8_t* c, const uint32_t* t, int64_t t_step, const uint32_t* f,
                    int64_t f_step, uint32_t* out, int64_t n);
   void (*lstm_cell)(const LstmCellArgs& args);
+  // The extremes of x[0, n) (n >= 1), false when x holds a NaN (dynamic_lstm.cc).
+  bool (*min_max)(const float* x, int64_t n, float* mn, float* mx);
   void (*winograd_input_tile)(const WinogradInputArgs& args);
   bool (*winograd_output_tile)(const WinogradOutputArgs& args);
 };
