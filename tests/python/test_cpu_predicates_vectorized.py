@@ -1,5 +1,6 @@
 """The cpu backend's vector float32 comparisons (cpu/predicate.inc, via typed_elementwise.cc)
-and 4-byte `where` selects (via where.cc) against the reference backend bit for bit and numpy:
+and `where` selects (via where.cc: 4-byte elements on predicate.inc, others branchless)
+against the reference backend bit for bit and numpy:
 NaN (unordered: only notEqual is true), infinities, signed zeros (equal), subnormals, equal
 and neighbouring values; each operand contiguous or broadcast (rows with steps 0 and 1, row
 lengths that leave vector tails); where's condition bytes other than 0 / 1 and values whose
@@ -88,22 +89,34 @@ WHERE_SHAPES = [
 ]
 
 
-@pytest.mark.parametrize("dtype", ["float32", "int32", "uint32"])
-def test_four_byte_where_matches_reference_and_numpy(dtype):
+_BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+@pytest.mark.parametrize(
+    "dtype", ["float32", "int32", "uint32", "int64", "uint64", "uint8", "int8", "float16"]
+)
+def test_where_matches_reference_and_numpy(dtype):
+    # 4-byte elements on the vector select, the others on branchless bit selects.
     rng = np.random.default_rng(42)
-    payloads = np.array([0x7FC00001, 0xFFC12345, 0x80000000, 0x7F800000, 1, 0], np.uint32)
+    bits = _BITS[np.dtype(dtype).itemsize]
+    width = 8 * np.dtype(bits).itemsize
+    # NaN payloads, -0 and infinities for the float types, extremes for the integers.
+    payloads = np.array(
+        [(1 << (width - 1)) | 1, (1 << width) - 1, 1 << (width - 1), (1 << (width - 2)) + 5, 1, 0],
+        dtype=np.uint64,
+    ).astype(bits)
     for sc, st, sf in WHERE_SHAPES:
         cond = rng.choice(np.array([0, 1, 7, 255], np.uint8), sc)
         t = rng.choice(payloads, st).view(dtype)
-        f = rng.integers(0, 2**32, sf, dtype=np.uint64).astype(np.uint32).view(dtype)
+        f = rng.integers(0, 2**63, sf, dtype=np.uint64).astype(bits).view(dtype)
         build = lambda bl, i: {"y": bl.where(i["c"], i["t"], i["f"])}
         feeds = {"c": cond, "t": t, "f": f}
         got = _compute("cpu", build, feeds)["y"]
         want = _compute("reference", build, feeds)["y"]
-        expect = np.where(cond != 0, t.view(np.uint32), f.view(np.uint32))
+        expect = np.where(cond != 0, t.view(bits), f.view(bits))
         what = f"where {dtype} {sc} {st} {sf}"
-        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32), err_msg=what)
-        np.testing.assert_array_equal(got.view(np.uint32), expect, err_msg=what)
+        np.testing.assert_array_equal(got.view(bits), want.view(bits), err_msg=what)
+        np.testing.assert_array_equal(got.view(bits), expect, err_msg=what)
 
 
 _SETTINGS = [{"WEBNN_CPU_ISA": isa, "WEBNN_NUM_THREADS": "1"} for isa in ("avx512", "avx2")]

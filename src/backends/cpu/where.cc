@@ -30,7 +30,11 @@ void select_row(const SimdKernels& simd, const uint8_t* c, int64_t cs, const T* 
     // (BroadcastRows steps are 0 or 1, what select32 takes.)
     simd.select32(c, t, ts, f, fs, out, n);
   } else {
-    for (int64_t i = 0; i < n; ++i) out[i] = c[i] != 0 ? t[i * ts] : f[i * fs];
+    // Bit selects, no branch: a random condition mispredicted ?: at ~7 ns per element.
+    for (int64_t i = 0; i < n; ++i) {
+      const T m = static_cast<T>(T{0} - static_cast<T>(c[i] != 0));
+      out[i] = static_cast<T>((t[i * ts] & m) | (f[i * fs] & static_cast<T>(~m)));
+    }
   }
 }
 
