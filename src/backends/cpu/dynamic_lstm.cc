@@ -5,7 +5,8 @@
 // product (q - zp) R on the int16 GEMM micro-kernels (qgemm.h, exact int32), ORT's u8s8
 // saturation correction in int32, then per column float(sum) * (h_scale * r_scale) + x W + b
 // and the cell, each the graph's float32 operation in its order with the vector sigmoid /
-// tanh of the element-wise kernels: the same bits as the unfused graph on the cpu backend.
+// tanh of the element-wise kernels (the cell in one SIMD pass per row and task,
+// SimdKernels::lstm_cell): the same bits as the unfused graph on the cpu backend.
 //
 // On AVX-512 VNNI, R within int8 is packed as int8 and multiplies the raw uint8 q (vpdpbusd,
 // exact), zp * colsum(R) subtracted after: the same integers at twice the products per
@@ -169,19 +170,14 @@ class Direction {
   bool quantize_state() {
     const DynamicLstmForm& f = *f_;
     const int64_t state = f.batch * f.hidden, n = 4 * f.hidden;
-    float mn = h_[0], mx = h_[0];
-    bool nan = false;
-    for (int64_t i = 0; i < state; ++i) {
-      mn = std::min(mn, h_[i]);
-      mx = std::max(mx, h_[i]);
-      nan = nan || h_[i] != h_[i];
-    }
-    if (nan) return false;
+    // (Which zero a -0 / +0 extreme comes back as cannot change scale or zp below.)
+    float mn, mx;
+    if (!simd_.min_max(h_.data(), state, &mn, &mx)) return false;
     const float lo = std::min(mn, 0.0f), hi = std::max(mx, 0.0f);
     const float scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
     const float zp = std::clamp(std::nearbyint(0.0f - lo / scale), 0.0f, 255.0f);
     const int32_t zpi = static_cast<int32_t>(zp);
-    for (int64_t i = 0; i < state; ++i) xs_[i] = h_[i] / scale;
+    simd_.binary(BinaryOpF::kDiv, h_.data(), 1, &scale, 0, xs_.data(), state);
     qquantize()(xs_.data(), state, zpi, false, q_.data());
     zp_ = zpi;
     for (int64_t b = 0; b < f.batch; ++b) {
@@ -199,18 +195,17 @@ class Direction {
     return true;
   }
 
-  // Units [u0 * 16, min(u1 * 16, hidden)) of every batch row: their four gate columns (the
-  // blocks' integer tiles, the correction, scale, x W and bias), then the gates over the whole
-  // range (one sigmoid call for i, o, f and one tanh each for g and the cell: few calls) and
-  // the cell. `pre` holds 4 x the range's units per row.
-  void blocks(int64_t u0, int64_t u1, const float* xt, float* pre) {
+  // Units [u0 * 16, min(u1 * 16, hidden)) of every batch row: their four gate columns' exact
+  // integer sums (the blocks' tiles and the correction) into `pre` (4 x the range's units per
+  // row), then per row the cell over the whole range in one SIMD pass (scale, x W, bias,
+  // gates, c and h: SimdKernels::lstm_cell; one long call, not one per block, which measured
+  // slower).
+  void blocks(int64_t u0, int64_t u1, const float* xt, int32_t* pre) {
     const DynamicLstmForm& f = *f_;
     const int64_t hs = f.hidden, n = 4 * hs;
     const int64_t j_begin = u0 * kUnits, nu = std::min(u1 * kUnits, hs) - j_begin;
     const int64_t pairs = kp_ / 2;
     const QGemmUkernel uk = qgemm_ukernel();
-    const float* cs = col_scale_.data();
-    const float* bias = f.bias.empty() ? nullptr : f.bias.data();
     alignas(64) int32_t tile[4][kQGemmMr * kQGemmNr];
     for (int64_t r0 = 0; r0 < f.batch; r0 += kQGemmMr) {
       const int mr = static_cast<int>(std::min<int64_t>(kQGemmMr, f.batch - r0));
@@ -228,18 +223,16 @@ class Direction {
           }
         }
         for (int r = 0; r < mr; ++r) {
-          const int64_t row = r0 + r;
-          const uint8_t* q = q_.data() + row * hs;
-          const float* x = xt + row * n;
+          const uint8_t* q = q_.data() + (r0 + r) * hs;
           for (int k = 0; k < 4; ++k) {
             const int64_t col0 = f.gate_col[k] + u * kUnits;
-            alignas(64) int32_t sum[kUnits];
             const int32_t* acc = tile[k] + r * kQGemmNr;
+            int32_t* sum = pre + (r * 4 + k) * nu + (u * kUnits - j_begin);
             if (uk8_) {
               const int32_t* csum = colsum_.data() + (u * 4 + k) * kUnits;
-              for (int64_t j = 0; j < kUnits; ++j) sum[j] = acc[j] - zp_ * csum[j];
+              for (int64_t j = 0; j < units; ++j) sum[j] = acc[j] - zp_ * csum[j];
             } else {
-              for (int64_t j = 0; j < kUnits; ++j) sum[j] = acc[j];
+              for (int64_t j = 0; j < units; ++j) sum[j] = acc[j];
             }
             for (int64_t sl = 0; sl < (saturating_ ? 0 : f.slots); ++sl) {
               const int32_t* i0 = f.idx0.data() + sl * n + col0;
@@ -251,39 +244,25 @@ class Direction {
                 sum[j] += std::clamp<int32_t>(pv, -32768, 32767) - pv;
               }
             }
-            float* out = pre + (r * 4 + k) * nu + (u * kUnits - j_begin);
-            const float* xk = x + col0;
-            const float* sk = cs + col0;
-            for (int64_t j = 0; j < units; ++j) {
-              out[j] = xk[j] + static_cast<float>(sum[j]) * sk[j];
-            }
-            if (bias) {
-              const float* bk = bias + col0;
-              for (int64_t j = 0; j < units; ++j) out[j] = out[j] + bk[j];
-            }
           }
         }
       }
-      UnaryArgs sig, th;
-      sig.op = UnaryOpF::kSigmoid;
-      th.op = UnaryOpF::kTanh;
       for (int r = 0; r < mr; ++r) {
-        float* pr = pre + r * 4 * nu;  // i, o, f, g rows of nu units
-        simd_.unary(sig, pr, pr, 3 * nu);
-        simd_.unary(th, pr + 3 * nu, pr + 3 * nu, nu);
-        const int64_t off = (r0 + r) * hs + j_begin;
-        const float* c = c_.data() + off;
-        float* nc = next_c_.data() + off;
-        const float *gi = pr, *go = pr + nu, *gf = pr + 2 * nu, *gg = pr + 3 * nu;
-        for (int64_t j = 0; j < nu; ++j) {
-          const float fc = gf[j] * c[j];
-          const float ig = gi[j] * gg[j];
-          nc[j] = fc + ig;
+        const int64_t row = r0 + r;
+        LstmCellArgs cell;
+        for (int k = 0; k < 4; ++k) {
+          const int64_t col0 = f.gate_col[k] + j_begin;
+          cell.sum[k] = pre + (r * 4 + k) * nu;
+          cell.x[k] = xt + row * n + col0;
+          cell.scale[k] = col_scale_.data() + col0;
+          cell.bias[k] = f.bias.empty() ? nullptr : f.bias.data() + col0;
         }
-        float* cell = pr + 2 * nu;  // f is consumed: its row holds tanh(c)
-        simd_.unary(th, nc, cell, nu);
-        float* nh = next_h_.data() + off;
-        for (int64_t j = 0; j < nu; ++j) nh[j] = go[j] * cell[j];
+        const int64_t off = row * hs + j_begin;
+        cell.c = c_.data() + off;
+        cell.next_c = next_c_.data() + off;
+        cell.next_h = next_h_.data() + off;
+        cell.n = nu;
+        simd_.lstm_cell(cell);
       }
     }
   }
@@ -302,7 +281,8 @@ class Direction {
   std::vector<uint8_t> a8_;
   int32_t zp_ = 0;
   // Per-run scratch (a kernel runs on one dispatch at a time).
-  std::vector<float> h_, c_, next_h_, next_c_, xs_, col_scale_, pre_;
+  std::vector<float> h_, c_, next_h_, next_c_, xs_, col_scale_;
+  std::vector<int32_t> pre_;  // the gates' integer sums (blocks)
   std::vector<uint8_t> q_;
   std::vector<int16_t> a_;
 };

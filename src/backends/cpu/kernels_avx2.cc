@@ -1,5 +1,8 @@
 // The SIMD kernels built for AVX2 + FMA (CMakeLists.txt compiles this file with -mavx2 -mfma;
 // they run only where cpu_isa() finds AVX2).
+#include <limits>
+#include <type_traits>
+
 #include "backends/cpu/simd_kernels.h"
 
 #if defined(__AVX2__)
@@ -35,6 +38,12 @@ constexpr const char* kIsaName = "avx2";
 #include "backends/cpu/recurrent.inc"
 //
 #include "backends/cpu/winograd.inc"
+//
+#include "backends/cpu/cast.inc"
+//
+#include "backends/cpu/predicate.inc"
+//
+#include "backends/cpu/lstm_cell.inc"
 //
 #include "backends/cpu/kernels_table.inc"
 }  // namespace avx2

@@ -1,5 +1,8 @@
 // The SIMD kernels built for AVX-512 (CMakeLists.txt compiles this file with -mavx512f etc.;
 // they run only where cpu_isa() finds AVX-512).
+#include <limits>
+#include <type_traits>
+
 #include "backends/cpu/simd_kernels.h"
 
 #if defined(__AVX512F__)
@@ -35,6 +38,12 @@ constexpr const char* kIsaName = "avx512";
 #include "backends/cpu/recurrent.inc"
 //
 #include "backends/cpu/winograd.inc"
+//
+#include "backends/cpu/cast.inc"
+//
+#include "backends/cpu/predicate.inc"
+//
+#include "backends/cpu/lstm_cell.inc"
 //
 #include "backends/cpu/kernels_table.inc"
 }  // namespace avx512

@@ -1,5 +1,8 @@
 // The SIMD kernels built for the baseline ISA of the target (4-lane vectors), the fallback
 // for machines without AVX2.
+#include <limits>
+#include <type_traits>
+
 #include "backends/cpu/simd_kernels.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -36,6 +39,12 @@ constexpr const char* kIsaName = "generic";
 #include "backends/cpu/recurrent.inc"
 //
 #include "backends/cpu/winograd.inc"
+//
+#include "backends/cpu/cast.inc"
+//
+#include "backends/cpu/predicate.inc"
+//
+#include "backends/cpu/lstm_cell.inc"
 //
 #include "backends/cpu/kernels_table.inc"
 }  // namespace generic

@@ -201,6 +201,34 @@ struct WinogradOutputArgs {
   int rows = 4, cols = 4;
 };
 
+// The element types of the vectorized casts (cast.inc).
+enum class CastType : uint8_t { kFloat32, kInt8, kUint8, kInt32, kUint32, kInt64, kUint64 };
+
+// float32 comparisons (predicate.inc), 1 where true, else 0.
+enum class CompareOpF : uint8_t {
+  kEqual,
+  kNotEqual,
+  kGreater,
+  kGreaterOrEqual,
+  kLesser,
+  kLesserOrEqual
+};
+
+// The dynamically quantized LSTM's cell for `n` units of one batch row (lstm_cell.inc):
+// gate k's input is x[k][j] + float(sum[k][j]) * scale[k][j] (+ bias[k][j]), gates i, o, f
+// by sigmoid and g by tanh, c' = f * c + i * g, h = o * tanh(c'), each the float32 operation
+// of the unfused graph in its order with the element-wise kernels' sigmoid / tanh.
+struct LstmCellArgs {
+  const int32_t* sum[4] = {};  // gates i, o, f, g
+  const float* x[4] = {};
+  const float* scale[4] = {};
+  const float* bias[4] = {};  // all null when the node has no bias
+  const float* c = nullptr;
+  float* next_c = nullptr;
+  float* next_h = nullptr;
+  int64_t n = 0;
+};
+
 struct SimdKernels {
   const char* name;
   int lanes;  // floats per vector register
@@ -258,6 +286,19 @@ struct SimdKernels {
   void (*hard_swish_affine_chain)(const HardSwishChainArgs& h, const AffineChainArgs& a,
                                   const float* x, float* y, int64_t n);
   void (*erf_gelu_chain)(const ErfGeluChainArgs& args, const float* x, float* y, int64_t n);
+  // y[i] = x[i] cast as ops/scalar_ops.h cast_value casts it: float -> integer truncates
+  // toward zero and saturates (NaN -> 0), integer -> float rounds to nearest once, integer ->
+  // integer wraps (two's complement).
+  void (*cast)(CastType from, CastType to, const void* x, void* y, int64_t n);
+  // out[i] = a[i * a_step] op b[i * b_step] ? 1 : 0, steps 0 or 1 (IEEE: NaN unordered).
+  void (*compare)(CompareOpF op, const float* a, int64_t a_step, const float* b, int64_t b_step,
+                  uint8_t* out, int64_t n);
+  // where on 4-byte elements: out[i] = c[i] != 0 ? t[i * t_step] : f[i * f_step], steps 0 or 1.
+  void (*select32)(const uint8_t* c, const uint32_t* t, int64_t t_step, const uint32_t* f,
+                   int64_t f_step, uint32_t* out, int64_t n);
+  void (*lstm_cell)(const LstmCellArgs& args);
+  // The extremes of x[0, n) (n >= 1), false when x holds a NaN (dynamic_lstm.cc).
+  bool (*min_max)(const float* x, int64_t n, float* mn, float* mx);
   void (*winograd_input_tile)(const WinogradInputArgs& args);
   bool (*winograd_output_tile)(const WinogradOutputArgs& args);
 };

@@ -3,9 +3,10 @@
 // isNaN / isInfinite, and cast. Each element is computed by the reference's own scalar
 // function (ops/scalar_ops.h), so results are bit-identical to it; what changes is the
 // walk: broadcast rows (broadcast_rows.h) instead of an index vector per element, split over
-// the pool, with the op fixed at compile time instead of switched per element.
+// the pool, with the op fixed at compile time instead of switched per element. Casts between
+// float32 and the 8/32/64-bit integer types and among those, and float32 comparisons, run on
+// the SIMD kernels instead (cast.inc, predicate.inc), which give the same bits.
 #include <cstdint>
-#include <limits>
 
 #include "backends/cpu/broadcast_rows.h"
 #include "backends/cpu/cpu_kernels.h"
@@ -56,6 +57,56 @@ class TypedBinaryKernel final : public Kernel {
   BroadcastRows<2> rows_;
 };
 
+// A float32 comparison on SimdKernels::compare, one call per broadcast row.
+class CompareF32Kernel final : public Kernel {
+ public:
+  CompareF32Kernel(const BroadcastRows<2>& rows, CompareOpF op) : rows_(rows), op_(op) {}
+
+  Status run(KernelContext& ctx) override {
+    const auto& p = ctx.params<BinaryParams>();
+    const float* a = ctx.in(p.a).as<float>();
+    const float* b = ctx.in(p.b).as<float>();
+    uint8_t* out = ctx.out().as<uint8_t>();
+    const int64_t sa = rows_.step(0), sb = rows_.step(1);
+    const SimdKernels& simd = simd_kernels();
+    parallel_chunks(ctx.pool(), rows_.total(), kGrain, [&](int64_t begin, int64_t end) {
+      rows_.for_each(begin, end, [&](const BroadcastRows<2>::Offsets& at, int64_t pos, int64_t n) {
+        simd.compare(op_, a + at[0], sa, b + at[1], sb, out + pos, n);
+      });
+    });
+    return Status::ok();
+  }
+
+ private:
+  BroadcastRows<2> rows_;
+  CompareOpF op_;
+};
+
+bool compare_op_f(OpKind kind, CompareOpF* op) {
+  switch (kind) {
+    case OpKind::kEqual:
+      *op = CompareOpF::kEqual;
+      return true;
+    case OpKind::kNotEqual:
+      *op = CompareOpF::kNotEqual;
+      return true;
+    case OpKind::kGreater:
+      *op = CompareOpF::kGreater;
+      return true;
+    case OpKind::kGreaterOrEqual:
+      *op = CompareOpF::kGreaterOrEqual;
+      return true;
+    case OpKind::kLesser:
+      *op = CompareOpF::kLesser;
+      return true;
+    case OpKind::kLesserOrEqual:
+      *op = CompareOpF::kLesserOrEqual;
+      return true;
+    default:
+      return false;
+  }
+}
+
 template <class T, OpKind K>
 struct Arithmetic {
   T operator()(T a, T b) const {
@@ -104,6 +155,11 @@ std::unique_ptr<Kernel> make_binary(const Node& node, const CompileContext& cc) 
   const bool pred = family == OpFamily::kComparison || family == OpFamily::kLogical;
   if (pred && out.data_type != DataType::kUint8) return nullptr;
   if (!pred && out.data_type != a.data_type) return nullptr;
+  CompareOpF cmp;
+  // (BroadcastRows steps are 0 or 1, what SimdKernels::compare takes.)
+  if (a.data_type == DataType::kFloat32 && compare_op_f(node.kind, &cmp)) {
+    return std::make_unique<CompareF32Kernel>(rows, cmp);
+  }
   switch (node.kind) {
 #define WEBNN_TYPED_BINARY(kind) \
   case OpKind::kind:             \
@@ -162,18 +218,57 @@ std::unique_ptr<Kernel> flat(OperandRef input, F f) {
   return std::make_unique<FlatUnaryKernel<In, Out, F>>(input, f);
 }
 
-// cast_value's float32 -> (u)int8 (saturate_cast: NaN -> 0, clamped, truncated) without
-// branches, so the loop vectorizes: the type's bounds are exact floats, so clamping in float
-// and truncating gives the same integer as clamping the exact double (the reference's branchy
-// form ran at 6-17 ns per element, the branches mispredicting on saturating values).
-template <class To>
-To saturate_small(float v) {
-  constexpr float lo = static_cast<float>(std::numeric_limits<To>::min());
-  constexpr float hi = static_cast<float>(std::numeric_limits<To>::max());
-  float c = v < lo ? lo : v;  // NaN stays NaN through both selects
-  c = c > hi ? hi : c;
-  c = c == c ? c : 0.0f;
-  return static_cast<To>(static_cast<int32_t>(c));
+// A cast on SimdKernels::cast, over flat elements split over the pool.
+class SimdCastKernel final : public Kernel {
+ public:
+  SimdCastKernel(OperandRef input, CastType from, CastType to, size_t from_size, size_t to_size)
+      : input_(input), from_(from), to_(to), from_size_(from_size), to_size_(to_size) {}
+
+  Status run(KernelContext& ctx) override {
+    const TensorView& in = ctx.in(input_);
+    const uint8_t* x = in.data;
+    uint8_t* y = ctx.out().data;
+    const SimdKernels& simd = simd_kernels();
+    parallel_chunks(
+        ctx.pool(), static_cast<int64_t>(in.count), kGrain, [&](int64_t begin, int64_t end) {
+          simd.cast(from_, to_, x + begin * from_size_, y + begin * to_size_, end - begin);
+        });
+    return Status::ok();
+  }
+
+ private:
+  OperandRef input_;
+  CastType from_, to_;
+  int64_t from_size_, to_size_;
+};
+
+// The SIMD casts' name for `t`, or false (float16, 4-bit types).
+bool cast_type(DataType t, CastType* out) {
+  switch (t) {
+    case DataType::kFloat32:
+      *out = CastType::kFloat32;
+      return true;
+    case DataType::kInt8:
+      *out = CastType::kInt8;
+      return true;
+    case DataType::kUint8:
+      *out = CastType::kUint8;
+      return true;
+    case DataType::kInt32:
+      *out = CastType::kInt32;
+      return true;
+    case DataType::kUint32:
+      *out = CastType::kUint32;
+      return true;
+    case DataType::kInt64:
+      *out = CastType::kInt64;
+      return true;
+    case DataType::kUint64:
+      *out = CastType::kUint64;
+      return true;
+    default:
+      return false;
+  }
 }
 
 std::unique_ptr<Kernel> make_unary(const Node& node, const CompileContext& cc) {
@@ -200,15 +295,10 @@ std::unique_ptr<Kernel> make_unary(const Node& node, const CompileContext& cc) {
     const DataType from = cc.view(x).data_type;
     const DataType to = cc.view(OperandRef{node.outputs[0]}).data_type;
     if (is_4bit(from) || is_4bit(to)) return nullptr;  // saturating nibble rules stay there
-    if (from == DataType::kFloat32) {
-      switch (to) {
-        case DataType::kInt8:
-          return flat<float, int8_t>(x, [](float v) { return saturate_small<int8_t>(v); });
-        case DataType::kUint8:
-          return flat<float, uint8_t>(x, [](float v) { return saturate_small<uint8_t>(v); });
-        default:
-          break;
-      }
+    CastType simd_from, simd_to;
+    if (cast_type(from, &simd_from) && cast_type(to, &simd_to)) {
+      return std::make_unique<SimdCastKernel>(x, simd_from, simd_to, element_size(from),
+                                              element_size(to));
     }
     return dispatch_type(from, [&](auto from_tag) {
       using From = decltype(from_tag);
