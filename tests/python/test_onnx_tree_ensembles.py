@@ -136,6 +136,36 @@ def test_tree_ensemble_regressor_sums_sparse_leaf_weights():
     _compare(_model("TreeEnsembleRegressor", attrs, [y]), _inputs())
 
 
+def _one_class_per_tree(nodes, weights, classes):
+    """LightGBM's multiclass layout: tree t weighs class t % classes only (every leaf)."""
+    weights["ids"] = [t % classes for t in weights["treeids"]]
+    return nodes, weights
+
+
+@pytest.mark.parametrize("post", ["SOFTMAX", "NONE"])
+def test_tree_ensemble_classifier_one_class_per_tree_compact_walk(post, evaluator, monkeypatch):
+    # The walk's node tables hold one weight and its class per node when every leaf weighs one
+    # class (walk.py), so a forest whose dense [nodes, classes] rows exceed the table limit
+    # still imports: the limit is shrunk here between the two sizes (a 9988-tree, 11-class
+    # LightGBM model of luscinia 1.0.0 failed with 156 M table elements before).
+    from webnn.onnx.ops import walk
+
+    classes = 4
+    rng = np.random.default_rng(21)
+    nodes, weights = _one_class_per_tree(*_random_trees(rng, 12, 4, classes), classes)
+    per_tree = max(nodes["nodeids"]) + 1
+    if evaluator == "walk":
+        monkeypatch.setattr(walk, "MAX_WALK_TABLE", 12 * 32 * 2)  # >= trees * nodes, < * classes
+    assert per_tree <= 32
+    attrs = {f"nodes_{k}": v for k, v in nodes.items()}
+    attrs.update({f"class_{k}": v for k, v in weights.items()})
+    attrs.update(classlabels_int64s=list(range(classes)), post_transform=post,
+                 base_values=[0.0] * classes)  # fmt: skip
+    outs = [helper.make_tensor_value_info("label", TensorProto.INT64, [7]),
+            helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, [7, classes])]  # fmt: skip
+    _compare(_model("TreeEnsembleClassifier", attrs, outs), _inputs())
+
+
 def test_tree_ensemble_classifier_two_classes_weighted_both():
     rng = np.random.default_rng(12)
     nodes, weights = _random_trees(rng, 4, 3, 2)

@@ -81,6 +81,16 @@ def _match(f, window):
     return window, index_of[best], sign
 
 
+def _has_window_column(weight):
+    """Whether some column of a [K, C] weight is all >= 0 and not all 0 (fourier_bank's test
+    for its window row, zero padding aside, which changes neither)."""
+    scale = float(np.max(np.abs(weight))) if weight.size else 0.0
+    if not np.isfinite(scale) or scale == 0.0:
+        return False
+    tol = _MATCH * scale
+    return bool(np.any(np.all(weight >= -tol, axis=0) & np.any(weight > tol, axis=0)))
+
+
 def _usable_bank(rows, known_windows):
     """fourier_bank's answer with its indices as strided runs, or None when it is not a bank
     or its outputs would take more than _MAX_RUNS slices."""
@@ -184,6 +194,12 @@ def fourier_matmul(n, a, weight):
     taps, columns = weight.shape
     cache = n.importer.__dict__.setdefault("_fourier_spectra", {})
     known = [entry[2] for entry in cache.values()]
+    if not known and not _has_window_column(weight):
+        # No column can be the window (the k = 0 cosine) and no bank came before: not a bank.
+        # Checked on the weight as it is, before the zero-padded float64 copies below, which
+        # for a classifier's [480, 6906] product (PP-OCRv6 rec) are 0.8 GB each and took 1.9
+        # of its 2.2 s import.
+        return None
     # The transform length N is the frame's K, or longer when the frames are zero-padded to N
     # (a 400-sample frame in a 512-point transform): the basis rows' count tells N then.
     bank = None

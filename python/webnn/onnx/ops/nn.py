@@ -246,6 +246,16 @@ def conv_transpose(n):
         strides, dilations = [1] + strides, [1] + dilations
         begin, end, out_pad, sizes = [0] + begin, [0] + end, [0] + out_pad, [1] + sizes
     bias = n.x(2) if n.has(2) else None
+    from .depthwise_transpose import depthwise_transpose_as_conv
+
+    y = depthwise_transpose_as_conv(
+        n, x, wshape, strides, dilations, begin, end, sizes, group, bias
+    )
+    if y is not None:
+        if rank == 3:
+            s = n.b.operand_shape(y)
+            y = n.b.reshape(y, [s[0], s[1], s[3]])
+        return y
     y = n.b.conv_transpose2d(
         x,
         w,

@@ -37,15 +37,24 @@ def _tables(n, forest, features):
     have a NaN threshold under BRANCH_LEQ, a condition that never holds."""
     T, S, L, K = len(forest.trees), forest.max_splits, forest.max_leaves, forest.outputs
     M = S + L
-    if T * M * max(K, 1) > MAX_WALK_TABLE or forest.depth > MAX_DEPTH:
+    # Where every leaf weighs one output at most (LightGBM's and XGBoost's multiclass forests:
+    # one tree per class and round), each node holds one weight and its output index instead
+    # of a row of K: the tables stay T * M (a 9988-tree, 11-class LightGBM model: 14 M
+    # entries, where [T * M, K] would be 156 M).
+    compact = K > 1 and all(
+        len({k for k, _ in values}) <= 1 for leaves in forest.leaves for _, values in leaves
+    )
+    width = 1 if compact else max(K, 1)
+    if T * M * width > MAX_WALK_TABLE or forest.depth > MAX_DEPTH:
         n.fail(f"{T} trees of {M} nodes, depth {forest.depth}: too large to import")
     feature = np.zeros(T * M, np.int32)
     threshold = np.full(T * M, np.nan, np.float32)
     modes = np.full(T * M, "BRANCH_LEQ", object)
     track = np.zeros(T * M, np.uint8)
     false_child = np.arange(T * M, dtype=np.int32)
-    weight = np.zeros([T * M, K], np.float32)
-    has = np.zeros([T * M, K], np.float32)
+    weight = np.zeros([T * M, width], np.float32)
+    has = np.zeros([T * M, width], np.float32)
+    output = np.zeros(T * M, np.int32) if compact else None  # the output a compact node weighs
     roots = np.zeros(T, np.int32)
     for t in range(T):
         base = t * M
@@ -65,23 +74,26 @@ def _tables(n, forest, features):
             g = base + position
             if kind == "L":
                 for k, value in forest.leaves[t][i][1]:
-                    weight[g, k] += np.float32(value)
-                    has[g, k] = 1.0
+                    column = 0 if compact else k
+                    weight[g, column] += np.float32(value)
+                    has[g, column] = 1.0
+                    if compact:
+                        output[g] = k
                 continue
             f, v, mode, miss = forest.splits[t][i]
             if not 0 <= f < features:
                 n.fail(f"a split on feature {f} of {features}")
             feature[g], threshold[g], modes[g], track[g] = f, v, mode, miss
             false_child[g] = base + local[forest.children[t][i][1]]
-    return feature, threshold, modes, track, false_child, weight, has, roots
+    return feature, threshold, modes, track, false_child, (weight, has, output), roots
 
 
 def evaluate_walk(n, forest, x, features):
     """[trees, batch, outputs] weights of the reached leaves and whether they weigh each output
     (what _Forest.evaluate returns)."""
     b = n.b
-    feature, threshold, modes, track, false_child, weight, has, roots = _tables(n, forest,
-                                                                               features)  # fmt: skip
+    feature, threshold, modes, track, false_child, leaves, roots = _tables(n, forest, features)
+    weight, has, output = leaves
     T = len(forest.trees)
     batch = b.operand_shape(x)[0]
     node = b.expand(n.const(roots.reshape(1, T), "int32"), [batch, T])
@@ -108,6 +120,13 @@ def evaluate_walk(n, forest, x, features):
         if track_t is not None:
             cond = b.logical_or(cond, b.logical_and(b.is_nan(value), b.gather(track_t, node)))
         node = b.where(cond, b.add(node, one), b.gather(false_t, node))
-    values = b.gather(n.const(weight, "float32"), node)  # [batch, T, K]
+    values = b.gather(n.const(weight, "float32"), node)  # [batch, T, K] ([batch, T, 1] compact)
     scored = b.gather(n.const(has, "float32"), node)
+    if output is not None:  # spread each reached leaf's one weight to its output's column
+        K = forest.outputs
+        column = b.reshape(b.gather(n.const(output, "int32"), node), [batch, T, 1])
+        mine = b.equal(column, n.const(np.arange(K, dtype=np.int32).reshape(1, 1, K), "int32"))
+        zero = n.const(np.float32(0.0), "float32")
+        values = b.where(mine, values, zero)  # exactly the weight or 0, as the dense rows hold
+        scored = b.where(mine, scored, zero)
     return b.transpose(values, [1, 0, 2]), b.transpose(scored, [1, 0, 2])
