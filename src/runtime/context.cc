@@ -653,6 +653,13 @@ Status Context::dispatch(CompiledGraph& compiled, const std::vector<TensorBindin
       std::memcpy(v.data, tensor->data(), tensor->byte_length());
     }
   }
+  // Reshapes of graph inputs read the bound tensors' bytes too (runtime/memory_plan.h).
+  for (const auto& [id, root] : plan.aliases) {
+    TensorView& v = plan.views[id];
+    if (v.data == plan.views[root].data) continue;
+    swaps.push_back({&v, v.data});
+    v.data = plan.views[root].data;
+  }
   std::vector<bool> copy_out(out_bound.size(), true);
   for (size_t i = 0; i < out_bound.size(); ++i) {
     const auto& [id, tensor] = out_bound[i];

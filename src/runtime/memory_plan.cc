@@ -11,23 +11,28 @@ namespace {
 
 constexpr uint64_t kAlign = 64;  // cache line, like tensors
 
+bool is_reshape(const Node& node) {
+  return node.outputs.size() == 1 &&
+         (node.kind == OpKind::kReshape || node.kind == OpKind::kSqueeze ||
+          node.kind == OpKind::kUnsqueeze);
+}
+
+// A reshape's input: its bytes are the output's (the copy kernel skips a copy onto itself;
+// MiniLM has 15 reshapes, each a tensor copy otherwise).
+OperandId reshape_input(const Node& node) {
+  OperandRef in;
+  std::visit(
+      [&](const auto& p) {
+        if constexpr (requires { p.input; }) in = p.input;
+      },
+      node.params);
+  return in.present() ? in.id : -1;
+}
+
 // The input the cpu element-wise kernels read at the same index they write (the chain value of
 // a fused chain, cpu/epilogue.cc chain_source), or -1.
-OperandId inplace_candidate(const Graph& graph, const Node& node,
-                            const std::vector<OperandDesc>& descs) {
+OperandId inplace_candidate(const Node& node, const std::vector<OperandDesc>& descs) {
   if (node.outputs.size() != 1) return -1;
-  // Reshapes (and squeeze/unsqueeze) keep the bytes: the output is the input's buffer, and
-  // the copy kernel skips a copy onto itself (MiniLM has 15 of them, each a tensor copy).
-  if (node.kind == OpKind::kReshape || node.kind == OpKind::kSqueeze ||
-      node.kind == OpKind::kUnsqueeze) {
-    OperandRef in;
-    std::visit(
-        [&](const auto& p) {
-          if constexpr (requires { p.input; }) in = p.input;
-        },
-        node.params);
-    return in.present() ? in.id : -1;
-  }
   const OperandDesc& out = descs[node.outputs[0]];
   if (out.data_type != DataType::kFloat32) return -1;
   auto same = [&](OperandRef r) { return r.present() && descs[r.id] == out; };
@@ -44,10 +49,6 @@ OperandId inplace_candidate(const Graph& graph, const Node& node,
     const auto& p = node.as<BinaryParams>();
     x = same(p.a) ? p.a.id : same(p.b) ? p.b.id : -1;
   }
-  if (x < 0) return -1;
-  // Read once: a second read (another operand, a fused step) would see overwritten values.
-  const std::vector<OperandId> reads = node_reads(graph, node);
-  if (std::count(reads.begin(), reads.end(), x) != 1) return -1;
   return x;
 }
 
@@ -58,6 +59,7 @@ MemoryPlan plan_memory(const Graph& graph, const std::vector<OperandDesc>& descs
   const size_t n = graph.operands.size();
   MemoryPlan mp;
   mp.offset.assign(n, -1);
+  mp.alias.assign(n, -1);
   std::vector<bool> in_arena(n, false);
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     for (OperandId id : graph.nodes[i].outputs) in_arena[id] = bytes[id] > 0;
@@ -70,7 +72,8 @@ MemoryPlan plan_memory(const Graph& graph, const std::vector<OperandDesc>& descs
     for (OperandId id : graph.nodes[i].outputs) first[id] = last[id] = t;
     for (OperandId id : node_reads(graph, graph.nodes[i])) last[id] = std::max(last[id], t);
   }
-  // Slots: groups of values sharing one buffer (an output written over its dying input).
+  // Slots: groups of values sharing one buffer (an output written over its dying input, a
+  // reshape's output and its input).
   std::vector<int64_t> slot(n, -1);
   struct Slot {
     int64_t first, last;
@@ -78,14 +81,44 @@ MemoryPlan plan_memory(const Graph& graph, const std::vector<OperandDesc>& descs
     int64_t offset = -1;
   };
   std::vector<Slot> slots;
+  const bool cpu = backend == "cpu";
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const Node& node = graph.nodes[i];
-    const OperandId x = backend == "cpu" ? inplace_candidate(graph, node, descs) : -1;
+    const int64_t t = static_cast<int64_t>(i);
+    if (cpu && is_reshape(node)) {
+      const OperandId x = reshape_input(node), y = node.outputs[0];
+      if (x >= 0 && in_arena[y] && bytes[x] == bytes[y]) {
+        // The bytes' owner: a graph input or constant (through earlier reshapes of it) keeps
+        // its own buffer, and the reshape is a view of it, not in the arena.
+        const OperandId root = mp.alias[x] >= 0 ? mp.alias[x] : x;
+        const OperandKind kind = graph.operands[root].kind;
+        if (kind == OperandKind::kInput || kind == OperandKind::kConstant) {
+          mp.alias[y] = root;
+          in_arena[y] = false;
+          continue;
+        }
+        if (in_arena[x] && slot[x] >= 0) {
+          mp.unshared_bytes += bytes[y];
+          slot[y] = slot[x];
+          slots[slot[y]].last = std::max(slots[slot[y]].last, last[y]);
+          continue;
+        }
+      }
+    }
+    OperandId x = cpu ? inplace_candidate(node, descs) : -1;
+    // In place only over arena bytes that nothing reads after this node (every value sharing
+    // them dies here: a reshape of x read later would see the overwritten values), read once
+    // by it (a second read, through another operand or a fused step, would too).
+    if (x >= 0 && !(in_arena[x] && slot[x] >= 0 && slots[slot[x]].last == t)) x = -1;
+    if (x >= 0) {
+      int group_reads = 0;
+      for (OperandId r : node_reads(graph, node)) group_reads += slot[r] == slot[x];
+      if (group_reads != 1) x = -1;
+    }
     for (OperandId id : node.outputs) {
       if (!in_arena[id]) continue;
       mp.unshared_bytes += bytes[id];
-      if (x >= 0 && in_arena[x] && last[x] == static_cast<int64_t>(i) && bytes[x] == bytes[id] &&
-          slot[x] >= 0) {
+      if (x >= 0 && bytes[x] == bytes[id]) {
         slot[id] = slot[x];
         slots[slot[id]].last = std::max(slots[slot[id]].last, last[id]);
         continue;

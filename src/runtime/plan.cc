@@ -119,6 +119,10 @@ Expected<std::unique_ptr<Plan>> build_plan(const Graph& graph, const Backend& ba
       v.data = plan->arena.data() + mp.offset[id];
       continue;
     }
+    if (memory_plan && mp.alias[id] >= 0) {
+      plan->aliases.emplace_back(static_cast<OperandId>(id), mp.alias[id]);
+      continue;  // set below, once its root's buffer is
+    }
     const Operand& op = graph.operands[id];
     if (op.kind == OperandKind::kConstant) {
       if (!op.constant) return make_error(ErrorKind::kInternal, "constant without data");
@@ -142,6 +146,7 @@ Expected<std::unique_ptr<Plan>> build_plan(const Graph& graph, const Backend& ba
     WEBNN_RETURN_IF_ERROR(allocate_zeroed(plan->storage[id], bytes, "plan"));
     v.data = plan->storage[id].data();
   }
+  for (const auto& [id, root] : plan->aliases) plan->views[id].data = plan->views[root].data;
   const CompileContext cc(graph, plan->views, cache);
   for (const Node& node : graph.nodes) {
     WEBNN_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> k, backend.compile(node, cc));

@@ -14,11 +14,14 @@
 namespace webnn {
 
 struct Plan {
-  std::vector<OperandDesc> descs;                // concrete descriptors, by operand id
-  std::vector<AlignedBytes> storage;             // cache-line aligned, like tensors
-  AlignedBytes arena;                            // intermediates, placed by lifetime
-  uint64_t unshared_bytes = 0;                   // intermediates' bytes without sharing
-  std::vector<TensorView> views;                 // by operand id; unused operands have no data
+  std::vector<OperandDesc> descs;     // concrete descriptors, by operand id
+  std::vector<AlignedBytes> storage;  // cache-line aligned, like tensors
+  AlignedBytes arena;                 // intermediates, placed by lifetime
+  uint64_t unshared_bytes = 0;        // intermediates' bytes without sharing
+  std::vector<TensorView> views;      // by operand id; unused operands have no data
+  // (value, graph input or constant): the value's view is that operand's buffer (a reshape of
+  // it, runtime/memory_plan.h); dispatch re-points it when it binds the input's tensor.
+  std::vector<std::pair<OperandId, OperandId>> aliases;
   std::vector<std::unique_ptr<Kernel>> kernels;  // by node index
   // Per-node wall time summed over profiled runs (empty unless profiling is on).
   std::vector<uint64_t> node_ns;

@@ -560,5 +560,75 @@ TEST(MemoryPlanTest, LiveValuesNeverOverlap) {
   EXPECT_LT(arena * 2, unshared);
 }
 
+// Reshapes of graph inputs and constants are views of their buffers (aliases, not in the
+// arena), through chains of reshapes; an element-wise reader never writes over them; a graph
+// output that is a reshape of an input keeps its own bytes; inside the arena a reshape shares
+// its input's slot even when the input lives on, and then nothing writes over that slot early.
+TEST(MemoryPlanTest, ReshapesAliasInputsAndConstantsAndBlockInPlaceWrites) {
+  GraphBuilder b;
+  OperandId x = *b.input("x", {2, 1, 3, 4}, DataType::kFloat32);
+  OperandId c = constant(b, {1, 24}, random_floats(24, 7));
+  OperandId r1 = op(b, OpKind::kReshape, NewShapeParams{{x}, {2, 3, 4}});
+  OperandId r2 = op(b, OpKind::kReshape, NewShapeParams{{r1}, {24}});
+  OperandId a = op(b, OpKind::kRelu, UnaryParams{{r2}});  // would be in place over r2
+  OperandId rc = op(b, OpKind::kReshape, NewShapeParams{{c}, {24}});
+  OperandId v = op(b, OpKind::kAdd, BinaryParams{{a}, {rc}});
+  OperandId w = op(b, OpKind::kReshape, NewShapeParams{{v}, {4, 6}});
+  OperandId z = op(b, OpKind::kNeg, UnaryParams{{v}});  // v's bytes live on as w
+  OperandId wz = op(b, OpKind::kReshape, NewShapeParams{{z}, {4, 6}});
+  OperandId y = op(b, OpKind::kAdd, BinaryParams{{w}, {wz}});
+  OperandId out_view = op(b, OpKind::kReshape, NewShapeParams{{x}, {24}});
+  Graph g = *b.finish({{"y", y}, {"x_flat", out_view}});
+  std::vector<OperandDesc> descs;
+  std::vector<uint64_t> bytes;
+  for (const Operand& o : g.operands) {
+    descs.push_back(o.desc);
+    bytes.push_back(96);
+  }
+  MemoryPlan mp = plan_memory(g, descs, bytes, "cpu");
+  EXPECT_EQ(mp.alias[r1], x);
+  EXPECT_EQ(mp.alias[r2], x);
+  EXPECT_EQ(mp.alias[rc], c);
+  for (OperandId id : {r1, r2, rc, out_view}) EXPECT_EQ(mp.offset[id], -1) << id;
+  EXPECT_EQ(mp.alias[out_view], -1);  // a graph output: its own bytes
+  for (OperandId id : {a, v, w, z, wz}) {
+    EXPECT_GE(mp.offset[id], 0) << id;
+    EXPECT_EQ(mp.alias[id], -1) << id;
+  }
+  EXPECT_EQ(mp.offset[w], mp.offset[v]);   // a reshape of a value that lives on: same bytes
+  EXPECT_EQ(mp.offset[wz], mp.offset[z]);  // and of one that dies there
+  EXPECT_NE(mp.offset[z], mp.offset[v]);   // not over v: w reads those bytes after it
+  // The reference backend (the oracle) copies every reshape.
+  MemoryPlan ref = plan_memory(g, descs, bytes, "reference");
+  for (OperandId id : {r1, r2, rc}) {
+    EXPECT_EQ(ref.alias[id], -1);
+    EXPECT_GE(ref.offset[id], 0);
+  }
+
+  // Dispatched: the results are the reference's, and the input tensor is unchanged.
+  std::vector<float> xv = random_floats(24, 8);
+  std::vector<std::vector<float>> ys, flats;
+  for (const char* backend : {"cpu", "reference"}) {
+    auto ctx = *Context::create("default", false, backend);
+    auto compiled = *ctx->compile(g);
+    auto xt = *ctx->create_tensor(DataType::kFloat32, {2, 1, 3, 4}, true, true, false);
+    auto yt = *ctx->create_tensor(DataType::kFloat32, {4, 6}, true, false, false);
+    auto ft = *ctx->create_tensor(DataType::kFloat32, {24}, true, false, false);
+    auto xb = bytes_of(xv);
+    ASSERT_TRUE(ctx->write_tensor(*xt, xb.data(), xb.size(), xv.size()).is_ok());
+    for (int run = 0; run < 2; ++run) {
+      Status s =
+          ctx->dispatch(*compiled, {{"x", xt.get()}}, {{"y", yt.get()}, {"x_flat", ft.get()}});
+      ASSERT_TRUE(s.is_ok()) << s.message();
+      EXPECT_EQ(floats_of(*ctx->read_tensor(*xt)), xv) << backend;
+    }
+    ys.push_back(floats_of(*ctx->read_tensor(*yt)));
+    flats.push_back(floats_of(*ctx->read_tensor(*ft)));
+  }
+  EXPECT_EQ(ys[0], ys[1]);
+  EXPECT_EQ(flats[0], xv);
+  EXPECT_EQ(flats[1], xv);
+}
+
 }  // namespace
 }  // namespace webnn

@@ -1,6 +1,7 @@
 // reduceSum / Mean / SumSquare / L1 / L2 / Max / Min (float32) over one contiguous block of
 // axes, the tensor viewed as [outer, len, inner]: inner == 1 reduces rows (vector sums in
-// double, normalization.inc), otherwise rows of `inner` values are accumulated element-wise.
+// double, normalization.inc), otherwise rows of `inner` values are accumulated element-wise
+// (max / min: vectors of columns held in registers down the rows, elementwise.inc).
 // Sums run in double and round once, like the reference (only the order of the double
 // additions differs); max and min are exact. Other axis sets run on the reference kernel.
 #include <algorithm>
@@ -172,16 +173,8 @@ class ReduceKernel final : public Kernel {
   // y[c] for the `width` columns at x (rows of inner_ floats, len_ of them).
   void reduce_columns(const float* x, int64_t width, float* y) const {
     if (is_extremum()) {
-      const bool max = kind_ == OpKind::kReduceMax;
-      std::copy(x, x + width, y);
-      for (int64_t r = 1; r < len_; ++r) {
-        const float* row = x + r * inner_;
-        for (int64_t c = 0; c < width; ++c) {
-          const float v = row[c], m = y[c];
-          if (std::isnan(m)) continue;
-          if (std::isnan(v) || (max ? v > m : v < m)) y[c] = v;
-        }
-      }
+      // Vectors of columns, each lane the ordered loop's compare and select (exact).
+      simd_.extreme_cols(x, len_, inner_, width, kind_ == OpKind::kReduceMax, y);
       return;
     }
     double acc[kBlock] = {};

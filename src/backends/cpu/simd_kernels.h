@@ -265,6 +265,9 @@ struct SimdKernels {
                        float* dst);  // dst[i] = src[i*stride]
   float (*reduce_sum)(const float* x, int64_t n);
   float (*reduce_max)(const float* x, int64_t n);  // NaN if any is NaN; -inf when n == 0
+  // y[c] = max (or min) over r < rows of x[r * stride + c], c < n (rows >= 1), as the ordered
+  // loop finds it: the first NaN met sticks, of equal values the first stays (-0 before +0).
+  void (*extreme_cols)(const float* x, int64_t rows, int64_t stride, int64_t n, bool max, float* y);
   // resample2d rows (resample.inc).
   void (*lerp_rows)(const float* a, const float* b, float wa, float wb, float* y, int64_t n);
   void (*lerp_gather)(const float* t, const int32_t* lo, const int32_t* hi, const float* wlo,

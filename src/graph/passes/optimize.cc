@@ -38,6 +38,10 @@ const std::vector<Pass>& all_passes() {
       {"epilogue_fusion", cpu_only, fuse_epilogues},
       // After fusion: an output transpose folds only into a matmul without an epilogue.
       {"matmul_transposes", cpu_only, fold_matmul_transposes},
+      // After layouts (whose transposes of one-channel or one-row values it turns into
+      // reshapes the memory plan makes free) and after matmul_transposes (which folds such a
+      // transpose into its matmul as well).
+      {"unit_axis_transposes", cpu_only, reshape_unit_axis_transposes},
       // After epilogue fusion: the depthwise node moves with its fused activation.
       {"depthwise_pointwise", cpu_only, fuse_depthwise_pointwise},
       // On the depthwise stages depthwise_pointwise made.

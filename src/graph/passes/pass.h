@@ -65,6 +65,7 @@ Expected<int64_t> fuse_dynamic_quant_lstms(Graph& graph);
 Expected<int64_t> merge_shared_weight_products(Graph& graph);
 Expected<int64_t> fuse_depthwise_pointwise(Graph& graph);
 Expected<int64_t> fuse_expansions(Graph& graph);
+Expected<int64_t> reshape_unit_axis_transposes(Graph& graph);
 
 // Whether `other` broadcasts into `out` as one block of equal axes amid size-1 axes (the
 // shapes an epilogue step can read as runs), for static shapes.
