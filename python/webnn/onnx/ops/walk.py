@@ -8,7 +8,7 @@ evaluation of trees.py grows with splits x leaves per tree: for deep, unpruned f
 
 import numpy as np
 
-from .trees import _compare
+from .trees import MAX_TABLE_ELEMENTS, _compare
 
 # The cost of one walking step (six gathers, compares and a select per row and tree) in
 # dense multiply-adds, calibrated with bench/trees.py on the cpu backend (1 thread, 256
@@ -124,6 +124,9 @@ def evaluate_walk(n, forest, x, features):
     scored = b.gather(n.const(has, "float32"), node)
     if output is not None:  # spread each reached leaf's one weight to its output's column
         K = forest.outputs
+        if T * K > MAX_TABLE_ELEMENTS:  # the one-hot of the outputs, per row
+            n.fail(f"{T} trees x {K} outputs ({T * K} one-hot elements per row, at most "
+                   f"{MAX_TABLE_ELEMENTS}): the declared output count is too large")  # fmt: skip
         column = b.reshape(b.gather(n.const(output, "int32"), node), [batch, T, 1])
         mine = b.equal(column, n.const(np.arange(K, dtype=np.int32).reshape(1, 1, K), "int32"))
         zero = n.const(np.float32(0.0), "float32")
