@@ -246,15 +246,26 @@ class PadKernel final : public Kernel {
     const std::vector<int64_t>& last = maps_[r - 1];
     parallel_chunks(
         ctx.pool(), rows, std::max<int64_t>(1, 16384 / width), [&](int64_t b, int64_t e) {
+          // The row's index along each outer axis, by divisions once per chunk and then as an
+          // odometer: divisions per row cost more than the copy of short rows (a zero-stuffing
+          // pad of [1, 64, 100, 16, 1] to [..., 2]: 3.8 ns an element).
+          std::vector<int64_t> idx(r - 1, 0);
+          for (int64_t k = static_cast<int64_t>(r) - 2, rest = b; k >= 0; --k) {
+            idx[k] = rest % out_shape_[k];
+            rest /= out_shape_[k];
+          }
           for (int64_t row = b; row < e; ++row) {
             float* d = y + row * width;
-            int64_t src = 0, rest = row;
+            int64_t src = 0;
             bool fill = false;
-            for (size_t k = r - 1; k-- > 0;) {
-              const int64_t i = maps_[k][rest % out_shape_[k]];
-              rest /= out_shape_[k];
+            for (size_t k = 0; k + 1 < r; ++k) {
+              const int64_t i = maps_[k][idx[k]];
               if (i < 0) fill = true;
               src += i * in_strides_[k];
+            }
+            for (size_t k = r - 1; k-- > 0;) {
+              if (++idx[k] < out_shape_[k]) break;
+              idx[k] = 0;
             }
             if (fill) {
               std::fill(d, d + width, value_);
@@ -262,7 +273,11 @@ class PadKernel final : public Kernel {
             }
             const float* s = x + src;
             for (int64_t o = 0; o < begin_last_; ++o) d[o] = last[o] < 0 ? value_ : s[last[o]];
-            std::memcpy(d + begin_last_, s, static_cast<size_t>(in_last_) * sizeof(float));
+            if (in_last_ <= 8) {
+              for (int64_t o = 0; o < in_last_; ++o) d[begin_last_ + o] = s[o];
+            } else {
+              std::memcpy(d + begin_last_, s, static_cast<size_t>(in_last_) * sizeof(float));
+            }
             for (int64_t o = begin_last_ + in_last_; o < width; ++o) {
               d[o] = last[o] < 0 ? value_ : s[last[o]];
             }

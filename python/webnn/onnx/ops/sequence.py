@@ -10,7 +10,7 @@ per element (as Loop unrolls its body).
 import numpy as np
 
 from ..sequence_values import OptionalValue, SequenceValue
-from .control import _graph_attr, run_subgraph
+from .control import MAX_UNROLLED_NODES, _graph_attr, run_subgraph
 from .registry import op
 
 _FLOAT = 1  # TensorProto.FLOAT: SequenceEmpty's default dtype
@@ -130,6 +130,14 @@ def sequence_erase(n):
     return SequenceValue(elements, seq.elem_type)
 
 
+def _check_count(n, count):
+    # Each element is a slice node of its own: a declared [2^31 - 1, 6] input split into rows
+    # built slices until memory ran out (onnx_importer fuzz finding).
+    if count > MAX_UNROLLED_NODES:
+        n.fail(f"the sequence would have {count} elements (a slice each), above the bound of "
+               f"{MAX_UNROLLED_NODES}")  # fmt: skip
+
+
 @op("SplitToSequence", foldable=False)
 def split_to_sequence(n):
     value = _tensor(n, 0)
@@ -144,6 +152,7 @@ def split_to_sequence(n):
                "sequence must be known at import: fix it with free_dims= or input_shapes=")  # fmt: skip
     elem = _elem_type_of(n, value)
     if not n.has(1):
+        _check_count(n, size)
         parts = [_slice(n, value, axis, i, 1) for i in range(size)]
         if int(n.attr("keepdims", 1)) == 0:
             parts = [_squeeze(n, p, axis) for p in parts]
@@ -153,6 +162,7 @@ def split_to_sequence(n):
         chunk = int(split)
         if chunk <= 0:
             n.fail(f"split size {chunk} must be positive")
+        _check_count(n, -(-size // chunk))
         sizes = [min(chunk, size - s) for s in range(0, size, chunk)]
     else:
         sizes = [int(s) for s in split.reshape(-1)]
