@@ -13,36 +13,16 @@ graphs (1-D convs as magika's, one-channel outputs, plain ones):
 - the transposes are gone where the walk can take them (compile_stats' optimized histogram).
 """
 
-import os
-
 import numpy as np
 import pytest
-import webnn
-
-_CONTEXTS = {}
-UNFUSED = "constant_folding,batch_norm_folding,layout_assignment"
-
-
-def _context(backend):
-    if backend not in _CONTEXTS:
-        _CONTEXTS[backend] = webnn.ML().create_context(accelerated=False, backend=backend)
-    return _CONTEXTS[backend]
+from test_passes_random import UNFUSED, _context, pass_settings
 
 
 def _run(build, input_shape, backend, x, passes="all", memory_plan="all"):
-    old = {k: os.environ.get(k) for k in ("WEBNN_PASSES", "WEBNN_MEMORY_PLAN")}
-    os.environ["WEBNN_PASSES"] = passes
-    os.environ["WEBNN_MEMORY_PLAN"] = memory_plan
-    try:
+    with pass_settings(passes, memory_plan):
         ctx = _context(backend)
         b = ctx.create_graph_builder()
         graph = b.build(build(b, b.input("x", input_shape, "float32")))
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
     return ctx.compute(graph, {"x": x}), graph.compile_stats
 
 

@@ -7,6 +7,7 @@ depthwise convs, element-wise chains with broadcast constants, NCHW and NHWC).
   (WEBNN_MEMORY_PLAN=none): bit-identical, since fusion and buffer reuse never change results.
 """
 
+import contextlib
 import os
 
 import numpy as np
@@ -105,20 +106,27 @@ class RandomCnn:
         return y
 
 
-def _run(spec, backend, passes, memory_plan, x):
+@contextlib.contextmanager
+def pass_settings(passes, memory_plan):
+    """WEBNN_PASSES / WEBNN_MEMORY_PLAN (read when a graph is built) for the enclosed builds."""
     old = {k: os.environ.get(k) for k in ("WEBNN_PASSES", "WEBNN_MEMORY_PLAN")}
     os.environ["WEBNN_PASSES"] = passes
     os.environ["WEBNN_MEMORY_PLAN"] = memory_plan
     try:
-        ctx = _context(backend)
-        b = ctx.create_graph_builder()
-        graph = b.build({"y": spec.build(b, b.input("x", spec.input_shape, "float32"))})
+        yield
     finally:
         for k, v in old.items():
             if v is None:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+def _run(spec, backend, passes, memory_plan, x):
+    with pass_settings(passes, memory_plan):
+        ctx = _context(backend)
+        b = ctx.create_graph_builder()
+        graph = b.build({"y": spec.build(b, b.input("x", spec.input_shape, "float32"))})
     return ctx.compute(graph, {"x": x})["y"], graph.compile_stats
 
 

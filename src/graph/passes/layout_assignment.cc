@@ -138,35 +138,10 @@ OperandId remap_constant(Graph& graph, OperandId id, const std::vector<int64_t>&
 }
 
 // A constant of rank <= perm.size(), broadcast-aligned to the permuted value, rewritten for the
-// unpermuted one: leading ones added, then its axes permuted by inverse(perm).
+// unpermuted one: leading ones added, then its axes permuted by inverse(perm) (remap_constant
+// with every axis kept).
 OperandId permute_constant(Graph& graph, OperandId id, const Perm& p) {
-  const Operand& c = graph.operands[id];
-  std::vector<int64_t> shape = static_sizes(c.desc.shape);
-  while (shape.size() < p.size()) shape.insert(shape.begin(), 1);
-  const size_t rank = p.size();
-  const size_t es = static_cast<size_t>(element_size(c.desc.data_type));
-  // New shape: axis p[i] of the result is axis i of the constant.
-  std::vector<int64_t> out_shape(rank);
-  for (size_t i = 0; i < rank; ++i) out_shape[p[i]] = shape[i];
-  std::vector<int64_t> in_strides(rank, 1);
-  // Written so that rank 0 (a transposed scalar) runs no iteration: `rank - 1` wrapped to
-  // SIZE_MAX and wrote before the vector (builder fuzz finding 6, sixth session).
-  for (size_t i = rank; i-- > 1;) in_strides[i - 1] = in_strides[i] * shape[i];
-  size_t count = 1;
-  for (int64_t d : shape) count *= static_cast<size_t>(d);
-  std::vector<uint8_t> bytes(count * es);
-  std::vector<int64_t> idx(rank, 0);  // index into the result
-  for (size_t k = 0; k < count; ++k) {
-    int64_t src = 0;
-    for (size_t i = 0; i < rank; ++i) src += idx[p[i]] * in_strides[i];
-    std::memcpy(bytes.data() + k * es, c.constant->data() + src * es, es);
-    for (size_t a = rank; a-- > 0;) {
-      if (++idx[a] < out_shape[a]) break;
-      idx[a] = 0;
-    }
-  }
-  OperandDesc d{c.desc.data_type, to_shape(out_shape)};
-  return add_constant(graph, d, std::move(bytes));
+  return remap_constant(graph, id, p, Shape(p.size()));
 }
 
 class LayoutWalk {
