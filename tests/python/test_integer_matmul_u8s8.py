@@ -28,6 +28,9 @@ WITHOUT = (
     "batch_norm_folding,layout_assignment,fake_quantize,epilogue_fusion"
 )
 
+# Neither integer pass: the requantized products stay float, corrections as separate nodes.
+WITHOUT_QDQ = WITHOUT.replace("qdq_fusion,", "")
+
 
 def _load(data, backend="cpu", passes="all"):
     old = os.environ.get("WEBNN_PASSES")
@@ -214,3 +217,100 @@ def test_weights_that_never_saturate_are_exact(a_type):
     ort = pytest.importorskip("onnxruntime")
     session = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
     np.testing.assert_array_equal(ours["Y"], session.run(None, {"A": a})[0])
+
+
+def _qlinear_matmul(b, shape, x_type, zx, per_column):
+    """QLinearMatMul of an x of x_type (zero point zx) by int8 weights b, uint8 output."""
+    n = b.shape[1]
+    sw = np.full(n if per_column else 1, 0.004, np.float32).reshape(-1 if per_column else [])
+    if per_column:
+        sw = sw * np.linspace(0.5, 1.5, n).astype(np.float32)
+    inits = {"sx": np.array(0.02, np.float32), "zx": np.array(zx, x_type), "w": b, "sw": sw,
+             "zw": np.zeros(sw.shape, np.int8), "sy": np.array(2.5, np.float32),
+             "zy": np.array(128, np.uint8)}  # fmt: skip
+    node = helper.make_node("QLinearMatMul", ["x", "sx", "zx", "w", "sw", "zw", "sy", "zy"], ["Y"])
+    elem = TensorProto.UINT8 if x_type == np.uint8 else TensorProto.INT8
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", elem, shape)],
+        [helper.make_tensor_value_info("Y", TensorProto.UINT8, None)],
+        [numpy_helper.from_array(v, k) for k, v in inits.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+@pytest.mark.parametrize(
+    "kind,shape,per_column",
+    [("full", [2, 30, 64], False), ("full", [40, 75], True), ("one_pair", [3, 40], True)],
+)
+def test_qlinear_matmul_absorbs_the_correction(kind, shape, per_column):
+    """qdq_fusion takes a requantized uint8 x int8 product with the correction the importer
+    adds where ORT saturates: one integer node, the same bytes as the unfused graph (whose
+    correction nodes compute ORT's saturation in float32) and as the reference backend."""
+    rng = np.random.default_rng(len(shape) + shape[-1])
+    b = _weights(rng, kind, shape[-1], 48)
+    data = _qlinear_matmul(b, shape, np.uint8, 7, per_column)
+    x = rng.integers(0, 256, shape).astype(np.uint8)
+    x.reshape(-1, shape[-1])[0] = 255  # every risky pair saturates in that row
+    ours, stats = _run(data, {"x": x})
+    unfused, stats0 = _run(data, {"x": x}, passes=WITHOUT_QDQ)
+    corrected = ort_u8s8.saturating_machine()
+    assert stats["passes"].get("qdq_fusion", 0) == 1, stats["passes"]
+    assert stats["ops_after"] == {"matmul": 1}, stats["ops_after"]
+    assert (_corrections(stats0) > 0) == corrected, stats0["ops_after"]
+    np.testing.assert_array_equal(ours["Y"], unfused["Y"])
+    ref, _ = _run(data, {"x": x}, backend="reference")
+    np.testing.assert_array_equal(ours["Y"], ref["Y"])
+    # ONNX's exact product, requantized as ORT does: ours where nothing saturates, and
+    # different where the importer follows ORT's saturation (row 0 saturates every risky pair).
+    sw = np.float32(0.004) * (np.linspace(0.5, 1.5, 48).astype(np.float32) if per_column else 1)
+    m = (np.float32(0.02) * np.asarray(sw, np.float32)).astype(np.float32) / np.float32(2.5)
+    exact = (x.astype(np.int64) - 7) @ b.astype(np.int64)
+    want = np.clip(np.rint(exact.astype(np.float32) * m.astype(np.float32)) + 128, 0, 255)
+    assert np.any(ours["Y"] != want) == corrected
+
+
+@pytest.mark.parametrize("x_signed", [False, True])
+def test_qdq_matmul_absorbs_the_correction_like_ort(x_signed):
+    """DQ -> MatMul -> Q with int8 weights (fused to QLinearMatMul by webnn/onnx/qdq.py; int8
+    activations are shifted to uint8 as ORT does): one integer node, the unfused graph's bytes,
+    and ORT's bytes where the importer follows this machine's ORT."""
+    rng = np.random.default_rng(3 + x_signed)
+    k, n = 96, 40
+    w = _weights(rng, "full", k, n)
+    xt = np.int8 if x_signed else np.uint8
+    zx = 3 if x_signed else 120
+    sx = np.float32(0.03)
+    inits = {"sx": np.array(sx), "zx": np.array(zx, xt), "w": w,
+             "sw": np.array(0.004, np.float32), "zw": np.array(0, np.int8),
+             "sy": np.array(0.5, np.float32), "zy": np.array(128, np.uint8)}  # fmt: skip
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xd"]),
+        helper.make_node("DequantizeLinear", ["w", "sw", "zw"], ["wd"]),
+        helper.make_node("MatMul", ["xd", "wd"], ["p"]),
+        helper.make_node("QuantizeLinear", ["p", "sy", "zy"], ["Y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 25, k])],
+        [helper.make_tensor_value_info("Y", TensorProto.UINT8, None)],
+        [numpy_helper.from_array(v, name) for name, v in inits.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    data = model.SerializeToString()
+    x = (rng.standard_normal((2, 25, k)) * 2.5).astype(np.float32)
+    ours, stats = _run(data, {"x": x})
+    unfused, _ = _run(data, {"x": x}, passes=WITHOUT_QDQ)
+    assert stats["passes"].get("qdq_fusion", 0) >= 1, stats["passes"]
+    assert _corrections(stats) == 0, stats["ops_after"]
+    np.testing.assert_array_equal(ours["Y"], unfused["Y"])
+    ort = pytest.importorskip("onnxruntime")
+    want = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    if not os.environ.get("WEBNN_ONNX_U8S8"):  # the importer follows this machine's ORT
+        np.testing.assert_array_equal(ours["Y"], want)

@@ -498,10 +498,11 @@ class QMatmulKernel final : public Kernel {
     w_shift_ = lo >= -128 && hi <= 127 ? 0 : lo + 128;
     // |sums| stay in int32: 255 * 255 * k for the shifted route.
     if (hi - lo > 255 || (w_shift_ != 0 && k_ > 16384)) uk8_ = nullptr;
-    if (float_output_ && q.u8s8_saturating) {
-      // ORT's pair-saturating sum (integer_matmul.cc checked raw uint8 x, int8 weights):
-      // only those tiles compute it, on every ISA.
-      if (x_signed_ || x_zp_ != 0 || w_shift_ != 0) return false;
+    if (q.u8s8_saturating) {
+      // ORT's pair-saturating sum of the raw uint8 x (int8 x flipped by 128) and the int8
+      // weights (integer_matmul.cc, qdq_fusion.cc checked them): only those tiles compute
+      // it, on every ISA; the zero point's x_zp * colsum(w) is subtracted exactly after.
+      if (w_shift_ != 0) return false;
       uk8_ = qgemm_u8s8_sat_ukernel();
     } else if (!uk8_ && hi - lo <= 255 && (w_shift_ == 0 || k_ <= 16384) &&
                !any_pair_saturates(b16, w_shift_)) {

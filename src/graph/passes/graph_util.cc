@@ -1,6 +1,7 @@
 #include "graph/passes/graph_util.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace webnn {
 
@@ -202,6 +203,37 @@ bool sort_topologically(Graph& graph) {
   graph.nodes = std::move(nodes);
   renumber_producers(graph);
   return true;
+}
+
+const Node* plain_producer(const Graph& g, OperandId id, OpKind k) {
+  if (id < 0 || g.operands[id].producer < 0) return nullptr;
+  const Node& n = g.nodes[g.operands[id].producer];
+  if (n.kind != k || !n.epilogue.empty() || n.quantized || n.outputs.size() != 1) return nullptr;
+  return &n;
+}
+
+std::vector<float> float32_values(const Graph& g, OperandId id) {
+  if (!is_constant(g, id) || g.desc(id).data_type != DataType::kFloat32) return {};
+  const ConstantData& c = *g.operands[id].constant;
+  std::vector<float> v(c.size() / sizeof(float));
+  std::memcpy(v.data(), c.data(), v.size() * sizeof(float));
+  return v;
+}
+
+std::vector<int64_t> index_values(const Graph& g, OperandId id) {
+  const DataType t = g.desc(id).data_type;
+  if (!is_constant(g, id) || (t != DataType::kInt32 && t != DataType::kInt64)) return {};
+  const ConstantData& c = *g.operands[id].constant;
+  std::vector<int64_t> v;
+  if (t == DataType::kInt32) {
+    std::vector<int32_t> w(c.size() / 4);
+    std::memcpy(w.data(), c.data(), w.size() * 4);
+    v.assign(w.begin(), w.end());
+  } else {
+    v.resize(c.size() / 8);
+    std::memcpy(v.data(), c.data(), v.size() * 8);
+  }
+  return v;
 }
 
 }  // namespace webnn

@@ -49,6 +49,16 @@ bool is_cpu_vector_binary(OpKind k);
 
 namespace webnn {
 
+// The producer of `id` when it is a plain single-output node of kind k (no epilogue, not
+// quantized), else null.
+const Node* plain_producer(const Graph& graph, OperandId id, OpKind k);
+
+// A float32 constant's values (empty when `id` is not one).
+std::vector<float> float32_values(const Graph& graph, OperandId id);
+
+// An int32 or int64 constant's values as int64 (empty when `id` is not one).
+std::vector<int64_t> index_values(const Graph& graph, OperandId id);
+
 // Appends an intermediate value (a node output) with descriptor `desc`.
 OperandId add_value(Graph& graph, const OperandDesc& desc);
 

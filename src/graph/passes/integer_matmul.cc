@@ -45,6 +45,7 @@
 
 #include "graph/passes/graph_util.h"
 #include "graph/passes/pass.h"
+#include "graph/passes/u8s8_correction.h"
 
 namespace webnn {
 
@@ -59,18 +60,6 @@ constexpr double kInt32Bound = 2147483648.0;   // 2^31
 // (2.3 -> 2.0 and 1.7 -> 0.6 ms): with 16 rows the model measured 2.77x ORT (2 runs).
 constexpr int64_t kMinRows = 16;
 
-// The (u)int8 operand x when `id` is cast(x -> float32), else -1.
-OperandId cast_source(const Graph& g, OperandId id) {
-  const int32_t p = g.operands[id].producer;
-  if (p < 0) return -1;
-  const Node& n = g.nodes[p];
-  if (n.kind != OpKind::kCast || !n.epilogue.empty() || n.quantized) return -1;
-  const auto& cp = n.as<CastParams>();
-  const DataType t = g.desc(cp.input.id).data_type;
-  if (cp.data_type != DataType::kFloat32) return -1;
-  return t == DataType::kUint8 || t == DataType::kInt8 ? cp.input.id : -1;
-}
-
 // The rows of a matmul's output (every axis but the last).
 int64_t rows_of(const Graph& g, const Node& mm) {
   const OperandDesc& yd = g.desc(mm.outputs[0]);
@@ -83,13 +72,13 @@ int64_t rows_of(const Graph& g, const Node& mm) {
 // constant float32 scalar holding an integer in x's range (QLinearMatMul's and MatMulInteger's
 // shifted input, ops/quantization.py shifted_float); x is -1 otherwise.
 std::pair<OperandId, int32_t> shifted_source(const Graph& g, OperandId id) {
-  if (const OperandId x = cast_source(g, id); x >= 0) return {x, 0};
+  if (const OperandId x = u8s8_cast_source(g, id); x >= 0) return {x, 0};
   const int32_t p = g.operands[id].producer;
   if (p < 0) return {-1, 0};
   const Node& n = g.nodes[p];
   if (n.kind != OpKind::kSub || !n.epilogue.empty() || n.quantized) return {-1, 0};
   const auto& sp = n.as<BinaryParams>();
-  const OperandId x = cast_source(g, sp.a.id);
+  const OperandId x = u8s8_cast_source(g, sp.a.id);
   if (x < 0 || !is_constant(g, sp.b.id) || g.desc(sp.b.id).data_type != DataType::kFloat32) {
     return {-1, 0};
   }
@@ -174,119 +163,6 @@ std::vector<std::vector<int>> readers(const Graph& g) {
   return out;
 }
 
-// The producer of `id` when it is a plain single-output node of kind k.
-const Node* plain(const Graph& g, OperandId id, OpKind k) {
-  if (id < 0 || g.operands[id].producer < 0) return nullptr;
-  const Node& n = g.nodes[g.operands[id].producer];
-  if (n.kind != k || !n.epilogue.empty() || n.quantized || n.outputs.size() != 1) return nullptr;
-  return &n;
-}
-
-std::vector<float> float_values(const Graph& g, OperandId id) {
-  if (!is_constant(g, id) || g.desc(id).data_type != DataType::kFloat32) return {};
-  const ConstantData& c = *g.operands[id].constant;
-  std::vector<float> v(c.size() / sizeof(float));
-  std::memcpy(v.data(), c.data(), v.size() * sizeof(float));
-  return v;
-}
-
-std::vector<int64_t> index_values(const Graph& g, OperandId id) {
-  const DataType t = g.desc(id).data_type;
-  if (!is_constant(g, id) || (t != DataType::kInt32 && t != DataType::kInt64)) return {};
-  const ConstantData& c = *g.operands[id].constant;
-  std::vector<int64_t> v;
-  if (t == DataType::kInt32) {
-    std::vector<int32_t> w(c.size() / 4);
-    std::memcpy(w.data(), c.data(), w.size() * 4);
-    v.assign(w.begin(), w.end());
-  } else {
-    v.resize(c.size() / 8);
-    std::memcpy(v.data(), c.data(), v.size() * 8);
-  }
-  return v;
-}
-
-// Whether `fix` is ort_u8s8.py's correction(raw, w) for raw = cast(x) (x the matmul's uint8
-// input) and the (k x n) weights w: the pairs' products gathered from raw along its last axis
-// ([..., slots, n]), clamped to int16, minus themselves, summed over the slots (or reshaped
-// for one slot), with tables listing each of w's pairs (2j, 2j + 1) that can saturate exactly
-// once with its weights (the same rule as cpu/dynamic_lstm.cc slots_are_saturation).
-bool is_saturation_correction(const Graph& g, OperandId fix, OperandId x, const float* w, int64_t k,
-                              int64_t n) {
-  const size_t rank = g.desc(x).shape.size();
-  OperandId d = -1;
-  if (const Node* rs = plain(g, fix, OpKind::kReshape)) {
-    d = rs->as<NewShapeParams>().input.id;
-  } else if (const Node* sum = plain(g, fix, OpKind::kReduceSum)) {
-    const auto& p = sum->as<ReduceParams>();
-    if (p.keep_dimensions || !p.axes || *p.axes != IntList{static_cast<int64_t>(rank - 1)}) {
-      return false;
-    }
-    d = p.input.id;
-  } else {
-    return false;
-  }
-  const Node* sub = plain(g, d, OpKind::kSub);
-  if (!sub) return false;
-  const OperandId pv = sub->as<BinaryParams>().b.id;
-  const Node* cl = plain(g, sub->as<BinaryParams>().a.id, OpKind::kClamp);
-  if (!cl || cl->as<ClampParams>().input.id != pv) return false;
-  const auto& cp = cl->as<ClampParams>();
-  if (!cp.min_value || !cp.max_value || cp.min_value->as_double() != -32768.0 ||
-      cp.max_value->as_double() != 32767.0) {
-    return false;
-  }
-  const Node* add = plain(g, pv, OpKind::kAdd);
-  const OperandDesc& pd = g.desc(pv);
-  if (!add || pd.shape.size() != rank + 1 || pd.shape[rank].value != n) return false;
-  const int64_t slots = pd.shape[rank - 1].value;
-  std::vector<int64_t> idx[2];
-  std::vector<float> wt[2];
-  const OperandId terms[2] = {add->as<BinaryParams>().a.id, add->as<BinaryParams>().b.id};
-  for (int i = 0; i < 2; ++i) {
-    const Node* mul = plain(g, terms[i], OpKind::kMul);
-    if (!mul) return false;
-    wt[i] = float_values(g, mul->as<BinaryParams>().b.id);
-    if (static_cast<int64_t>(wt[i].size()) != slots * n) return false;
-    const OperandDesc& wd = g.desc(mul->as<BinaryParams>().b.id);
-    if (wd.shape.size() < 2 || wd.shape[wd.shape.size() - 1].value != n) return false;
-    const Node* rs = plain(g, mul->as<BinaryParams>().a.id, OpKind::kReshape);
-    if (!rs) return false;
-    const Node* ga = plain(g, rs->as<NewShapeParams>().input.id, OpKind::kGather);
-    if (!ga) return false;
-    const auto& gp = ga->as<GatherParams>();
-    if (cast_source(g, gp.input.id) != x || gp.axis != static_cast<int64_t>(rank - 1)) {
-      return false;
-    }
-    idx[i] = index_values(g, gp.indices.id);
-    if (static_cast<int64_t>(idx[i].size()) != slots * n) return false;
-  }
-  auto weight = [&](int64_t i, int64_t col) { return i < k ? w[i * n + col] : 0.0f; };
-  const int64_t pairs = (k + 1) / 2;
-  std::vector<uint8_t> listed(static_cast<size_t>(pairs));
-  for (int64_t col = 0; col < n; ++col) {
-    std::fill(listed.begin(), listed.end(), 0);
-    for (int64_t sl = 0; sl < slots; ++sl) {
-      const int64_t at = sl * n + col;
-      const float w0 = wt[0][at], w1 = wt[1][at];
-      const int64_t i0 = idx[0][at], i1 = idx[1][at];
-      if (w0 == 0.0f && w1 == 0.0f) continue;  // padding: adds clamp(0) - 0
-      if (i0 < 0 || i0 >= k || i0 % 2 != 0 || listed[i0 / 2]) return false;
-      if (w0 != weight(i0, col) || w1 != weight(i0 + 1, col)) return false;
-      if (w1 != 0.0f && i1 != i0 + 1) return false;
-      listed[i0 / 2] = 1;
-    }
-    for (int64_t j = 0; j < pairs; ++j) {
-      const int32_t b0 = static_cast<int32_t>(weight(2 * j, col));
-      const int32_t b1 = static_cast<int32_t>(weight(2 * j + 1, col));
-      const int32_t pos = std::max(b0, 0) + std::max(b1, 0);
-      const int32_t neg = std::min(b0, 0) + std::min(b1, 0);
-      if (!listed[j] && (255 * pos > 32767 || 255 * neg < -32768)) return false;
-    }
-  }
-  return true;
-}
-
 // After rewrite(): where the matmul's value reaches add(., correction) alone (through the
 // zero point's sub, if any), that add's readers read its other operand and the matmul computes
 // the saturating sum.
@@ -297,7 +173,7 @@ void absorb_correction(Graph& g, Node& mm) {
   if (g.desc(x).data_type != DataType::kUint8 || mm.quantized->input_zero_point != 0) return;
   const OperandDesc& bd = g.desc(p.b.id);
   const int64_t k = bd.shape[0].value, n = bd.shape[1].value;
-  const std::vector<float> w = float_values(g, p.b.id);
+  const std::vector<float> w = float32_values(g, p.b.id);
   for (float v : w) {
     if (v < -128.0f || v > 127.0f) return;
   }
@@ -323,7 +199,7 @@ void absorb_correction(Graph& g, Node& mm) {
       g.desc(value).shape != g.desc(next->outputs[0]).shape) {
     return;
   }
-  if (!is_saturation_correction(g, fix, x, w.data(), k, n)) return;
+  if (!is_u8s8_matmul_correction(g, fix, x, w.data(), k, n)) return;
   auto form = std::make_shared<Node::Quantized>(*mm.quantized);
   form->u8s8_saturating = true;
   mm.quantized = std::move(form);

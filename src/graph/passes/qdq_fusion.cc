@@ -30,12 +30,20 @@
 // graph's own rounding error moves a value across a rounding boundary: one quantization step
 // (tests/python/test_qdq_wide_products.py counts them). Chains outside both bounds, or of any
 // other form, are left to the float kernels.
+//
+// Where ONNX Runtime's u8s8 kernels saturate pairs of products (x86 without VNNI), the importer
+// adds its emulation of that to a matmul's product (python/webnn/onnx/ops/ort_u8s8.py):
+// add(matmul, correction) before the multiplier. The chain is then taken with the correction's
+// nodes left unread, and the fused node marked u8s8_saturating: the cpu kernel sums on the
+// pair-saturating tiles, whose int32 sums are the exact product plus the correction (the
+// recogniser checks its tables are exactly the weights' saturating pairs).
 #include <cmath>
 #include <cstring>
 #include <limits>
 
 #include "graph/passes/graph_util.h"
 #include "graph/passes/pass.h"
+#include "graph/passes/u8s8_correction.h"
 
 namespace webnn {
 
@@ -106,6 +114,17 @@ bool match(const Graph& g, const std::vector<int>& uses, const Node& q, Node* fu
   if (!static_const(g, m_id, DataType::kFloat32) || acc == m_id) return false;
   const Node* head = sole_producer(g, uses, acc, OpKind::kConv2d);
   if (!head) head = sole_producer(g, uses, acc, OpKind::kMatmul);
+  // Or add(matmul, the importer's emulation of ORT's u8s8 pair saturation): the fused node
+  // then sums on the pair-saturating tiles, which compute the same (u8s8_correction.h).
+  OperandId fix = -1;
+  if (const Node* add = head ? nullptr : sole_producer(g, uses, acc, OpKind::kAdd)) {
+    const auto& ap = add->as<BinaryParams>();
+    if ((head = sole_producer(g, uses, ap.a.id, OpKind::kMatmul))) {
+      fix = ap.b.id;
+    } else if ((head = sole_producer(g, uses, ap.b.id, OpKind::kMatmul))) {
+      fix = ap.a.id;
+    }
+  }
   if (!head) return false;
   const bool is_conv = head->kind == OpKind::kConv2d;
   // matmul: x (..., K) times a constant (K, N); its columns are the output channels.
@@ -183,6 +202,10 @@ bool match(const Graph& g, const std::vector<int>& uses, const Node& q, Node* fu
     int8_weights = int8_weights && w[i] >= -128.0f && w[i] <= 127.0f;
     abs_sum[static_cast<size_t>(i / o_stride % out_c)] += std::fabs(w[i]);
   }
+  if (fix >= 0 && (is_conv || !int8_weights ||
+                   !is_u8s8_matmul_correction(g, fix, xq, w.data(), fs[0], out_c))) {
+    return false;
+  }
   for (int64_t o = 0; o < out_c; ++o) {
     const double bias = b.empty() ? 0.0 : b[o];
     if (!b.empty() && !integral(b[o], -kExactFloatInt, kExactFloatInt)) return false;
@@ -204,8 +227,10 @@ bool match(const Graph& g, const std::vector<int>& uses, const Node& q, Node* fu
   form->multiplier = std::move(mult);
   form->output_zero_point = y_zp;
   form->requant_signed = yt == DataType::kInt8;
+  form->u8s8_saturating = fix >= 0;
   fused->quantized = std::move(form);
-  dead->push_back(g.operands[acc].producer);
+  dead->push_back(g.operands[head->outputs[0]].producer);
+  if (fix >= 0) dead->push_back(g.operands[acc].producer);  // the add; the rest dies unread
   dead->push_back(g.operands[qp.input.id].producer);
   return true;
 }

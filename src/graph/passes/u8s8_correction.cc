@@ -1,0 +1,118 @@
+#include "graph/passes/u8s8_correction.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "graph/passes/graph_util.h"
+
+namespace webnn {
+
+OperandId u8s8_cast_source(const Graph& g, OperandId id) {
+  const int32_t p = g.operands[id].producer;
+  if (p < 0) return -1;
+  const Node& n = g.nodes[p];
+  if (n.kind != OpKind::kCast || !n.epilogue.empty() || n.quantized) return -1;
+  const auto& cp = n.as<CastParams>();
+  const DataType t = g.desc(cp.input.id).data_type;
+  if (cp.data_type != DataType::kFloat32) return -1;
+  return t == DataType::kUint8 || t == DataType::kInt8 ? cp.input.id : -1;
+}
+
+namespace {
+
+// x when `id` holds the values ORT's u8s8 kernels multiply: cast(x) for uint8 x, cast(x) + 128
+// for int8 x (ORT's shift of int8 activations to uint8); else -1.
+OperandId raw_source(const Graph& g, OperandId id) {
+  if (const OperandId x = u8s8_cast_source(g, id); x >= 0) {
+    return g.desc(x).data_type == DataType::kUint8 ? x : -1;
+  }
+  const Node* add = plain_producer(g, id, OpKind::kAdd);
+  if (!add) return -1;
+  const auto& ap = add->as<BinaryParams>();
+  const OperandId x = u8s8_cast_source(g, ap.a.id);
+  const std::vector<float> shift = float32_values(g, ap.b.id);
+  if (x < 0 || g.desc(x).data_type != DataType::kInt8 || shift.size() != 1 || shift[0] != 128.0f) {
+    return -1;
+  }
+  return x;
+}
+
+}  // namespace
+
+bool is_u8s8_matmul_correction(const Graph& g, OperandId fix, OperandId x, const float* w,
+                               int64_t k, int64_t n) {
+  const size_t rank = g.desc(x).shape.size();
+  OperandId d = -1;
+  if (const Node* rs = plain_producer(g, fix, OpKind::kReshape)) {
+    d = rs->as<NewShapeParams>().input.id;
+  } else if (const Node* sum = plain_producer(g, fix, OpKind::kReduceSum)) {
+    const auto& p = sum->as<ReduceParams>();
+    if (p.keep_dimensions || !p.axes || *p.axes != IntList{static_cast<int64_t>(rank - 1)}) {
+      return false;
+    }
+    d = p.input.id;
+  } else {
+    return false;
+  }
+  const Node* sub = plain_producer(g, d, OpKind::kSub);
+  if (!sub) return false;
+  const OperandId pv = sub->as<BinaryParams>().b.id;
+  const Node* cl = plain_producer(g, sub->as<BinaryParams>().a.id, OpKind::kClamp);
+  if (!cl || cl->as<ClampParams>().input.id != pv) return false;
+  const auto& cp = cl->as<ClampParams>();
+  if (!cp.min_value || !cp.max_value || cp.min_value->as_double() != -32768.0 ||
+      cp.max_value->as_double() != 32767.0) {
+    return false;
+  }
+  const Node* add = plain_producer(g, pv, OpKind::kAdd);
+  const OperandDesc& pd = g.desc(pv);
+  if (!add || pd.shape.size() != rank + 1 || pd.shape[rank].value != n) return false;
+  const int64_t slots = pd.shape[rank - 1].value;
+  std::vector<int64_t> idx[2];
+  std::vector<float> wt[2];
+  const OperandId terms[2] = {add->as<BinaryParams>().a.id, add->as<BinaryParams>().b.id};
+  for (int i = 0; i < 2; ++i) {
+    const Node* mul = plain_producer(g, terms[i], OpKind::kMul);
+    if (!mul) return false;
+    wt[i] = float32_values(g, mul->as<BinaryParams>().b.id);
+    if (static_cast<int64_t>(wt[i].size()) != slots * n) return false;
+    const OperandDesc& wd = g.desc(mul->as<BinaryParams>().b.id);
+    if (wd.shape.size() < 2 || wd.shape[wd.shape.size() - 1].value != n) return false;
+    const Node* rs = plain_producer(g, mul->as<BinaryParams>().a.id, OpKind::kReshape);
+    if (!rs) return false;
+    const Node* ga = plain_producer(g, rs->as<NewShapeParams>().input.id, OpKind::kGather);
+    if (!ga) return false;
+    const auto& gp = ga->as<GatherParams>();
+    if (raw_source(g, gp.input.id) != x || gp.axis != static_cast<int64_t>(rank - 1)) {
+      return false;
+    }
+    idx[i] = index_values(g, gp.indices.id);
+    if (static_cast<int64_t>(idx[i].size()) != slots * n) return false;
+  }
+  auto weight = [&](int64_t i, int64_t col) { return i < k ? w[i * n + col] : 0.0f; };
+  const int64_t pairs = (k + 1) / 2;
+  std::vector<uint8_t> listed(static_cast<size_t>(pairs));
+  for (int64_t col = 0; col < n; ++col) {
+    std::fill(listed.begin(), listed.end(), 0);
+    for (int64_t sl = 0; sl < slots; ++sl) {
+      const int64_t at = sl * n + col;
+      const float w0 = wt[0][at], w1 = wt[1][at];
+      const int64_t i0 = idx[0][at], i1 = idx[1][at];
+      if (w0 == 0.0f && w1 == 0.0f) continue;  // padding: adds clamp(0) - 0
+      if (i0 < 0 || i0 >= k || i0 % 2 != 0 || listed[i0 / 2]) return false;
+      if (w0 != weight(i0, col) || w1 != weight(i0 + 1, col)) return false;
+      if (w1 != 0.0f && i1 != i0 + 1) return false;
+      listed[i0 / 2] = 1;
+    }
+    for (int64_t j = 0; j < pairs; ++j) {
+      const int32_t b0 = static_cast<int32_t>(weight(2 * j, col));
+      const int32_t b1 = static_cast<int32_t>(weight(2 * j + 1, col));
+      const int32_t pos = std::max(b0, 0) + std::max(b1, 0);
+      const int32_t neg = std::min(b0, 0) + std::min(b1, 0);
+      if (!listed[j] && (255 * pos > 32767 || 255 * neg < -32768)) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace webnn
