@@ -314,3 +314,100 @@ def test_qdq_matmul_absorbs_the_correction_like_ort(x_signed):
     want = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     if not os.environ.get("WEBNN_ONNX_U8S8"):  # the importer follows this machine's ORT
         np.testing.assert_array_equal(ours["Y"], want)
+
+
+def _qlinear_conv(rng, x_shape, o, groups, kernel, **attrs):
+    """QLinearConv of uint8 x by full-range int8 weights (many saturating pairs), uint8 out."""
+    c = x_shape[1]
+    w = rng.integers(-128, 128, [o, c // groups] + kernel).astype(np.int8)
+    inits = {"sx": np.array(0.02, np.float32), "zx": np.array(9, np.uint8), "w": w,
+             "sw": np.array(0.004, np.float32), "zw": np.array(0, np.int8),
+             "sy": np.array(1.5, np.float32), "zy": np.array(128, np.uint8),
+             "b": rng.integers(-900, 900, o).astype(np.int32)}  # fmt: skip
+    node = helper.make_node(
+        "QLinearConv", ["x", "sx", "zx", "w", "sw", "zw", "sy", "zy", "b"], ["Y"], group=groups,
+        **attrs,
+    )  # fmt: skip
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.UINT8, x_shape)],
+        [helper.make_tensor_value_info("Y", TensorProto.UINT8, None)],
+        [numpy_helper.from_array(v, k) for k, v in inits.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+CONV_CASES = [  # x shape, output channels, groups, kernel, attributes
+    ([2, 16, 50], 24, 1, [3], {"pads": [1, 1]}),
+    ([1, 12, 41], 18, 3, [5], {"strides": [2], "pads": [2, 1]}),
+    ([2, 16, 9, 11], 24, 1, [3, 3], {"pads": [1, 1, 1, 1]}),
+    ([1, 10, 12, 9], 16, 2, [3, 2], {"strides": [2, 1], "dilations": [1, 2]}),
+    ([1, 7, 8, 8], 20, 1, [1, 1], {}),  # odd K: the last pair holds one product
+]
+
+
+@pytest.mark.parametrize("case", range(len(CONV_CASES)))
+def test_qlinear_conv_absorbs_the_correction(case):
+    """qdq_fusion takes QLinearConv (1-D through its reshapes, 2-D, grouped, strided, dilated,
+    padded with the zero point) with the importer's emulation of ORT's u8s8 saturation: one
+    integer conv2d whose sums saturate pairs in ORT's order (kernel position, then channel),
+    the same bytes as the unfused graph, the reference backend and this machine's ORT."""
+    x_shape, o, groups, kernel, attrs = CONV_CASES[case]
+    rng = np.random.default_rng(20 + case)
+    data = _qlinear_conv(rng, x_shape, o, groups, kernel, **attrs)
+    x = rng.integers(0, 256, x_shape).astype(np.uint8)
+    x[0, :, ...] = np.where(rng.random(x.shape[1:]) < 0.3, 255, x[0])  # saturates more pairs
+    ours, stats = _run(data, {"x": x})
+    unfused, stats0 = _run(data, {"x": x}, passes=WITHOUT_QDQ)
+    corrected = ort_u8s8.saturating_machine()
+    assert stats["passes"].get("qdq_fusion", 0) == 1, stats["passes"]
+    views = {"reshape": 2} if len(x_shape) == 3 else {}
+    assert stats["ops_after"] == {"conv2d": 1, **views}, stats["ops_after"]
+    assert (stats0["ops_after"].get("clamp", 0) > 0) == corrected, stats0["ops_after"]
+    np.testing.assert_array_equal(ours["Y"], unfused["Y"])
+    ref, _ = _run(data, {"x": x}, backend="reference")
+    np.testing.assert_array_equal(ours["Y"], ref["Y"])
+    ort = pytest.importorskip("onnxruntime")
+    if not os.environ.get("WEBNN_ONNX_U8S8"):  # the importer follows this machine's ORT
+        want = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"x": x})
+        np.testing.assert_array_equal(ours["Y"], want[0])
+
+
+def test_qdq_conv_with_int8_activations_absorbs_the_correction():
+    """DQ -> Conv -> Q with int8 activations (ORT shifts them to uint8; qdq.py fuses the group
+    to QLinearConv as ORT does): the integer conv2d pads with the shifted zero point."""
+    rng = np.random.default_rng(5)
+    w = rng.integers(-128, 128, (20, 12, 3, 3)).astype(np.int8)
+    inits = {"sx": np.array(0.05, np.float32), "zx": np.array(-4, np.int8), "w": w,
+             "sw": np.array(0.004, np.float32), "zw": np.array(0, np.int8),
+             "sy": np.array(0.9, np.float32), "zy": np.array(128, np.uint8)}  # fmt: skip
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xd"]),
+        helper.make_node("DequantizeLinear", ["w", "sw", "zw"], ["wd"]),
+        helper.make_node("Conv", ["xd", "wd"], ["p"], pads=[1, 1, 1, 1]),
+        helper.make_node("QuantizeLinear", ["p", "sy", "zy"], ["Y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 12, 10, 10])],
+        [helper.make_tensor_value_info("Y", TensorProto.UINT8, None)],
+        [numpy_helper.from_array(v, name) for name, v in inits.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    data = model.SerializeToString()
+    x = (rng.standard_normal((1, 12, 10, 10)) * 4).astype(np.float32)
+    ours, stats = _run(data, {"x": x})
+    unfused, _ = _run(data, {"x": x}, passes=WITHOUT_QDQ)
+    assert stats["passes"].get("qdq_fusion", 0) >= 1, stats["passes"]
+    assert stats["ops_after"].get("clamp", 0) == 0, stats["ops_after"]
+    np.testing.assert_array_equal(ours["Y"], unfused["Y"])
+    ort = pytest.importorskip("onnxruntime")
+    if not os.environ.get("WEBNN_ONNX_U8S8"):
+        want = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"x": x})
+        np.testing.assert_array_equal(ours["Y"], want[0])

@@ -79,6 +79,7 @@ class QConv2dKernel final : public Kernel {
     const float* wf = w.as<float>();
     const int64_t taps = kh_ * kw_;
     k_ = gi_ * taps;
+    if (q.u8s8_saturating) return !depthwise_ && init_saturating(wf, f);
     if (depthwise_) {
       dw_weights_.resize(static_cast<size_t>(c_ * taps));
       for (int64_t c = 0; c < c_; ++c) {
@@ -136,6 +137,7 @@ class QConv2dKernel final : public Kernel {
     uint8_t* y = ctx.out().data;
     ThreadPool* pool = ctx.pool();
     const int threads = pool ? pool->num_threads() : 1;
+    if (saturating_) return run_saturating(x, y, pool, threads);
     if (static_cast<int>(scratch_.size()) < threads) scratch_.resize(threads);
     if (static_cast<int>(row_scratch_.size()) < threads) row_scratch_.resize(threads);
     if (static_cast<int>(tap_scratch_.size()) < threads) tap_scratch_.resize(threads);
@@ -193,6 +195,95 @@ class QConv2dKernel final : public Kernel {
   }
 
  private:
+  // ONNX Runtime's u8s8 arithmetic on x86 without VNNI (Node::Quantized::u8s8_saturating,
+  // graph/passes/qdq_fusion.cc): the raw uint8 input (int8 flipped by 128) times the raw int8
+  // weights, pairs of adjacent products along ORT's reduction order (kernel position, then input
+  // channel) saturated to int16, on the pair-saturating tiles; the zero point's raw_zero *
+  // colsum(w) is subtracted exactly after (ORT pads with the zero point: raw_zero there).
+  bool init_saturating(const float* wf, const FilterLayout& f) {
+    saturating_ = true;
+    const int64_t taps = kh_ * kw_;
+    raw_zero_ = x_zp_ + (x_signed_ ? 128 : 0);
+    sat_offset_.assign(static_cast<size_t>(oc_), 0);
+    std::vector<int8_t> b(static_cast<size_t>(k_ * go_));
+    for (int64_t g = 0; g < g_; ++g) {
+      for (int64_t o = 0; o < go_; ++o) {
+        for (int64_t i = 0; i < gi_; ++i) {
+          for (int64_t t = 0; t < taps; ++t) {
+            const float v = wf[f.at(g * go_ + o, i, t / kw_, t % kw_)];
+            if (v < -128.0f || v > 127.0f) return false;
+            b[(t * gi_ + i) * go_ + o] = static_cast<int8_t>(v);
+            sat_offset_[g * go_ + o] += raw_zero_ * static_cast<int32_t>(v);
+          }
+        }
+      }
+      packed8_.push_back(qgemm_pack_b_s8(b.data(), k_, go_));
+    }
+    return true;
+  }
+
+  // Rows [p0, p0 + rows) of group g's im2col matrix in ORT's order, raw bytes (row r at
+  // a + r * kq, zero past k_).
+  void raw_im2col(const uint8_t* x, int64_t n, int64_t g, int64_t p0, int64_t rows, uint8_t* a,
+                  int64_t kq) const {
+    const uint8_t flip = x_signed_ ? 0x80 : 0, pad = static_cast<uint8_t>(raw_zero_);
+    const int64_t plane = h_ * w_;
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t oh = (p0 + r) / ow_, ow = (p0 + r) % ow_;
+      uint8_t* row = a + r * kq;
+      std::memset(row + k_, 0, static_cast<size_t>(kq - k_));
+      for (int64_t kh = 0; kh < kh_; ++kh) {
+        const int64_t ih = oh * sh_ - pt_ + kh * dh_;
+        for (int64_t kw = 0; kw < kw_; ++kw) {
+          const int64_t iw = ow * sw_ - pl_ + kw * dw_;
+          uint8_t* out = row + (kh * kw_ + kw) * gi_;
+          if (ih < 0 || ih >= h_ || iw < 0 || iw >= w_) {
+            std::memset(out, pad, static_cast<size_t>(gi_));
+          } else if (nhwc_) {
+            const uint8_t* in = x + ((n * h_ + ih) * w_ + iw) * c_ + g * gi_;
+            for (int64_t i = 0; i < gi_; ++i) out[i] = in[i] ^ flip;
+          } else {
+            const uint8_t* in = x + (n * c_ + g * gi_) * plane + ih * w_ + iw;
+            for (int64_t i = 0; i < gi_; ++i) out[i] = in[i * plane] ^ flip;
+          }
+        }
+      }
+    }
+  }
+
+  Status run_saturating(const uint8_t* x, uint8_t* y, ThreadPool* pool, int threads) {
+    if (static_cast<int>(sat_scratch_.size()) < threads) sat_scratch_.resize(threads);
+    const int64_t pixels = oh_ * ow_, kq = qgemm_kq(k_);
+    const int64_t blocks = (pixels + kRowsPerTask - 1) / kRowsPerTask;
+    const QGemmU8Ukernel uk = qgemm_u8s8_sat_ukernel();
+    run_tasks(pool, n_ * g_ * blocks, kRowsPerTask * k_ * go_, [&](int64_t t, int thread) {
+      const int64_t block = t % blocks, g = t / blocks % g_, n = t / blocks / g_;
+      const int64_t p0 = block * kRowsPerTask, rows = std::min(kRowsPerTask, pixels - p0);
+      std::vector<uint8_t>& buf = sat_scratch_[thread];
+      buf.resize(static_cast<size_t>(kRowsPerTask * (kq + go_)));
+      uint8_t* a = buf.data();
+      raw_im2col(x, n, g, p0, rows, a, kq);
+      Requant rq = rq_;
+      rq.bias = bias_.empty() ? nullptr : bias_.data() + g * go_;
+      rq.multiplier = multiplier_.data() + (rq.per_column ? g * go_ : 0);
+      if (!table_.empty()) rq.table = table_.data() + (rq.table_per_column ? g * go_ * 256 : 0);
+      const int32_t* offset = sat_offset_.data() + g * go_;
+      if (nhwc_) {
+        qgemm_rows_u8(uk, a, kq, rows, packed8_[g].data(), k_, go_, offset, nullptr, rq,
+                      y + (n * pixels + p0) * oc_ + g * go_, oc_);
+        return;
+      }
+      // NCHW: the rows' bytes, then each channel's run of pixels.
+      uint8_t* tile = a + kRowsPerTask * kq;
+      qgemm_rows_u8(uk, a, kq, rows, packed8_[g].data(), k_, go_, offset, nullptr, rq, tile, go_);
+      for (int64_t o = 0; o < go_; ++o) {
+        uint8_t* out = y + (n * oc_ + g * go_ + o) * pixels + p0;
+        for (int64_t r = 0; r < rows; ++r) out[r] = tile[r * go_ + o];
+      }
+    });
+    return Status::ok();
+  }
+
   // Image row ih of channel c of image n, and the distance between its neighbouring pixels.
   const uint8_t* x_row(const uint8_t* x, int64_t n, int64_t c, int64_t ih) const {
     return nhwc_ ? x + ((n * h_ + ih) * w_) * c_ + c : x + ((n * c_ + c) * h_ + ih) * w_;
@@ -433,6 +524,11 @@ class QConv2dKernel final : public Kernel {
   }
 
   bool nhwc_ = false, x_signed_ = false, depthwise_ = false;
+  bool saturating_ = false;                        // u8s8_saturating (init_saturating)
+  int32_t raw_zero_ = 0;                           // the raw zero point (padding) then
+  std::vector<int32_t> sat_offset_;                // raw_zero_ * colsum(w) per channel
+  std::vector<std::vector<int8_t>> packed8_;       // per group, ORT's order
+  std::vector<std::vector<uint8_t>> sat_scratch_;  // per thread im2col rows + NCHW tile
   int64_t n_ = 0, c_ = 0, h_ = 0, w_ = 0, oc_ = 0, oh_ = 0, ow_ = 0, kh_ = 0, kw_ = 0;
   int64_t g_ = 1, gi_ = 0, go_ = 0, k_ = 0;
   int64_t sh_ = 1, sw_ = 1, dh_ = 1, dw_ = 1, pt_ = 0, pl_ = 0;

@@ -212,8 +212,15 @@ const Node* plain_producer(const Graph& g, OperandId id, OpKind k) {
   return &n;
 }
 
+OperandId constant_or_its_reshape(const Graph& g, OperandId id) {
+  if (id >= 0 && is_constant(g, id)) return id;
+  const Node* rs = plain_producer(g, id, OpKind::kReshape);
+  if (!rs || !is_constant(g, rs->as<NewShapeParams>().input.id)) return -1;
+  return rs->as<NewShapeParams>().input.id;
+}
+
 std::vector<float> float32_values(const Graph& g, OperandId id) {
-  if (!is_constant(g, id) || g.desc(id).data_type != DataType::kFloat32) return {};
+  if (id < 0 || !is_constant(g, id) || g.desc(id).data_type != DataType::kFloat32) return {};
   const ConstantData& c = *g.operands[id].constant;
   std::vector<float> v(c.size() / sizeof(float));
   std::memcpy(v.data(), c.data(), v.size() * sizeof(float));

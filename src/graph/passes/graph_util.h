@@ -53,6 +53,10 @@ namespace webnn {
 // quantized), else null.
 const Node* plain_producer(const Graph& graph, OperandId id, OpKind k);
 
+// `id` when it is a constant, the constant it reshapes when it is a plain reshape of one (a 1-D
+// convolution's filter before folding), else -1. Both hold the same values in the same order.
+OperandId constant_or_its_reshape(const Graph& graph, OperandId id);
+
 // A float32 constant's values (empty when `id` is not one).
 std::vector<float> float32_values(const Graph& graph, OperandId id);
 

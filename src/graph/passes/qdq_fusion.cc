@@ -36,7 +36,11 @@
 // add(matmul, correction) before the multiplier. The chain is then taken with the correction's
 // nodes left unread, and the fused node marked u8s8_saturating: the cpu kernel sums on the
 // pair-saturating tiles, whose int32 sums are the exact product plus the correction (the
-// recogniser checks its tables are exactly the weights' saturating pairs).
+// recogniser checks its tables are exactly the weights' saturating pairs). The same for a
+// convolution's correction (a conv2d by one filter per pair): the kernel's im2col rows then
+// follow ORT's reduction order. A 1-D convolution (conv2d of [N, C, 1, W] between reshapes,
+// its filter a reshape of the constant before folding) is taken too, the fused node between
+// reshapes of the integer values.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -88,9 +92,40 @@ bool quantized_type(DataType t) { return t == DataType::kUint8 || t == DataType:
 double type_lo(DataType t) { return t == DataType::kUint8 ? 0.0 : -128.0; }
 double type_hi(DataType t) { return t == DataType::kUint8 ? 255.0 : 127.0; }
 
+// A 1-D convolution (python/webnn/onnx/ops/nn.py conv_operands): conv2d of [N, C, 1, W] read
+// through reshapes from [N, C, W] and to [N, O, W]. The fused node then reads a reshape of the
+// integer input and its integer value is reshaped to the chain's output (both views).
+struct OneD {
+  bool used = false;
+  Shape input4, output4;  // the conv2d's input and output shapes
+};
+
+bool drops_unit_height(const Shape& four, const Shape& three) {
+  return four.size() == 4 && three.size() == 3 && four[2].value == 1 &&
+         four[0].value == three[0].value && four[1].value == three[1].value &&
+         four[3].value == three[2].value;
+}
+
+// The conv2d or matmul whose value `id` is (through a 1-D convolution's reshape: *one_d set).
+const Node* product_head(const Graph& g, const std::vector<int>& uses, OperandId id, OneD* one_d) {
+  if (const Node* n = sole_producer(g, uses, id, OpKind::kConv2d)) return n;
+  if (const Node* n = sole_producer(g, uses, id, OpKind::kMatmul)) return n;
+  const Node* rs = sole_producer(g, uses, id, OpKind::kReshape);
+  if (!rs) return nullptr;
+  const OperandId v = rs->as<NewShapeParams>().input.id;
+  const Node* conv = sole_producer(g, uses, v, OpKind::kConv2d);
+  if (!conv || conv->as<Conv2dParams>().input_layout != "nchw" ||
+      !drops_unit_height(g.desc(v).shape, g.desc(id).shape)) {
+    return nullptr;
+  }
+  one_d->used = true;
+  one_d->output4 = g.desc(v).shape;
+  return conv;
+}
+
 // The rewrite of the chain ending at quantizeLinear node `q`, or false.
 bool match(const Graph& g, const std::vector<int>& uses, const Node& q, Node* fused,
-           std::vector<int32_t>* dead) {
+           std::vector<int32_t>* dead, OneD* one_d) {
   const auto& qp = q.as<QuantizeParams>();
   const DataType yt = g.desc(q.outputs[0]).data_type;
   if (!quantized_type(yt) || !qp.zero_point.present()) return false;
@@ -112,16 +147,15 @@ bool match(const Graph& g, const std::vector<int>& uses, const Node& q, Node* fu
   const OperandId m_id = m_is_b ? mp.b.id : mp.a.id;
   const OperandId acc = m_is_b ? mp.a.id : mp.b.id;
   if (!static_const(g, m_id, DataType::kFloat32) || acc == m_id) return false;
-  const Node* head = sole_producer(g, uses, acc, OpKind::kConv2d);
-  if (!head) head = sole_producer(g, uses, acc, OpKind::kMatmul);
-  // Or add(matmul, the importer's emulation of ORT's u8s8 pair saturation): the fused node
+  const Node* head = product_head(g, uses, acc, one_d);
+  // Or add(product, the importer's emulation of ORT's u8s8 pair saturation): the fused node
   // then sums on the pair-saturating tiles, which compute the same (u8s8_correction.h).
   OperandId fix = -1;
   if (const Node* add = head ? nullptr : sole_producer(g, uses, acc, OpKind::kAdd)) {
     const auto& ap = add->as<BinaryParams>();
-    if ((head = sole_producer(g, uses, ap.a.id, OpKind::kMatmul))) {
+    if ((head = product_head(g, uses, ap.a.id, one_d))) {
       fix = ap.b.id;
-    } else if ((head = sole_producer(g, uses, ap.b.id, OpKind::kMatmul))) {
+    } else if ((head = product_head(g, uses, ap.b.id, one_d))) {
       fix = ap.a.id;
     }
   }
@@ -136,9 +170,9 @@ bool match(const Graph& g, const std::vector<int>& uses, const Node& q, Node* fu
     cp.filter = head->as<BinaryParams>().b;
     cp.filter_layout = "io";
   }
-  const OperandDesc& yd = g.desc(acc);
+  const OperandDesc& yd = g.desc(acc);  // the chain's value (3-D for a 1-D convolution)
   const size_t rank = yd.shape.size();
-  if ((is_conv ? rank != 4 : rank < 2) || !is_static_shape(yd.shape) ||
+  if ((is_conv ? rank != (one_d->used ? 3u : 4u) : rank < 2) || !is_static_shape(yd.shape) ||
       yd.data_type != DataType::kFloat32)
     return false;
   if (is_conv && cp.input_layout != "nchw" && cp.input_layout != "nhwc") return false;
@@ -158,8 +192,17 @@ bool match(const Graph& g, const std::vector<int>& uses, const Node& q, Node* fu
     if (!std::isfinite(m)) return false;
   }
 
-  // The input: cast(x_q) or cast(x_q) - x_zp.
+  // The input: cast(x_q) or cast(x_q) - x_zp (reshaped to [N, C, 1, W] for a 1-D conv).
   OperandId shifted = cp.input.id;
+  if (one_d->used) {
+    const Node* rs = producer_of(g, shifted, OpKind::kReshape);
+    if (!rs || !drops_unit_height(g.desc(shifted).shape,
+                                  g.desc(rs->as<NewShapeParams>().input.id).shape)) {
+      return false;
+    }
+    one_d->input4 = g.desc(shifted).shape;
+    shifted = rs->as<NewShapeParams>().input.id;
+  }
   int32_t x_zp = 0;
   if (const Node* sub = producer_of(g, shifted, OpKind::kSub)) {
     const auto& sp = sub->as<BinaryParams>();
@@ -178,11 +221,13 @@ bool match(const Graph& g, const std::vector<int>& uses, const Node& q, Node* fu
 
   // Filter and bias: integers (weights minus their zero point: int8, or uint8 weights the
   // quantizer treated as activations) within the exactness bound.
-  if (!static_const(g, cp.filter.id, DataType::kFloat32) ||
+  const OperandId filter = constant_or_its_reshape(g, cp.filter.id);
+  if (filter < 0 || !static_const(g, filter, DataType::kFloat32) ||
+      !is_static_shape(g.desc(cp.filter.id).shape) ||
       g.desc(cp.filter.id).shape.size() != cp.filter_layout.size()) {
     return false;
   }
-  const std::vector<float> w = floats(g, cp.filter.id);
+  const std::vector<float> w = floats(g, filter);
   std::vector<float> b;
   if (cp.bias.present()) {
     if (!static_const(g, cp.bias.id, DataType::kFloat32)) return false;
@@ -202,9 +247,15 @@ bool match(const Graph& g, const std::vector<int>& uses, const Node& q, Node* fu
     int8_weights = int8_weights && w[i] >= -128.0f && w[i] <= 127.0f;
     abs_sum[static_cast<size_t>(i / o_stride % out_c)] += std::fabs(w[i]);
   }
-  if (fix >= 0 && (is_conv || !int8_weights ||
-                   !is_u8s8_matmul_correction(g, fix, xq, w.data(), fs[0], out_c))) {
-    return false;
+  if (fix >= 0) {
+    // ORT's u8s8 kernels multiply raw uint8 x (int8 x shifted by 128) by the raw int8 weights.
+    const int32_t raw_zero = x_zp + (xt == DataType::kInt8 ? 128 : 0);
+    if (!int8_weights) return false;
+    if (is_conv ? cp.groups == out_c || cp.filter_layout != "oihw" ||
+                      !is_u8s8_conv_correction(g, fix, *head, w.data(), raw_zero)
+                : !is_u8s8_matmul_correction(g, fix, xq, w.data(), fs[0], out_c)) {
+      return false;
+    }
   }
   for (int64_t o = 0; o < out_c; ++o) {
     const double bias = b.empty() ? 0.0 : b[o];
@@ -221,7 +272,7 @@ bool match(const Graph& g, const std::vector<int>& uses, const Node& q, Node* fu
   } else {
     std::get<BinaryParams>(fused->params).a = OperandRef{xq};
   }
-  fused->outputs = q.outputs;
+  fused->outputs = q.outputs;  // fuse_qdq gives a 1-D convolution's its 4-D views
   auto form = std::make_shared<Node::Quantized>();
   form->input_zero_point = x_zp;
   form->multiplier = std::move(mult);
@@ -230,7 +281,14 @@ bool match(const Graph& g, const std::vector<int>& uses, const Node& q, Node* fu
   form->u8s8_saturating = fix >= 0;
   fused->quantized = std::move(form);
   dead->push_back(g.operands[head->outputs[0]].producer);
-  if (fix >= 0) dead->push_back(g.operands[acc].producer);  // the add; the rest dies unread
+  for (OperandId v = acc; g.operands[v].producer != g.operands[head->outputs[0]].producer;) {
+    // The add of the correction, the output reshape (the correction's nodes die unread).
+    const Node& n = g.nodes[g.operands[v].producer];
+    dead->push_back(g.operands[v].producer);
+    v = n.kind == OpKind::kAdd ? (fix == n.as<BinaryParams>().a.id ? n.as<BinaryParams>().b.id
+                                                                   : n.as<BinaryParams>().a.id)
+                               : n.as<NewShapeParams>().input.id;
+  }
   dead->push_back(g.operands[qp.input.id].producer);
   return true;
 }
@@ -245,18 +303,42 @@ Expected<int64_t> fuse_qdq(Graph& graph) {
   }
   const std::vector<int> uses = use_counts(graph);
   std::vector<bool> dead(graph.nodes.size(), false);
+  std::vector<Node> views;  // 1-D convolutions' reshapes, placed by sort_topologically
   int64_t fused = 0;
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const Node& q = graph.nodes[i];
     if (q.kind != OpKind::kQuantizeLinear || !q.epilogue.empty()) continue;
     Node node{OpKind::kConv2d, "", {}, {}, {}, nullptr};
     std::vector<int32_t> chain;
-    if (!match(graph, uses, q, &node, &chain)) continue;
+    OneD one_d;
+    if (!match(graph, uses, q, &node, &chain, &one_d)) continue;
+    if (one_d.used) {
+      // reshape(x_q) -> the fused conv2d -> reshape to the chain's output.
+      auto& cp = std::get<Conv2dParams>(node.params);
+      OperandDesc in4 = graph.desc(cp.input.id), out4 = graph.desc(node.outputs[0]);
+      in4.shape = one_d.input4;
+      out4.shape = one_d.output4;
+      const OperandId x4 = add_value(graph, in4), y4 = add_value(graph, out4);
+      Node in{OpKind::kReshape, "", NewShapeParams{cp.input, in4.shape}, {x4}, {}, nullptr};
+      Node out{
+          OpKind::kReshape, "", NewShapeParams{OperandRef{y4}, graph.desc(node.outputs[0]).shape},
+          node.outputs,     {}, nullptr};
+      cp.input = OperandRef{x4};
+      node.outputs = {y4};
+      views.push_back(std::move(in));
+      views.push_back(std::move(out));
+    }
     graph.nodes[i] = std::move(node);
     for (int32_t n : chain) dead[n] = true;
     ++fused;
   }
-  if (fused) erase_nodes(graph, dead);
+  if (!fused) return int64_t{0};
+  erase_nodes(graph, dead);
+  if (!views.empty()) {
+    for (Node& n : views) graph.nodes.push_back(std::move(n));
+    renumber_producers(graph);
+    if (!sort_topologically(graph)) return make_error(ErrorKind::kInternal, "qdq_fusion: cycle");
+  }
   return fused;
 }
 

@@ -115,4 +115,104 @@ bool is_u8s8_matmul_correction(const Graph& g, OperandId fix, OperandId x, const
   return true;
 }
 
+namespace {
+
+// The value a reshape chain starts from (id itself when it is no reshape's output).
+OperandId through_reshapes(const Graph& g, OperandId id) {
+  while (const Node* rs = plain_producer(g, id, OpKind::kReshape)) {
+    id = rs->as<NewShapeParams>().input.id;
+  }
+  return id;
+}
+
+}  // namespace
+
+bool is_u8s8_conv_correction(const Graph& g, OperandId fix, const Node& conv, const float* w,
+                             int32_t raw_zero) {
+  const Node* sum = plain_producer(g, fix, OpKind::kReduceSum);
+  if (!sum) return false;
+  const auto& sp = sum->as<ReduceParams>();
+  if (sp.keep_dimensions || !sp.axes || *sp.axes != IntList{2}) return false;
+  const Node* sub = plain_producer(g, sp.input.id, OpKind::kSub);
+  if (!sub) return false;
+  const OperandId pv = sub->as<BinaryParams>().b.id;
+  const Node* cl = plain_producer(g, sub->as<BinaryParams>().a.id, OpKind::kClamp);
+  if (!cl || cl->as<ClampParams>().input.id != pv) return false;
+  const auto& clp = cl->as<ClampParams>();
+  if (!clp.min_value || !clp.max_value || clp.min_value->as_double() != -32768.0 ||
+      clp.max_value->as_double() != 32767.0) {
+    return false;
+  }
+  // pv: [N, O, slots, spatial...], reshaped from the pair conv2d's [N, O * slots, H, W].
+  const OperandDesc& pd = g.desc(pv);
+  const OperandId pair_out = through_reshapes(g, pv);
+  const Node* pc = plain_producer(g, pair_out, OpKind::kConv2d);
+  if (pair_out == pv || !pc || pd.shape.size() < 4) return false;
+  const auto& cp = conv.as<Conv2dParams>();
+  const auto& pp = pc->as<Conv2dParams>();
+  if (pp.strides != cp.strides || pp.dilations != cp.dilations || pp.padding != cp.padding ||
+      pp.groups != cp.groups || pp.input_layout != "nchw" || cp.input_layout != "nchw" ||
+      pp.filter_layout != "oihw" || cp.filter_layout != "oihw" || !pp.bias.present()) {
+    return false;
+  }
+  if (through_reshapes(g, pp.input.id) != through_reshapes(g, cp.input.id)) return false;
+  const OperandDesc& fd = g.desc(cp.filter.id);
+  const OperandDesc& pfd = g.desc(pp.filter.id);
+  if (fd.shape.size() != 4 || pfd.shape.size() != 4) return false;
+  const int64_t o_count = fd.shape[0].value, gi = fd.shape[1].value;
+  const int64_t taps = fd.shape[2].value * fd.shape[3].value, k = gi * taps;
+  const int64_t slots = pd.shape[2].value;
+  if (pd.shape[1].value != o_count || slots < 1 || pfd.shape[0].value != o_count * slots ||
+      pfd.shape[1].value != gi || pfd.shape[2].value != fd.shape[2].value ||
+      pfd.shape[3].value != fd.shape[3].value) {
+    return false;
+  }
+  const std::vector<float> f = float32_values(g, constant_or_its_reshape(g, pp.filter.id));
+  const std::vector<float> bias = float32_values(g, pp.bias.id);
+  if (static_cast<int64_t>(f.size()) != o_count * slots * k ||
+      static_cast<int64_t>(bias.size()) != o_count * slots) {
+    return false;
+  }
+  // Element kk = tap * gi + i of ORT's order is (i, tap) of an oihw filter row.
+  auto at = [&](const float* row, int64_t kk) {
+    return kk < k ? row[kk % gi * taps + kk / gi] : 0;
+  };
+  const int64_t pairs = (k + 1) / 2;
+  std::vector<uint8_t> listed(static_cast<size_t>(pairs));
+  for (int64_t o = 0; o < o_count; ++o) {
+    const float* wo = w + o * k;
+    std::fill(listed.begin(), listed.end(), 0);
+    for (int64_t e = 0; e < slots; ++e) {
+      const float* fe = f.data() + (o * slots + e) * k;
+      int64_t first = -1, count = 0;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        if (at(fe, kk) == 0.0f) continue;
+        if (first < 0) first = kk;
+        ++count;
+      }
+      if (first < 0) {  // padding: adds clamp(bias) - bias with a zero bias
+        if (bias[o * slots + e] != 0.0f) return false;
+        continue;
+      }
+      const int64_t j = first / 2;
+      const float w0 = at(wo, 2 * j), w1 = at(wo, 2 * j + 1);
+      // The slot's weights are those of pair j, and nothing else.
+      if (listed[j] || count != (at(fe, 2 * j) != 0.0f) + (at(fe, 2 * j + 1) != 0.0f) ||
+          at(fe, 2 * j) != w0 || at(fe, 2 * j + 1) != w1) {
+        return false;
+      }
+      if (bias[o * slots + e] != (w0 + w1) * static_cast<float>(raw_zero)) return false;
+      listed[j] = 1;
+    }
+    for (int64_t j = 0; j < pairs; ++j) {
+      const int32_t b0 = static_cast<int32_t>(at(wo, 2 * j));
+      const int32_t b1 = static_cast<int32_t>(at(wo, 2 * j + 1));
+      const int32_t pos = std::max(b0, 0) + std::max(b1, 0);
+      const int32_t neg = std::min(b0, 0) + std::min(b1, 0);
+      if (!listed[j] && (255 * pos > 32767 || 255 * neg < -32768)) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace webnn

@@ -22,4 +22,14 @@ OperandId u8s8_cast_source(const Graph& g, OperandId id);
 bool is_u8s8_matmul_correction(const Graph& g, OperandId fix, OperandId x, const float* w,
                                int64_t k, int64_t n);
 
+// Whether `fix` is ort_u8s8.py's conv_correction for the conv2d `conv` (NCHW, filter oihw with
+// the float32 values w) whose input is x - x_zp: a conv2d with the same geometry of that same
+// input (or of a reshape of the same value, for a 1-D convolution) by one filter per pair slot
+// of every output channel, its bias the slot's weight sum times raw_zero (ORT pads with the
+// zero point), reshaped to [N, O, slots, spatial...], clamped to int16, minus itself, summed
+// over the slots. The slots must list exactly the pairs (2j, 2j + 1) of each channel's weights
+// in ORT's reduction order (kernel position, then input channel) that can saturate.
+bool is_u8s8_conv_correction(const Graph& g, OperandId fix, const Node& conv, const float* w,
+                             int32_t raw_zero);
+
 }  // namespace webnn
