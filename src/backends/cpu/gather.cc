@@ -88,6 +88,12 @@ bool gather_rows_by_type(const T* in, const TensorView& ind, T* out, int64_t cou
     case DataType::kInt64:
       gather_rows_raw(in, ind.as<int64_t>(), out, count, axis_size, b, e);
       return true;
+    case DataType::kUint8:  // byte-indexed tables (graph/passes/byte_index_gathers.cc)
+      gather_rows_raw(in, ind.as<uint8_t>(), out, count, axis_size, b, e);
+      return true;
+    case DataType::kInt8:
+      gather_rows_raw(in, ind.as<int8_t>(), out, count, axis_size, b, e);
+      return true;
     default:
       return false;
   }
@@ -103,15 +109,19 @@ class GatherKernel final : public Kernel {
     if (axis_ < 0 || axis_ >= static_cast<int64_t>(x.rank())) return false;
     axis_size_ = x.shape[axis_];
     if (axis_size_ <= 0) return false;  // the reference reports indexing an empty axis
+    // (u)int8 indices: only graph/passes/byte_index_gathers.cc makes them (run-time bytes).
+    const bool bytes = ind.data_type == DataType::kUint8 || ind.data_type == DataType::kInt8;
     if (ind.data_type != DataType::kInt32 && ind.data_type != DataType::kUint32 &&
-        ind.data_type != DataType::kInt64) {
+        ind.data_type != DataType::kInt64 && !bytes) {
       return false;
     }
+    if (bytes && cc.is_constant(p.indices)) return false;
     outer_ = inner_ = 1;
     for (int64_t a = 0; a < axis_; ++a) outer_ *= x.shape[a];
     for (size_t a = axis_ + 1; a < x.rank(); ++a) inner_ *= x.shape[a];
     count_ = static_cast<int64_t>(ind.count);
     element_ = element_size(x.data_type);
+    if (bytes && (inner_ != 1 || element_ == 8)) return false;  // only the element loop reads them
     constant_ = cc.is_constant(p.indices);
     if (constant_ && !read_indices(ind, axis_size_, &idx_)) return false;
     if (constant_) find_runs();

@@ -349,6 +349,19 @@ class LayoutWalk {
         p.input_layout = "nhwc";
         return emit_sunk(std::move(node), kToNchw);
       }
+      case OpKind::kGather: {
+        // A byte-indexed table (byte_index_gathers.cc): element-wise in its indices.
+        auto& p = std::get<GatherParams>(node.params);
+        const DataType it = g_.desc(p.indices.id).data_type;
+        const Transposed* t = transposed(p.indices.id);
+        if (!t || p.axis != 0 || g_.desc(p.input.id).shape.size() != 1 ||
+            (it != DataType::kUint8 && it != DataType::kInt8)) {
+          break;
+        }
+        Perm perm = t->perm;
+        p.indices.id = t->src;
+        return emit_sunk(std::move(node), perm);
+      }
       case OpKind::kReshape:
       case OpKind::kSqueeze:
       case OpKind::kUnsqueeze:

@@ -26,6 +26,8 @@ const std::vector<Pass>& all_passes() {
       {"integer_matmul", cpu_only, fuse_integer_matmuls},
       // After folding (the regions' constants are folded then), before layouts and fusion.
       {"qdq_tables", cpu_only, fold_quantized_tables},
+      // After qdq_tables (which reads the int32 index form), on the tables it left.
+      {"byte_index_gathers", cpu_only, index_gathers_by_bytes},
       {"batch_norm_folding", fast_backends, fold_batch_norm},
       {"layout_assignment", cpu_only, assign_layouts},
       // The transposes layout assignment sank past are dead now; fusion needs exact use counts.

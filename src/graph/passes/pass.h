@@ -58,6 +58,7 @@ Expected<int64_t> assign_layouts(Graph& graph);
 Expected<int64_t> fuse_epilogues(Graph& graph);
 Expected<int64_t> fuse_qdq(Graph& graph);
 Expected<int64_t> fold_quantized_tables(Graph& graph);
+Expected<int64_t> index_gathers_by_bytes(Graph& graph);
 Expected<int64_t> fuse_integer_matmuls(Graph& graph);
 Expected<int64_t> fuse_fake_quantize(Graph& graph);
 Expected<int64_t> fold_matmul_transposes(Graph& graph);
