@@ -6,6 +6,7 @@
 
 #include "convert.h"
 #include "errors.h"
+#include "instance_table.h"
 #include "introspection.h"
 #include "objects.h"
 #include "op_binding.h"
@@ -203,6 +204,7 @@ NB_MODULE(_webnn, m) {
           "create_context",
           [](const MLHandle&, nb::handle power_preference, nb::handle accelerated,
              nb::handle backend, nb::handle device_type) {
+            reserve_python_objects("create_context");
             std::string pp = to_string(power_preference, "create_context: power_preference");
             bool acc = to_bool(accelerated, "create_context: accelerated");
             std::string be = to_string(backend, "create_context: backend");
@@ -227,12 +229,14 @@ NB_MODULE(_webnn, m) {
                    [](const ContextHandle& c) { return c.context->accelerated() ? "gpu" : "cpu"; })
       .def("create_graph_builder",
            [](const ContextHandle& c) {
+             reserve_python_objects("create_graph_builder");
              return BuilderHandle{c.context, c.context->create_graph_builder()};
            })
       .def(
           "create_tensor",
           [](const ContextHandle& c, nb::handle shape, nb::handle data_type, nb::handle readable,
              nb::handle writable, nb::handle exportable_to_gpu) {
+            reserve_python_objects("create_tensor");
             auto dims = parse_tensor_shape(shape, "create_tensor: shape");
             DataType t = parse_data_type(data_type, "create_tensor");
             return TensorHandle{
@@ -343,6 +347,7 @@ NB_MODULE(_webnn, m) {
       .def(
           "load_graph",
           [](const ContextHandle& c, nb::handle path) {
+            reserve_python_objects("load_graph");
             // str, bytes or os.PathLike (TypeError otherwise), decoded as the OS does.
             std::string p =
                 nb::cast<std::string>(nb::module_::import_("os").attr("fsdecode")(path));
@@ -372,6 +377,7 @@ NB_MODULE(_webnn, m) {
           "input",
           [](BuilderHandle& self, nb::handle name, nb::handle shape, nb::handle data_type) {
             check_builder_usable(self);
+            reserve_python_objects("input");
             std::string n = to_string(name, "input: name");
             Shape s = parse_shape(shape, "input '" + n + "': shape", true);
             DataType t = parse_data_type(data_type, "input '" + n + "'");
@@ -384,6 +390,7 @@ NB_MODULE(_webnn, m) {
           "constant",
           [](BuilderHandle& self, nb::handle value, nb::handle shape, nb::handle data_type) {
             check_builder_usable(self);
+            reserve_python_objects("constant");
             std::optional<DataType> t;
             if (!data_type.is_none()) t = parse_data_type(data_type, "constant");
             HostArray arr = adapt_array(value, t, "constant");
@@ -418,6 +425,7 @@ NB_MODULE(_webnn, m) {
           "build",
           [](BuilderHandle& self, nb::handle outputs) {
             check_builder_usable(self);
+            reserve_python_objects("build");
             auto outs = outputs_arg(self, outputs, "build");
             Graph g = unwrap(self.builder->finish(outs));
             return GraphHandle{self.context, unwrap(self.context->compile(std::move(g)))};

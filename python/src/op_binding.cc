@@ -7,6 +7,7 @@
 
 #include "convert.h"
 #include "errors.h"
+#include "instance_table.h"
 
 namespace webnn::py {
 
@@ -153,6 +154,7 @@ struct FieldAssigner {
 nb::object call_operation(BuilderHandle& self, OpKind kind, nb::args args, nb::kwargs kwargs) {
   check_builder_usable(self);
   const std::string op = op_python_name(kind);
+  reserve_python_objects(op.c_str());  // before the node is added (see multi-output below)
   std::vector<FieldInfo> fields = fields_of(kind);
   std::map<std::string, nb::handle> values;
   std::string label;
@@ -214,6 +216,7 @@ nb::object call_operation(BuilderHandle& self, OpKind kind, nb::args args, nb::k
   visit_params(params, assigner);
   std::vector<OperandId> outs = unwrap(self.builder->add_op(kind, std::move(params), label));
   if (!op_multi_output(kind)) return nb::cast(OperandHandle{self.builder, outs[0]});
+  reserve_python_objects(op.c_str(), outs.size());
   nb::list result;
   for (OperandId id : outs) result.append(nb::cast(OperandHandle{self.builder, id}));
   return result;

@@ -1,6 +1,8 @@
 #include "core/thread_pool.h"
 
 #include <cstdlib>
+#include <new>
+#include <system_error>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -81,6 +83,17 @@ void ThreadPool::start_workers() {
   }
 }
 
+void ThreadPool::try_start_workers() {
+  // A thread the system refuses (no memory for its stack under an address-space limit) is not
+  // an error: the region runs on the workers started so far and on the caller, and a later
+  // region tries again.
+  try {
+    start_workers();
+  } catch (const std::system_error&) {
+  } catch (const std::bad_alloc&) {
+  }
+}
+
 void ThreadPool::worker_main(int thread, uint32_t seen) {
   for (;;) {
     uint32_t g = generation_.load(std::memory_order_acquire);
@@ -115,7 +128,16 @@ void ThreadPool::work(uint32_t generation, int thread) {
     const int64_t tasks = tasks_.load(std::memory_order_acquire);
     if (index >= tasks) return;
     if (!claim_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel)) continue;
-    fn(ctx, index, thread);
+    if (!failed_.load(std::memory_order_acquire)) {
+      try {
+        fn(ctx, index, thread);
+      } catch (...) {
+        // Kept for run() to rethrow on the caller (the task's done_ below still counts).
+        std::lock_guard<std::mutex> failure(failure_mutex_);
+        if (!failure_) failure_ = std::current_exception();
+        failed_.store(true, std::memory_order_release);
+      }
+    }
     if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == tasks) {
       // Taking the mutex orders this notification after the caller's check-then-sleep.
       {
@@ -134,7 +156,15 @@ void ThreadPool::run(int64_t tasks, TaskFn fn, void* ctx) {
     for (int64_t i = 0; i < tasks; ++i) fn(ctx, i, 0);
     return;
   }
-  if (workers_.empty()) start_workers();
+  // start_workers() is called again until one starts: a system that refused every thread once
+  // may have room later.
+  if (workers_.empty()) try_start_workers();
+  if (workers_.empty()) {
+    for (int64_t i = 0; i < tasks; ++i) fn(ctx, i, 0);
+    return;
+  }
+  failure_ = nullptr;  // no task of this pool runs now: the previous region has finished
+  failed_.store(false, std::memory_order_relaxed);
   const uint32_t generation = generation_.load(std::memory_order_relaxed) + 1;
   const uint64_t base = static_cast<uint64_t>(generation) << 32;
   // Close the previous region before its fields change (see work()).
@@ -158,6 +188,14 @@ void ThreadPool::run(int64_t tasks, TaskFn fn, void* ctx) {
   if (d != tasks) {
     std::unique_lock<std::mutex> sleep(sleep_mutex_);
     finished_.wait(sleep, [&] { return done_.load(std::memory_order_acquire) == tasks; });
+  }
+  if (failed_.load(std::memory_order_acquire)) {
+    std::exception_ptr failure;
+    {
+      std::lock_guard<std::mutex> lock_failure(failure_mutex_);
+      failure.swap(failure_);
+    }
+    std::rethrow_exception(failure);
   }
 }
 

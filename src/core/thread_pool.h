@@ -5,6 +5,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <exception>
 #include <mutex>
 #include <thread>
 #include <type_traits>
@@ -28,6 +29,10 @@ class ThreadPool {
   // index per-thread scratch. A caller that finds the pool busy (another dispatch, or a nested
   // call from inside a task) runs its tasks inline on its own thread, as thread 0 of its own
   // region: fn must not assume that thread 0 is the pool's creator.
+  // An exception thrown by a task (std::bad_alloc from a kernel's scratch) is rethrown here, on
+  // the calling thread, once every task has finished or been skipped: on a worker it would end
+  // the process (std::terminate), and on the caller it would leave workers running tasks whose
+  // captures are gone. The tasks not yet started when one throws are skipped.
   template <class F>
   void parallel_for(int64_t tasks, F&& fn) {
     using Fn = std::remove_reference_t<F>;
@@ -43,6 +48,8 @@ class ThreadPool {
   void worker_main(int thread, uint32_t seen);
   // Claims and runs tasks of the region tagged `generation` until none are left.
   void work(uint32_t generation, int thread);
+  // Starts the workers that the system lets it start (see run()).
+  void try_start_workers();
 
   // True in a child created by fork() after the workers started: they do not exist there.
   bool forked() const;
@@ -63,6 +70,11 @@ class ThreadPool {
   std::atomic<int64_t> done_{0};
   std::atomic<uint32_t> generation_{0};  // bumped to wake workers
   std::atomic<bool> stop_{false};
+  // The first exception of the current region's tasks (rethrown by run()), and a flag that
+  // lets the others skip their tasks.
+  std::mutex failure_mutex_;
+  std::exception_ptr failure_;
+  std::atomic<bool> failed_{false};
   // Sleeping after the spin: condition variables rather than std::atomic::wait, whose
   // libstdc++ 11/12 implementation can miss wake-ups.
   std::mutex sleep_mutex_;

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <new>
+#include <stdexcept>
 
 #include "graph/passes/graph_util.h"
 #include "ops/infer.h"
@@ -12,6 +14,36 @@
 namespace webnn {
 
 namespace {
+
+// A kernel's own allocations (weights packed when it is compiled, scratch when it runs) throw
+// std::bad_alloc, on this thread or in a pool task (ThreadPool::run rethrows it here): the
+// error names the node, as the plan's own allocations name the plan.
+Status out_of_memory(const Node& node, const char* when) {
+  return make_error(ErrorKind::kRuntime, op_spec_name(node.kind),
+                    node.label.empty() ? std::string() : str_cat(" '", node.label, "'"),
+                    ": out of memory allocating the kernel's working memory (", when, ")");
+}
+
+Expected<std::unique_ptr<Kernel>> compile_kernel(const Backend& backend, const Node& node,
+                                                 const CompileContext& cc) {
+  try {
+    return backend.compile(node, cc);
+  } catch (const std::bad_alloc&) {
+    return out_of_memory(node, "compile");
+  } catch (const std::length_error&) {
+    return out_of_memory(node, "compile");
+  }
+}
+
+Status run_kernel(Kernel& kernel, KernelContext& ctx, const Node& node) {
+  try {
+    return kernel.run(ctx);
+  } catch (const std::bad_alloc&) {
+    return out_of_memory(node, "dispatch");
+  } catch (const std::length_error&) {
+    return out_of_memory(node, "dispatch");
+  }
+}
 
 Dim bind_dim(const Dim& d, const DimBindings& bindings) {
   if (d.is_static()) return d;
@@ -149,7 +181,7 @@ Expected<std::unique_ptr<Plan>> build_plan(const Graph& graph, const Backend& ba
   for (const auto& [id, root] : plan->aliases) plan->views[id].data = plan->views[root].data;
   const CompileContext cc(graph, plan->views, cache);
   for (const Node& node : graph.nodes) {
-    WEBNN_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> k, backend.compile(node, cc));
+    WEBNN_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> k, compile_kernel(backend, node, cc));
     plan->kernels.push_back(std::move(k));
   }
   return plan;
@@ -159,7 +191,7 @@ Status run_plan(Plan& plan, const Graph& graph, ThreadPool* pool, bool profile) 
   if (!profile) {
     for (size_t i = 0; i < graph.nodes.size(); ++i) {
       KernelContext ctx(graph.nodes[i], plan.views, pool);
-      WEBNN_RETURN_IF_ERROR(plan.kernels[i]->run(ctx));
+      WEBNN_RETURN_IF_ERROR(run_kernel(*plan.kernels[i], ctx, graph.nodes[i]));
     }
     return Status::ok();
   }
@@ -168,7 +200,7 @@ Status run_plan(Plan& plan, const Graph& graph, ThreadPool* pool, bool profile) 
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     KernelContext ctx(graph.nodes[i], plan.views, pool);
     const auto start = std::chrono::steady_clock::now();
-    WEBNN_RETURN_IF_ERROR(plan.kernels[i]->run(ctx));
+    WEBNN_RETURN_IF_ERROR(run_kernel(*plan.kernels[i], ctx, graph.nodes[i]));
     plan.node_ns[i] += std::chrono::duration_cast<std::chrono::nanoseconds>(
                            std::chrono::steady_clock::now() - start)
                            .count();

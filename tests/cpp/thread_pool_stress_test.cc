@@ -10,6 +10,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <new>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -92,6 +95,56 @@ TEST(ThreadPoolStressTest, ConcurrentCallersShareOnePool) {
   a.join();
   b.join();
   EXPECT_FALSE(failed.load());
+}
+
+// A task's exception (std::bad_alloc from a kernel's scratch) reaches the caller of
+// parallel_for after every task has finished or been skipped, whichever thread threw it: on a
+// worker it used to end the process (std::terminate). The pool serves the next regions.
+TEST(ThreadPoolStressTest, TaskExceptionIsRethrownOnTheCaller) {
+  Watchdog watchdog(std::chrono::seconds(60), "TaskExceptionIsRethrownOnTheCaller");
+  for (int threads : {2, 4}) {
+    ThreadPool pool(threads);
+    for (int r = 0; r < 500; ++r) {
+      const int tasks = 2 + r % 7, failing = r % tasks;
+      std::atomic<int> started{0}, finished{0};
+      bool caught = false;
+      try {
+        pool.parallel_for(tasks, [&](int64_t t, int) {
+          started.fetch_add(1);
+          // Every task but the failing one takes a little while, so that some run on workers
+          // and some are still running when it throws.
+          if (t == failing) throw std::bad_alloc();
+          for (int i = 0; i < 3; ++i) std::this_thread::yield();
+          finished.fetch_add(1);
+        });
+      } catch (const std::bad_alloc&) {
+        caught = true;
+      }
+      ASSERT_TRUE(caught) << "region " << r;
+      // Nothing of the region runs after parallel_for returns.
+      const int done = finished.load();
+      EXPECT_EQ(started.load(), done + 1);
+      std::this_thread::yield();
+      EXPECT_EQ(finished.load(), done);
+      std::atomic<int> total{0};
+      pool.parallel_for(tasks, [&](int64_t, int) { total.fetch_add(1); });
+      ASSERT_EQ(total.load(), tasks) << "region " << r;
+    }
+  }
+}
+
+TEST(ThreadPoolStressTest, OnlyTheFirstOfSeveralExceptionsIsRethrown) {
+  ThreadPool pool(4);
+  for (int r = 0; r < 200; ++r) {
+    try {
+      pool.parallel_for(64, [&](int64_t t, int) {
+        if (t % 3 == 0) throw std::runtime_error("task " + std::to_string(t));
+      });
+      FAIL() << "no exception";
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("task ", 0), 0u);
+    }
+  }
 }
 
 }  // namespace
