@@ -435,3 +435,52 @@ def test_layout_moves_through_quantize_dequantize(monkeypatch, per_channel):
     want, _ = run("constant_folding,batch_norm_folding,epilogue_fusion")
     assert ops.get("transpose", 0) == 2, ops
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("bias_as", ["initializer", "constant_node"])
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_float_bias_quantized_as_onnxruntime_does(bias_as, per_channel):
+    """A QDQ Conv whose bias the quantizer left in float (PaddlePaddle exports hold biases in
+    Constant nodes): ONNX Runtime's BiasQuantization transformer quantizes it to int32 with
+    scale x_scale * w_scale before fusing the group into QLinearConv, and so does the importer
+    (onnx/qdq.py): one integer conv2d, the same bytes as ORT's session."""
+    rng = np.random.default_rng(8 + per_channel)
+    o, c = 12, 6
+    w = rng.integers(-60, 61, (o, c, 3, 3)).astype(np.int8)
+    sw = (rng.uniform(0.5, 1.5, o) * 0.01).astype(np.float32) if per_channel else np.float32(0.01)
+    bias = (rng.standard_normal(o) * 0.7).astype(np.float32)
+    inits = {"sx": np.array(0.02, np.float32), "zx": np.array(128, np.uint8), "w": w,
+             "sw": np.asarray(sw, np.float32), "zw": np.zeros(np.shape(sw), np.int8),
+             "sy": np.array(0.05, np.float32), "zy": np.array(100, np.uint8)}  # fmt: skip
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xd"]),
+        helper.make_node("DequantizeLinear", ["w", "sw", "zw"], ["wd"], axis=0),
+        helper.make_node("Conv", ["xd", "wd", "b"], ["p"], pads=[1, 1, 1, 1]),
+        helper.make_node("QuantizeLinear", ["p", "sy", "zy"], ["y"]),
+    ]
+    tensors = [numpy_helper.from_array(v, k) for k, v in inits.items()]
+    if bias_as == "initializer":
+        tensors.append(numpy_helper.from_array(bias, "b"))
+    else:
+        nodes.insert(
+            0, helper.make_node("Constant", [], ["b"], value=numpy_helper.from_array(bias))
+        )
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, 9, 9])],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8, None)],
+        tensors,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    data = model.SerializeToString()
+    x = (rng.standard_normal((1, c, 9, 9)) * 1.5).astype(np.float32)
+    context = webnn.ML().create_context(accelerated=False)
+    g = wo.load(context, data)
+    got = context.compute(g, {"x": x})["y"]
+    assert g.compile_stats["passes"]["qdq_fusion"] == 1, g.compile_stats["passes"]
+    assert g.compile_stats["ops_after"].get("conv2d") == 1
+    want = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(got, want)

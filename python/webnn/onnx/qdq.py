@@ -7,11 +7,13 @@ x_scale * w_scale / y_scale. Computing the float form instead rounds differently
 element in a few hundred per layer, and over a deep network that moves the output by several
 quantization steps. This pass rewrites the triples the way ONNX Runtime's QDQ selectors do
 (per-tensor activations, per-tensor or per-output-channel weights that are initializers, an
-int32 bias or none), so the integer converters in ops/quantization.py compute them.
+int32 bias or none; a Conv's float bias quantized first as ONNX Runtime's BiasQuantization
+transformer does), so the integer converters in ops/quantization.py compute them.
 """
 
 from collections import Counter
 
+import numpy as np
 from onnx import helper, numpy_helper
 
 # The inputs and outputs the pass reads of each kind of node it matches (input[0], output[0],
@@ -62,6 +64,23 @@ def _scalar_init(inits, name):
     if name not in inits or _in_file(inits[name]):
         return False
     return numpy_helper.to_array(inits[name]).size == 1
+
+
+def _ort_quantized_bias(bias, x_scale, w_scale):
+    """A Conv's float bias as ONNX Runtime's BiasQuantization transformer quantizes it before
+    its QDQ fusion (so its QLinearConv takes Convs whose bias the quantizer left in float):
+    round_half_even(bias / (x_scale * w_scale)) in float32 steps, as int32; None where it does
+    not apply (not 1-D, a weight scale per channel of another length, beyond int32)."""
+    if bias.ndim != 1 or bias.dtype != np.float32 or (w_scale.size not in (1, bias.size)):
+        return None
+    scale = (np.float32(x_scale.reshape(())) * w_scale.astype(np.float32).reshape(-1)).astype(
+        np.float32
+    )
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        q = np.rint((bias / scale).astype(np.float32))
+    if not np.all(np.isfinite(q)) or np.abs(q).max(initial=0) >= 2.0**31:
+        return None
+    return q.astype(np.int32)
 
 
 def _constant_nodes_as_inits(graph, inits):
@@ -307,16 +326,23 @@ def fuse_qdq(model):
         # int8-QDQ keeps 50 of its 57 convolutions in float); those groups run in float.
         if x_type != y_type or x_type != "uint8":  # 16-bit, 4-bit, float8: left in float
             continue
-        bias = ""
+        bias, float_bias = "", None
         if core.op_type == "Conv" and len(core.input) > 2 and core.input[2]:
             dq_b = producers.get(core.input[2])
-            if dq_b is None or dq_b.op_type != "DequantizeLinear" or dq_b.input[0] not in inits:
+            if core.input[2] in inits:  # an initializer or a Constant node's value
+                if _in_file(inits[core.input[2]]):
+                    continue
+                float_bias = numpy_helper.to_array(inits[core.input[2]])  # quantized below
+            elif (
+                dq_b is None
+                or dq_b.op_type != "DequantizeLinear"
+                or dq_b.input[0] not in inits
+                or _in_file(inits[dq_b.input[0]])
+                or (numpy_helper.to_array(inits[dq_b.input[0]]).dtype.name != "int32")
+            ):
                 continue
-            if _in_file(inits[dq_b.input[0]]):
-                continue
-            if numpy_helper.to_array(inits[dq_b.input[0]]).dtype.name != "int32":
-                continue
-            bias = dq_b.input[0]
+            else:
+                bias = dq_b.input[0]
         if _in_file(inits[w_params[0]]):
             continue
         w_scale = numpy_helper.to_array(inits[w_params[0]])
@@ -329,6 +355,14 @@ def fuse_qdq(model):
             if w_axis != 0:
                 continue
         name = core.name or q.output[0]
+        if float_bias is not None:
+            x_scale = numpy_helper.to_array(inits[x_params[0]])
+            q_bias = _ort_quantized_bias(float_bias, x_scale, w_scale)
+            if q_bias is None:
+                continue
+            bias = f"{name}_webnn_bias_int32"
+            graph.initializer.append(numpy_helper.from_array(q_bias, bias))
+            inits[bias] = graph.initializer[-1]
         if core.op_type == "Conv":
             fused = helper.make_node(
                 "QLinearConv",
