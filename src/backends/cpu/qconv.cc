@@ -223,11 +223,10 @@ class QConv2dKernel final : public Kernel {
   }
 
   // Rows [p0, p0 + rows) of group g's im2col matrix in ORT's order, raw bytes (row r at
-  // a + r * kq, zero past k_).
+  // a + r * kq, zero past k_), from NHWC bytes x (flipped: int8 already shifted to uint8).
   void raw_im2col(const uint8_t* x, int64_t n, int64_t g, int64_t p0, int64_t rows, uint8_t* a,
-                  int64_t kq) const {
-    const uint8_t flip = x_signed_ ? 0x80 : 0, pad = static_cast<uint8_t>(raw_zero_);
-    const int64_t plane = h_ * w_;
+                  int64_t kq, bool flipped) const {
+    const uint8_t flip = x_signed_ && !flipped ? 0x80 : 0, pad = static_cast<uint8_t>(raw_zero_);
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t oh = (p0 + r) / ow_, ow = (p0 + r) % ow_;
       uint8_t* row = a + r * kq;
@@ -239,20 +238,46 @@ class QConv2dKernel final : public Kernel {
           uint8_t* out = row + (kh * kw_ + kw) * gi_;
           if (ih < 0 || ih >= h_ || iw < 0 || iw >= w_) {
             std::memset(out, pad, static_cast<size_t>(gi_));
-          } else if (nhwc_) {
-            const uint8_t* in = x + ((n * h_ + ih) * w_ + iw) * c_ + g * gi_;
-            for (int64_t i = 0; i < gi_; ++i) out[i] = in[i] ^ flip;
           } else {
-            const uint8_t* in = x + (n * c_ + g * gi_) * plane + ih * w_ + iw;
-            for (int64_t i = 0; i < gi_; ++i) out[i] = in[i * plane] ^ flip;
+            const uint8_t* in = x + ((n * h_ + ih) * w_ + iw) * c_ + g * gi_;
+            if (!flip) {
+              std::memcpy(out, in, static_cast<size_t>(gi_));
+            } else {
+              for (int64_t i = 0; i < gi_; ++i) out[i] = in[i] ^ flip;
+            }
           }
         }
       }
     }
   }
 
+  // NCHW: the raw bytes as NHWC (int8 flipped), so that each tap's channels are one run.
+  // Blocks of 32 x 32 keep reads and writes within a few cache lines.
+  const uint8_t* raw_nhwc(const uint8_t* x) {
+    const int64_t plane = h_ * w_;
+    nhwc_raw_.resize(static_cast<size_t>(n_ * plane * c_));
+    const uint8_t flip = x_signed_ ? 0x80 : 0;
+    constexpr int64_t kBlock = 32;
+    for (int64_t n = 0; n < n_; ++n) {
+      const uint8_t* src = x + n * c_ * plane;
+      uint8_t* dst = nhwc_raw_.data() + n * plane * c_;
+      for (int64_t c0 = 0; c0 < c_; c0 += kBlock) {
+        const int64_t c1 = std::min(c_, c0 + kBlock);
+        for (int64_t p0 = 0; p0 < plane; p0 += kBlock) {
+          const int64_t p1 = std::min(plane, p0 + kBlock);
+          for (int64_t c = c0; c < c1; ++c) {
+            for (int64_t q = p0; q < p1; ++q) dst[q * c_ + c] = src[c * plane + q] ^ flip;
+          }
+        }
+      }
+    }
+    return nhwc_raw_.data();
+  }
+
   Status run_saturating(const uint8_t* x, uint8_t* y, ThreadPool* pool, int threads) {
     if (static_cast<int>(sat_scratch_.size()) < threads) sat_scratch_.resize(threads);
+    // Rows are gathered from NHWC bytes (already flipped when they come from raw_nhwc).
+    const uint8_t* rows_from = nhwc_ ? x : raw_nhwc(x);
     const int64_t pixels = oh_ * ow_, kq = qgemm_kq(k_);
     const int64_t blocks = (pixels + kRowsPerTask - 1) / kRowsPerTask;
     const QGemmU8Ukernel uk = qgemm_u8s8_sat_ukernel();
@@ -262,7 +287,7 @@ class QConv2dKernel final : public Kernel {
       std::vector<uint8_t>& buf = sat_scratch_[thread];
       buf.resize(static_cast<size_t>(kRowsPerTask * (kq + go_)));
       uint8_t* a = buf.data();
-      raw_im2col(x, n, g, p0, rows, a, kq);
+      raw_im2col(rows_from, n, g, p0, rows, a, kq, /*flipped=*/!nhwc_);
       Requant rq = rq_;
       rq.bias = bias_.empty() ? nullptr : bias_.data() + g * go_;
       rq.multiplier = multiplier_.data() + (rq.per_column ? g * go_ : 0);
@@ -529,6 +554,7 @@ class QConv2dKernel final : public Kernel {
   std::vector<int32_t> sat_offset_;                // raw_zero_ * colsum(w) per channel
   std::vector<std::vector<int8_t>> packed8_;       // per group, ORT's order
   std::vector<std::vector<uint8_t>> sat_scratch_;  // per thread im2col rows + NCHW tile
+  std::vector<uint8_t> nhwc_raw_;                  // an NCHW input's raw bytes as NHWC
   int64_t n_ = 0, c_ = 0, h_ = 0, w_ = 0, oc_ = 0, oh_ = 0, ow_ = 0, kh_ = 0, kw_ = 0;
   int64_t g_ = 1, gi_ = 0, go_ = 0, k_ = 0;
   int64_t sh_ = 1, sw_ = 1, dh_ = 1, dw_ = 1, pt_ = 0, pl_ = 0;
