@@ -484,3 +484,24 @@ def test_float_bias_quantized_as_onnxruntime_does(bias_as, per_channel):
     assert g.compile_stats["ops_after"].get("conv2d") == 1
     want = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("left", [0, 1, 2])
+@pytest.mark.parametrize("width", [15, 16, 41])
+@pytest.mark.parametrize("x_type", ["uint8", "int8"])
+def test_depthwise_stride_two_phases(left, width, x_type):
+    """NCHW depthwise int8 convolutions of stride 2 split each input row into its two column
+    phases in one pass (cpu/qconv.cc split_phases): odd and even first columns (the left
+    padding), odd and even widths; the reference backend's bytes."""
+    case = {"seed": 100 + left * 7 + width, "k": 3, "c": 8, "groups": 8, "oc": 8, "n": 1,
+            "h": 9, "w": width, "stride": 2, "dilation": 1, "nhwc": False,
+            "pads": [1, 0, left, 1], "x_type": x_type, "y_type": "uint8", "per_channel": True,
+            "region": False, "region_type": "uint8"}  # fmt: skip
+    outs = []
+    for backend in ("cpu", "reference"):
+        context = webnn.ML().create_context(accelerated=False, backend=backend)
+        graph, feeds = _quantized_conv_graph(context, case)
+        outs.append(context.compute(graph, feeds)["y"])
+        if backend == "cpu":
+            assert graph.compile_stats["passes"]["qdq_fusion"] == 1
+    np.testing.assert_array_equal(outs[0], outs[1])

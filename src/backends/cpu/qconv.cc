@@ -487,6 +487,29 @@ class QConv2dKernel final : public Kernel {
     }
   }
 
+  // Columns q in [q0, q1) of one input row (in[0] is column q0) as x - x_zp into the stride-2
+  // phases: even columns to even[q / 2], odd ones to odd[q / 2].
+  template <class T>
+  void split_phases(const uint8_t* in, int64_t q0, int64_t q1, int16_t* even, int16_t* odd) const {
+    const T* v = reinterpret_cast<const T*>(in);
+    const int32_t zp = x_zp_;
+    int64_t q = q0;
+    if (q % 2 && q < q1) {
+      odd[q / 2] = static_cast<int16_t>(int32_t{v[0]} - zp);
+      ++q;
+    }
+    const int64_t pairs = (q1 - q) / 2;
+    const T* p = v + (q - q0);
+    int16_t* e = even + q / 2;
+    int16_t* o = odd + q / 2;
+    for (int64_t j = 0; j < pairs; ++j) {  // vectorizes (interleaved loads)
+      e[j] = static_cast<int16_t>(int32_t{p[2 * j]} - zp);
+      o[j] = static_cast<int16_t>(int32_t{p[2 * j + 1]} - zp);
+    }
+    q += 2 * pairs;
+    if (q < q1) even[q / 2] = static_cast<int16_t>(int32_t{v[q - q0]} - zp);
+  }
+
   // One channel plane. The plane is first copied to int16 x - x_zp with the padding as zeros,
   // split by column phase (column q goes to phase q % sw at q / sw), so that every filter tap
   // reads one contiguous run per output row; each tap then adds its weight times that run into
@@ -509,6 +532,16 @@ class QConv2dKernel final : public Kernel {
       const int64_t q0 = std::max<int64_t>(0, pl_), q1 = std::min(wp, w_ + pl_);  // inside
       if (q0 >= q1) continue;
       const uint8_t* in = x_row(x, n, c, ih) + (q0 - pl_) * step;
+      if (sw_ == 2 && step == 1) {  // both phases in one pass (a strided copy was scalar)
+        int16_t* even = buf.data() + (r * 2) * lp;
+        int16_t* odd = even + lp;
+        if (x_signed_) {
+          split_phases<int8_t>(in, q0, q1, even, odd);
+        } else {
+          split_phases<uint8_t>(in, q0, q1, even, odd);
+        }
+        continue;
+      }
       for (int64_t ph = 0; ph < sw_; ++ph) {
         // Columns q in [q0, q1) with q % sw == ph.
         const int64_t first = q0 + ((ph - q0 % sw_) % sw_ + sw_) % sw_;
