@@ -254,19 +254,21 @@ class QConv2dKernel final : public Kernel {
   // NCHW: the raw bytes as NHWC (int8 flipped), so that each tap's channels are one run.
   // Blocks of 32 x 32 keep reads and writes within a few cache lines.
   const uint8_t* raw_nhwc(const uint8_t* x) {
-    const int64_t plane = h_ * w_;
-    nhwc_raw_.resize(static_cast<size_t>(n_ * plane * c_));
+    // Locals, not members: byte stores may alias *this, which kept c_ reloaded per byte.
+    const int64_t plane = h_ * w_, channels = c_, images = n_;
+    nhwc_raw_.resize(static_cast<size_t>(images * plane * channels));
     const uint8_t flip = x_signed_ ? 0x80 : 0;
     constexpr int64_t kBlock = 32;
-    for (int64_t n = 0; n < n_; ++n) {
-      const uint8_t* src = x + n * c_ * plane;
-      uint8_t* dst = nhwc_raw_.data() + n * plane * c_;
-      for (int64_t c0 = 0; c0 < c_; c0 += kBlock) {
-        const int64_t c1 = std::min(c_, c0 + kBlock);
+    for (int64_t n = 0; n < images; ++n) {
+      const uint8_t* src = x + n * channels * plane;
+      uint8_t* dst = nhwc_raw_.data() + n * plane * channels;
+      for (int64_t c0 = 0; c0 < channels; c0 += kBlock) {
+        const int64_t c1 = std::min(channels, c0 + kBlock);
         for (int64_t p0 = 0; p0 < plane; p0 += kBlock) {
           const int64_t p1 = std::min(plane, p0 + kBlock);
           for (int64_t c = c0; c < c1; ++c) {
-            for (int64_t q = p0; q < p1; ++q) dst[q * c_ + c] = src[c * plane + q] ^ flip;
+            const uint8_t* in = src + c * plane;
+            for (int64_t q = p0; q < p1; ++q) dst[q * channels + c] = in[q] ^ flip;
           }
         }
       }
@@ -301,9 +303,10 @@ class QConv2dKernel final : public Kernel {
       // NCHW: the rows' bytes, then each channel's run of pixels.
       uint8_t* tile = a + kRowsPerTask * kq;
       qgemm_rows_u8(uk, a, kq, rows, packed8_[g].data(), k_, go_, offset, nullptr, rq, tile, go_);
-      for (int64_t o = 0; o < go_; ++o) {
-        uint8_t* out = y + (n * oc_ + g * go_ + o) * pixels + p0;
-        for (int64_t r = 0; r < rows; ++r) out[r] = tile[r * go_ + o];
+      const int64_t go = go_;  // a local: byte stores may alias the member
+      for (int64_t o = 0; o < go; ++o) {
+        uint8_t* out = y + (n * oc_ + g * go + o) * pixels + p0;
+        for (int64_t r = 0; r < rows; ++r) out[r] = tile[r * go + o];
       }
     });
     return Status::ok();
