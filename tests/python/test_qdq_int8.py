@@ -255,7 +255,8 @@ def _quantized_conv_graph(context, case):
     lo, hi = (-128, 127) if xt == "int8" else (0, 255)
     x_zp = int(rng.integers(lo, hi + 1))
     shifted = b.sub(b.cast(x, "float32"), const(np.full([1] * 4, x_zp, np.float32)))
-    wts = rng.integers(-127, 128, [oc, c // g, k, k]).astype(np.float32)
+    wmax = case.get("weight_max", 127)
+    wts = rng.integers(-wmax, wmax + 1, [oc, c // g, k, k]).astype(np.float32)
     bias = rng.integers(-3000, 3000, [oc]).astype(np.float32)
     s, d = case["stride"], case["dilation"]
     layout = "nhwc" if nhwc else "nchw"
@@ -505,3 +506,21 @@ def test_depthwise_stride_two_phases(left, width, x_type):
         if backend == "cpu":
             assert graph.compile_stats["passes"]["qdq_fusion"] == 1
     np.testing.assert_array_equal(outs[0], outs[1])
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_convolutions_whose_weight_pairs_never_saturate(monkeypatch, threads):
+    """Weights within [-64, 64] (no pair can leave int16 for any bytes): on machines without
+    VNNI, filters of several taps run on the raw-byte route of the pair-saturating tiles
+    (cpu/qconv.cc pairs_never_saturate), which is exact then: the reference's bytes for the
+    random cases (plain and grouped, strides, dilations, padding, NCHW / NHWC, uint8 / int8)."""
+    monkeypatch.setenv("WEBNN_NUM_THREADS", str(threads))
+    cases = [dict(c, weight_max=64) for c in _random_conv_cases(60) if c["groups"] != c["c"]]
+    assert len(cases) >= 20
+    for case in cases:
+        outs = []
+        for backend in ("cpu", "reference"):
+            context = webnn.ML().create_context(accelerated=False, backend=backend)
+            graph, feeds = _quantized_conv_graph(context, case)
+            outs.append(context.compute(graph, feeds)["y"])
+        np.testing.assert_array_equal(outs[0], outs[1], err_msg=str(case))

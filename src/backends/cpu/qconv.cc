@@ -80,6 +80,13 @@ class QConv2dKernel final : public Kernel {
     const int64_t taps = kh_ * kw_;
     k_ = gi_ * taps;
     if (q.u8s8_saturating) return !depthwise_ && init_saturating(wf, f);
+    // Without VNNI, a filter of several taps whose int8 weights have no pair that can
+    // saturate runs on the same route: the pair-saturating tiles are exact then, on raw bytes
+    // (QLinearConv 3x3 32 -> 32 at 320x320 on AVX2: 46 -> 25 ms; a 1x1 filter measured
+    // slower there than on the int16 tiles).
+    if (!depthwise_ && taps > 1 && !qgemm_u8s8_ukernel() && pairs_never_saturate(wf, f)) {
+      return init_saturating(wf, f);
+    }
     if (depthwise_) {
       dw_weights_.resize(static_cast<size_t>(c_ * taps));
       for (int64_t c = 0; c < c_; ++c) {
@@ -218,6 +225,24 @@ class QConv2dKernel final : public Kernel {
         }
       }
       packed8_.push_back(qgemm_pack_b_s8(b.data(), k_, go_));
+    }
+    return true;
+  }
+
+  // Whether every weight is an int8 and no pair (2j, 2j + 1) of a channel's weights in ORT's
+  // order (init_saturating's packing) can leave int16 for any raw bytes.
+  bool pairs_never_saturate(const float* wf, const FilterLayout& f) const {
+    auto weight = [&](int64_t o, int64_t kk) -> float {
+      return kk < k_ ? wf[f.at(o, kk % gi_, kk / gi_ / kw_, kk / gi_ % kw_)] : 0.0f;
+    };
+    for (int64_t o = 0; o < oc_; ++o) {
+      for (int64_t kk = 0; kk < k_; kk += 2) {
+        const float b0 = weight(o, kk), b1 = weight(o, kk + 1);
+        if (b0 < -128.0f || b0 > 127.0f || b1 < -128.0f || b1 > 127.0f) return false;
+        if (qgemm_u8s8_pair_saturates(static_cast<int32_t>(b0), static_cast<int32_t>(b1))) {
+          return false;
+        }
+      }
     }
     return true;
   }
