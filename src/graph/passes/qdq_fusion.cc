@@ -160,6 +160,8 @@ bool match(const Graph& g, const std::vector<int>& uses, const Node& q, Node* fu
     }
   }
   if (!head) return false;
+  // The correction has the product's shape (an add that broadcasts is something else).
+  if (fix >= 0 && !(g.desc(fix).shape == g.desc(acc).shape)) return false;
   const bool is_conv = head->kind == OpKind::kConv2d;
   // matmul: x (..., K) times a constant (K, N); its columns are the output channels.
   Conv2dParams cp;
