@@ -92,6 +92,7 @@ TSAN_TESTS=(tests/python/test_concurrency.py tests/python/test_dispatch_loop.py
   "tests/python/test_onnx_session.py::test_concurrent_runs_with_several_shapes_are_correct"
   tests/python/test_hub.py tests/python/test_async_ordering.py tests/python/test_threads_models.py
   tests/python/test_onnx_session_races.py tests/python/test_hub_threads.py
+  tests/python/test_threads_quantized_routes.py
   tests/python/test_api_random_sequences.py tests/python/test_threads_new_kernels.py)
 
 run_tsan_pool() {
