@@ -316,10 +316,11 @@ def test_qdq_matmul_absorbs_the_correction_like_ort(x_signed):
         np.testing.assert_array_equal(ours["Y"], want)
 
 
-def _qlinear_conv(rng, x_shape, o, groups, kernel, **attrs):
-    """QLinearConv of uint8 x by full-range int8 weights (many saturating pairs), uint8 out."""
+def qlinear_conv_model(rng, x_shape, o, groups, kernel, weight_max=128, **attrs):
+    """QLinearConv of uint8 x by int8 weights in [-weight_max, weight_max) (full range by
+    default: many saturating pairs), uint8 out."""
     c = x_shape[1]
-    w = rng.integers(-128, 128, [o, c // groups] + kernel).astype(np.int8)
+    w = rng.integers(-weight_max, weight_max, [o, c // groups] + kernel).astype(np.int8)
     inits = {"sx": np.array(0.02, np.float32), "zx": np.array(9, np.uint8), "w": w,
              "sw": np.array(0.004, np.float32), "zw": np.array(0, np.int8),
              "sy": np.array(1.5, np.float32), "zy": np.array(128, np.uint8),
@@ -357,7 +358,7 @@ def test_qlinear_conv_absorbs_the_correction(case):
     the same bytes as the unfused graph, the reference backend and this machine's ORT."""
     x_shape, o, groups, kernel, attrs = CONV_CASES[case]
     rng = np.random.default_rng(20 + case)
-    data = _qlinear_conv(rng, x_shape, o, groups, kernel, **attrs)
+    data = qlinear_conv_model(rng, x_shape, o, groups, kernel, **attrs)
     x = rng.integers(0, 256, x_shape).astype(np.uint8)
     x[0, :, ...] = np.where(rng.random(x.shape[1:]) < 0.3, 255, x[0])  # saturates more pairs
     ours, stats = _run(data, {"x": x})

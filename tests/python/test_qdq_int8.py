@@ -328,6 +328,17 @@ def _random_conv_cases(count):
     return [c for c in cases if fits(c, 0) and fits(c, 1)]
 
 
+def _cpu_and_reference(case):
+    """The case's graph on cpu and on reference: (cpu output, reference output, cpu stats)."""
+    outs, stats = [], None
+    for backend in ("cpu", "reference"):
+        context = webnn.ML().create_context(accelerated=False, backend=backend)
+        graph, feeds = _quantized_conv_graph(context, case)
+        outs.append(context.compute(graph, feeds)["y"])
+        stats = stats or graph.compile_stats
+    return outs[0], outs[1], stats
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_random_int8_convolutions_match_reference(monkeypatch, threads):
     """Random int8 convolutions (plain, grouped, depthwise; 1x1 to 5x5; strides, dilations,
@@ -339,17 +350,11 @@ def test_random_int8_convolutions_match_reference(monkeypatch, threads):
     assert len(cases) >= 30
     fused = tables = 0
     for case in cases:
-        outs = []
-        for backend in ("cpu", "reference"):
-            context = webnn.ML().create_context(accelerated=False, backend=backend)
-            graph, feeds = _quantized_conv_graph(context, case)
-            outs.append(context.compute(graph, feeds)["y"])
-            if backend == "cpu":
-                passes = graph.compile_stats["passes"]
-                fused += passes.get("qdq_fusion", 0)
-                tables += passes.get("qdq_tables", 0)
-        np.testing.assert_array_equal(outs[0], outs[1], err_msg=str(case))
-        assert len(np.unique(outs[1])) > 2, case  # not a saturated constant
+        ours, want, stats = _cpu_and_reference(case)
+        fused += stats["passes"].get("qdq_fusion", 0)
+        tables += stats["passes"].get("qdq_tables", 0)
+        np.testing.assert_array_equal(ours, want, err_msg=str(case))
+        assert len(np.unique(want)) > 2, case  # not a saturated constant
     assert fused == len(cases)
     assert tables >= len(cases) // 4
 
@@ -498,14 +503,9 @@ def test_depthwise_stride_two_phases(left, width, x_type):
             "h": 9, "w": width, "stride": 2, "dilation": 1, "nhwc": False,
             "pads": [1, 0, left, 1], "x_type": x_type, "y_type": "uint8", "per_channel": True,
             "region": False, "region_type": "uint8"}  # fmt: skip
-    outs = []
-    for backend in ("cpu", "reference"):
-        context = webnn.ML().create_context(accelerated=False, backend=backend)
-        graph, feeds = _quantized_conv_graph(context, case)
-        outs.append(context.compute(graph, feeds)["y"])
-        if backend == "cpu":
-            assert graph.compile_stats["passes"]["qdq_fusion"] == 1
-    np.testing.assert_array_equal(outs[0], outs[1])
+    ours, want, stats = _cpu_and_reference(case)
+    assert stats["passes"]["qdq_fusion"] == 1
+    np.testing.assert_array_equal(ours, want)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -518,9 +518,5 @@ def test_convolutions_whose_weight_pairs_never_saturate(monkeypatch, threads):
     cases = [dict(c, weight_max=64) for c in _random_conv_cases(60) if c["groups"] != c["c"]]
     assert len(cases) >= 20
     for case in cases:
-        outs = []
-        for backend in ("cpu", "reference"):
-            context = webnn.ML().create_context(accelerated=False, backend=backend)
-            graph, feeds = _quantized_conv_graph(context, case)
-            outs.append(context.compute(graph, feeds)["y"])
-        np.testing.assert_array_equal(outs[0], outs[1], err_msg=str(case))
+        ours, want, _ = _cpu_and_reference(case)
+        np.testing.assert_array_equal(ours, want, err_msg=str(case))

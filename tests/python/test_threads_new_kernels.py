@@ -13,37 +13,14 @@ on a one-thread context, and those serial results are checked against numpy, the
 backend or ONNX Runtime."""
 
 import math
-import threading
 
 import numpy as np
 import pytest
 import webnn
+from test_threads_models import hammer
 
 THREADS = 4
 ROUNDS = 3
-LIMIT = 600  # seconds a thread may take (TSan runs this ten times slower): a hang fails
-
-
-def hammer(count, work):
-    """Runs work(i) on thread i for i < count; re-raises the first error; never hangs."""
-    errors = []
-    start = threading.Barrier(count)
-
-    def worker(i):
-        try:
-            start.wait(timeout=LIMIT)
-            work(i)
-        except Exception as exc:  # noqa: BLE001 - re-raised in the main thread below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(count)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=LIMIT)
-        assert not t.is_alive(), "a thread hung"
-    if errors:
-        raise errors[0]
 
 
 def same_bits(got, want):

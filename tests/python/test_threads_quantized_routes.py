@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("onnx")
 import webnn
 import webnn.onnx as wo
-from onnx import TensorProto, helper, numpy_helper
+from test_integer_matmul_u8s8 import qlinear_conv_model
 from test_threads_new_kernels import THREADS, run_threaded
 from webnn.onnx.ops import ort_u8s8
 
@@ -24,29 +24,6 @@ def saturating_importer(monkeypatch):
     ort_u8s8.saturating_machine.cache_clear()
     yield
     ort_u8s8.saturating_machine.cache_clear()
-
-
-def _qlinear_conv(rng, x_shape, o, groups, k, wmax, **attrs):
-    c = x_shape[1]
-    w = rng.integers(-wmax, wmax + 1, [o, c // groups, k, k]).astype(np.int8)
-    inits = {"sx": np.array(0.02, np.float32), "zx": np.array(9, np.uint8), "w": w,
-             "sw": np.array(0.004, np.float32), "zw": np.array(0, np.int8),
-             "sy": np.array(0.7, np.float32), "zy": np.array(128, np.uint8),
-             "b": rng.integers(-900, 900, o).astype(np.int32)}  # fmt: skip
-    node = helper.make_node(
-        "QLinearConv", ["x", "sx", "zx", "w", "sw", "zw", "sy", "zy", "b"], ["Y"], group=groups,
-        **attrs,
-    )  # fmt: skip
-    graph = helper.make_graph(
-        [node],
-        "g",
-        [helper.make_tensor_value_info("x", TensorProto.UINT8, x_shape)],
-        [helper.make_tensor_value_info("Y", TensorProto.UINT8, None)],
-        [numpy_helper.from_array(v, n) for n, v in inits.items()],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    return model.SerializeToString()
 
 
 def _conv_case(monkeypatch, data, x_shape):
@@ -67,18 +44,21 @@ def _conv_case(monkeypatch, data, x_shape):
 
 
 def test_saturating_convolution_route(monkeypatch, saturating_importer):
-    data = _qlinear_conv(np.random.default_rng(1), [2, 16, 40, 40], 24, 1, 3, 128, pads=[1] * 4)
+    data = qlinear_conv_model(
+        np.random.default_rng(1), [2, 16, 40, 40], 24, 1, [3, 3], pads=[1] * 4
+    )
     _conv_case(monkeypatch, data, [2, 16, 40, 40])
 
 
 def test_raw_byte_route_of_weights_that_never_saturate(monkeypatch):
-    data = _qlinear_conv(np.random.default_rng(2), [2, 16, 40, 40], 24, 2, 3, 60, pads=[1] * 4)
+    rng = np.random.default_rng(2)
+    data = qlinear_conv_model(rng, [2, 16, 40, 40], 24, 2, [3, 3], weight_max=61, pads=[1] * 4)
     _conv_case(monkeypatch, data, [2, 16, 40, 40])
 
 
 def test_depthwise_stride_two(monkeypatch):
     attrs = {"pads": [1, 1, 1, 1], "strides": [2, 2]}
-    data = _qlinear_conv(np.random.default_rng(3), [1, 32, 64, 63], 32, 32, 3, 127, **attrs)
+    data = qlinear_conv_model(np.random.default_rng(3), [1, 32, 64, 63], 32, 32, [3, 3], **attrs)
     _conv_case(monkeypatch, data, [1, 32, 64, 63])
 
 

@@ -20,6 +20,14 @@ OperandId u8s8_cast_source(const Graph& g, OperandId id) {
 
 namespace {
 
+// Whether ORT's vpmaddubsw can clip the pair (b0, b1) of int8 weights for some uint8 pair.
+bool pair_can_saturate(float w0, float w1) {
+  const int32_t b0 = static_cast<int32_t>(w0), b1 = static_cast<int32_t>(w1);
+  const int32_t pos = std::max(b0, 0) + std::max(b1, 0);
+  const int32_t neg = std::min(b0, 0) + std::min(b1, 0);
+  return 255 * pos > 32767 || 255 * neg < -32768;
+}
+
 // x when `id` holds the values ORT's u8s8 kernels multiply: cast(x) for uint8 x, cast(x) + 128
 // for int8 x (ORT's shift of int8 activations to uint8); else -1.
 OperandId raw_source(const Graph& g, OperandId id) {
@@ -105,11 +113,9 @@ bool is_u8s8_matmul_correction(const Graph& g, OperandId fix, OperandId x, const
       listed[i0 / 2] = 1;
     }
     for (int64_t j = 0; j < pairs; ++j) {
-      const int32_t b0 = static_cast<int32_t>(weight(2 * j, col));
-      const int32_t b1 = static_cast<int32_t>(weight(2 * j + 1, col));
-      const int32_t pos = std::max(b0, 0) + std::max(b1, 0);
-      const int32_t neg = std::min(b0, 0) + std::min(b1, 0);
-      if (!listed[j] && (255 * pos > 32767 || 255 * neg < -32768)) return false;
+      if (!listed[j] && pair_can_saturate(weight(2 * j, col), weight(2 * j + 1, col))) {
+        return false;
+      }
     }
   }
   return true;
@@ -205,11 +211,7 @@ bool is_u8s8_conv_correction(const Graph& g, OperandId fix, const Node& conv, co
       listed[j] = 1;
     }
     for (int64_t j = 0; j < pairs; ++j) {
-      const int32_t b0 = static_cast<int32_t>(at(wo, 2 * j));
-      const int32_t b1 = static_cast<int32_t>(at(wo, 2 * j + 1));
-      const int32_t pos = std::max(b0, 0) + std::max(b1, 0);
-      const int32_t neg = std::min(b0, 0) + std::min(b1, 0);
-      if (!listed[j] && (255 * pos > 32767 || 255 * neg < -32768)) return false;
+      if (!listed[j] && pair_can_saturate(at(wo, 2 * j), at(wo, 2 * j + 1))) return false;
     }
   }
   return true;
